@@ -11,9 +11,10 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
 module.exports = {
   testEnvironment: 'node',
   transform: {
+    '^.+\\.sql$': path.join(__dirname, 'tools/sql-transform.cjs'),
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleFileExtensions: ['ts', 'js', 'json', 'sql'],
   moduleNameMapper,
   testMatch: ['**/*.spec.ts'],
   testTimeout: 60_000,

@@ -1,1 +1,2 @@
-export {};
+export * from './admin.routes';
+export * from './app';

@@ -1,1 +1,2 @@
-export {};
+export * from './ingest.routes';
+export * from './app';

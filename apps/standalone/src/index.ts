@@ -1,1 +1,2 @@
-export {};
+export * from './app';
+export * from './secrets';

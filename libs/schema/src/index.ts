@@ -1,1 +1,7 @@
-export {};
+export * from './errors';
+export * from './limits';
+export * from './iso-date';
+export * from './ingest.schema';
+export * from './read.schema';
+export * from './validate';
+export * from './event-row';

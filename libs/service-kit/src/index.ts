@@ -1,1 +1,5 @@
-export {};
+export * from './app';
+export * from './config';
+export * from './logger';
+export * from './rate-limiter';
+export * from './errors.middleware';

@@ -1,0 +1,99 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { KEY_ENVS, KEY_KINDS, type KeyStore, extractPrefix, normalizeOrigin } from '@analytics/auth';
+import { ApiError, parseOrThrow } from '@analytics/schema';
+
+export interface AdminRouterDeps {
+  keyStore: KeyStore;
+  adminToken: string;
+  /** Called after a key is revoked or a project changed, so caches (this instance's, and others' via Redis) drop it. */
+  onKeyRevoked?: (prefix: string) => void | Promise<void>;
+  onProjectChanged?: (projectId: string) => void | Promise<void>;
+}
+
+const origins = z
+  .array(z.string().max(2048))
+  .max(1000)
+  .transform((list, ctx) => {
+    const out: string[] = [];
+    list.forEach((value, i) => {
+      const o = normalizeOrigin(value);
+      if (o) out.push(o);
+      else ctx.addIssue({ code: 'custom', path: [i], message: `not an origin (scheme://host[:port], "*" or https://*.example.com): ${value}` });
+    });
+    return [...new Set(out)];
+  });
+const retentionDays = z.number().int().min(1).max(3650);
+
+const createProjectSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  allowed_origins: origins.optional(),
+  retention_days: retentionDays.optional(),
+  env: z.enum(KEY_ENVS).optional(),
+});
+const patchProjectSchema = z.object({
+  name: z.string().trim().min(1).max(200).optional(),
+  allowed_origins: origins.optional(),
+  retention_days: retentionDays.optional(),
+});
+const createKeySchema = z.object({ kind: z.enum(KEY_KINDS), env: z.enum(KEY_ENVS).optional() });
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time; anything else is 401 invalid_session. */
+export function requireAdmin(adminToken: string): RequestHandler {
+  const expected = digest(adminToken);
+  return (req, _res, next) => {
+    const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+    if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new ApiError('invalid_session');
+    next();
+  };
+}
+
+/** /admin/*: projects, keys, origins, retention. */
+export function createAdminRouter(deps: AdminRouterDeps): Router {
+  const router = Router();
+  router.use('/admin', requireAdmin(deps.adminToken));
+
+  router.post('/admin/projects', async (req, res) => {
+    const input = parseOrThrow(createProjectSchema, req.body);
+    const created = await deps.keyStore.createProject(input, input.env);
+    res.status(201).json(created);
+  });
+
+  router.get('/admin/projects', async (_req, res) => {
+    res.json({ projects: await deps.keyStore.listProjects() });
+  });
+
+  router.get('/admin/projects/:id', async (req, res) => {
+    const project = await deps.keyStore.getProject(req.params.id);
+    if (!project) throw new ApiError('not_found');
+    res.json({ project });
+  });
+
+  router.patch('/admin/projects/:id', async (req, res) => {
+    const patch = parseOrThrow(patchProjectSchema, req.body);
+    const project = await deps.keyStore.updateProject(req.params.id, patch);
+    if (!project) throw new ApiError('not_found');
+    await deps.onProjectChanged?.(project.id);
+    res.json({ project });
+  });
+
+  router.post('/admin/projects/:id/keys', async (req, res) => {
+    const input = parseOrThrow(createKeySchema, req.body);
+    const key = await deps.keyStore.createKey(req.params.id, input.kind, input.env);
+    if (!key) throw new ApiError('not_found');
+    res.status(201).json(key);
+  });
+
+  router.delete('/admin/keys/:prefix', async (req, res) => {
+    const prefix = extractPrefix(req.params.prefix);
+    const projectId = prefix ? await deps.keyStore.revokeKey(prefix) : null;
+    if (!prefix || !projectId) throw new ApiError('not_found');
+    await deps.onKeyRevoked?.(prefix);
+    res.status(204).end();
+  });
+
+  return router;
+}

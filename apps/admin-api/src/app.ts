@@ -1,0 +1,7 @@
+import type { Express } from 'express';
+import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type AdminRouterDeps, createAdminRouter } from './admin.routes';
+
+export function buildApp(deps: AdminRouterDeps & { logger: Logger }): Express {
+  return createServiceApp({ name: 'admin-api', logger: deps.logger, routers: [createAdminRouter(deps)] });
+}

@@ -1,0 +1,19 @@
+import { KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
+import { envSchema, requireSettings, serve } from '@analytics/runtime';
+import { createLogger, loadConfig } from '@analytics/service-kit';
+import { buildApp } from './app';
+
+async function main() {
+  const env = loadConfig(envSchema);
+  requireSettings(env, ['DATABASE_URL', 'ADMIN_TOKEN'], 'admin-api');
+  const logger = createLogger({ level: env.LOG_LEVEL, name: 'admin-api' });
+  const db = await createPgPort(env.DATABASE_URL!, (e) => logger.warn({ err: e.message }, 'postgres idle client error'));
+  await migrateKeyStore(db);
+  const app = buildApp({ logger, keyStore: new KeyStore(db), adminToken: env.ADMIN_TOKEN! });
+  await serve(app, env.PORT, logger, () => db.close());
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

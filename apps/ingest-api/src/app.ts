@@ -1,0 +1,12 @@
+import type { Express } from 'express';
+import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type IngestRouterDeps, createIngestRouter } from './ingest.routes';
+
+export interface IngestAppDeps extends IngestRouterDeps {
+  logger: Logger;
+  trustProxy?: boolean | number | string[];
+}
+
+export function buildApp(deps: IngestAppDeps): Express {
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, routers: [createIngestRouter(deps)] });
+}

@@ -1,0 +1,54 @@
+import { Router, type Request } from 'express';
+import { type Authenticator, authOf, requireKey } from '@analytics/auth';
+import type { RequestContext } from '@analytics/enrichment';
+import { type EventStore, forgetUser } from '@analytics/event-store';
+import type { IngestService } from '@analytics/ingest';
+import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseOrThrow } from '@analytics/schema';
+
+export interface IngestRouterDeps {
+  authenticator: Authenticator;
+  ingest: IngestService;
+  events: EventStore;
+  ipHashSecret: string;
+  clock?: () => number;
+}
+
+/** POST /v1/track, /v1/batch, /v1/identify, /v1/forget. Order per the spec: auth, validation, rate limit, enrichment, insert. */
+export function createIngestRouter(deps: IngestRouterDeps): Router {
+  const router = Router();
+  const now = deps.clock ?? Date.now;
+  const context = (req: Request, projectId: string): RequestContext => ({
+    projectId,
+    ip: req.ip,
+    userAgent: req.get('user-agent'),
+    host: req.get('host'),
+    nowMs: now(),
+    ipHashSecret: deps.ipHashSecret,
+  });
+
+  router.post('/v1/track', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
+    const input = parseOrThrow(eventInputSchema, req.body);
+    const { event_id } = await deps.ingest.track(context(req, authOf(res).projectId), input);
+    res.status(202).json({ ok: true, event_id });
+  });
+
+  router.post('/v1/batch', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
+    const { events } = parseOrThrow(batchInputSchema, req.body);
+    const { count } = await deps.ingest.batch(context(req, authOf(res).projectId), events);
+    res.status(202).json({ ok: true, count });
+  });
+
+  router.post('/v1/identify', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
+    const input = parseOrThrow(identifyInputSchema, req.body);
+    await deps.ingest.identify(context(req, authOf(res).projectId), input);
+    res.status(200).json({ ok: true });
+  });
+
+  router.post('/v1/forget', requireKey(deps.authenticator, 'forget'), async (req, res) => {
+    const { user_id } = parseOrThrow(forgetInputSchema, req.body);
+    await forgetUser(deps.events, authOf(res).projectId, user_id);
+    res.status(202).json({ ok: true, queued: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,36 @@
+import type { Express } from 'express';
+import { createAdminRouter } from '@analytics/admin-api';
+import { createIngestRouter } from '@analytics/ingest-api';
+import { IngestService, type RateRules } from '@analytics/ingest';
+import type { Stores } from '@analytics/runtime';
+import { type Logger, createServiceApp } from '@analytics/service-kit';
+import type { Secrets } from './secrets';
+
+export interface StandaloneDeps {
+  stores: Stores;
+  secrets: Secrets;
+  logger: Logger;
+  trustProxy?: boolean | number | string[];
+  rateRules?: RateRules;
+  clock?: () => number;
+}
+
+/** Every app's routes on one express instance, over one set of stores (`npm start`). */
+export function buildApp(deps: StandaloneDeps): Express {
+  const { stores, secrets } = deps;
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: deps.rateRules });
+  return createServiceApp({
+    name: 'standalone',
+    logger: deps.logger,
+    trustProxy: deps.trustProxy,
+    routers: [
+      createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
+      createAdminRouter({
+        keyStore: stores.keyStore,
+        adminToken: secrets.ADMIN_TOKEN,
+        onKeyRevoked: (prefix) => stores.authenticator.invalidateKey(prefix),
+        onProjectChanged: (id) => stores.authenticator.invalidateProject(id),
+      }),
+    ],
+  });
+}

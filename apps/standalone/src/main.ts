@@ -1,0 +1,26 @@
+import { resolve } from 'node:path';
+import { loadGeo } from '@analytics/enrichment';
+import { envSchema, openStores, rateRulesOf, serve } from '@analytics/runtime';
+import { createLogger, loadConfig } from '@analytics/service-kit';
+import { buildApp } from './app';
+import { resolveSecrets } from './secrets';
+
+async function main() {
+  const env = loadConfig(envSchema);
+  const logger = createLogger({ level: env.LOG_LEVEL, name: 'standalone' });
+  const dataDir = resolve(env.DATA_DIR ?? './.data');
+  const { secrets, generated } = resolveSecrets(dataDir, env);
+  if (generated.includes('ADMIN_TOKEN')) {
+    // Printed once, when generated; it stays in DATA_DIR/secrets.json.
+    console.log(`Generated ADMIN_TOKEN (kept in ${dataDir}/secrets.json): ${secrets.ADMIN_TOKEN}`);
+  }
+  loadGeo();
+  const stores = await openStores(env, logger, dataDir);
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env) });
+  await serve(app, env.PORT, logger, () => stores.close());
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
+  process.exit(1);
+});

@@ -1,0 +1,88 @@
+import { LRUCache } from 'lru-cache';
+import { ApiError, LIMITS } from '@analytics/schema';
+import { type KeyKind, parseApiKey, verifySecret } from './key-format';
+import type { KeyRecord, KeyStore, Project } from './key-store';
+import { originAllowed } from './origin';
+
+/** What a request is allowed to do, by the endpoint it calls. */
+export type Access = 'ingest' | 'read' | 'forget';
+
+export interface AuthContext {
+  projectId: string;
+  project: Project;
+  kind: KeyKind;
+  prefix: string;
+}
+
+const SCOPES: Record<KeyKind, string> = { pk: 'ingest', sk: 'ingest', rk: 'read', ak: 'admin' };
+
+// Which key kinds each access admits. `ak_` (admin) also ingests and forgets, as the MCP contract's "sk_ or admin key".
+const ALLOWED: Record<Access, readonly KeyKind[]> = {
+  ingest: ['pk', 'sk', 'ak'],
+  read: ['rk'],
+  forget: ['sk', 'ak'],
+};
+
+export interface AuthenticatorOptions {
+  /** Cache TTL for resolved keys, at most the spec's 5 minutes. */
+  ttlMs?: number;
+  max?: number;
+}
+
+type CacheEntry = { key: KeyRecord; project: Project } | { missing: true };
+
+/** Resolves `Authorization: Bearer` keys to projects: parse, cached lookup by prefix, constant-time secret check, scope, origin. */
+export class Authenticator {
+  private readonly cache: LRUCache<string, CacheEntry>;
+  private readonly missingTtlMs: number;
+
+  constructor(private readonly store: KeyStore, options: AuthenticatorOptions = {}) {
+    const ttl = Math.min(options.ttlMs ?? LIMITS.keyCacheTtlMs, LIMITS.keyCacheTtlMs);
+    this.missingTtlMs = Math.min(ttl, 10_000);
+    this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
+  }
+
+  /** Drops one key from this instance's cache (revocation). */
+  invalidateKey(prefix: string): void {
+    this.cache.delete(prefix);
+  }
+
+  /** Drops every cached key of a project (origins or retention changed). */
+  invalidateProject(projectId: string): void {
+    for (const [prefix, entry] of this.cache.entries()) {
+      if ('key' in entry && entry.key.project_id === projectId) this.cache.delete(prefix);
+    }
+  }
+
+  private async lookup(prefix: string): Promise<CacheEntry> {
+    const cached = this.cache.get(prefix);
+    if (cached) return cached;
+    const found = await this.store.findKey(prefix);
+    const entry: CacheEntry = found ?? { missing: true };
+    this.cache.set(prefix, entry, found ? undefined : { ttl: this.missingTtlMs });
+    return entry;
+  }
+
+  /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
+  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
+    const m = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization) : null;
+    if (!m) throw new ApiError('missing_bearer_token');
+    const presented = parseApiKey(m[1]!);
+    if (!presented) throw new ApiError('malformed_api_key');
+
+    const entry = await this.lookup(presented.prefix);
+    if ('missing' in entry) throw new ApiError('invalid_api_key');
+    const { key, project } = entry;
+    if (!verifySecret(presented.secret, key.secret_hash) || key.revoked_at || key.env !== presented.env) {
+      throw new ApiError('invalid_api_key');
+    }
+    if (key.kind !== presented.kind) throw new ApiError('key_kind_mismatch');
+
+    if (!ALLOWED[access].includes(key.kind)) {
+      if (access === 'forget' && key.kind === 'pk') throw new ApiError('forget_requires_secret_key');
+      throw new ApiError('insufficient_scope', { required: access === 'forget' ? 'ingest' : access, got: SCOPES[key.kind] });
+    }
+    if (key.kind === 'pk' && !originAllowed(origin, project.allowed_origins)) throw new ApiError('origin_not_allowed');
+    return { projectId: project.id, project, kind: key.kind, prefix: key.prefix };
+  }
+}

@@ -1,0 +1,27 @@
+import m001 from './migrations/001_projects_and_keys.sql';
+import type { SqlPort } from './sql-port';
+
+/** Numbered migrations, applied in order and recorded in schema_migrations. */
+export const KEY_STORE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  { version: 1, name: '001_projects_and_keys', sql: m001 },
+];
+
+// Serialises concurrent starts of several instances against one server.
+const MIGRATION_LOCK_ID = 727_001;
+
+export async function migrateKeyStore(db: SqlPort): Promise<number[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    const { rows } = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const done = new Set(rows.map((r) => Number(r.version)));
+    const applied: number[] = [];
+    for (const m of KEY_STORE_MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      for (const statement of m.sql.split(/;\s*$/m).map((s) => s.trim()).filter(Boolean)) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,56 @@
+import type { PGlite } from '@electric-sql/pglite';
+import type { Pool } from 'pg';
+
+export interface SqlQueryable {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/** The one port both key-store backends satisfy: pg.Pool (DATABASE_URL) and PGlite (embedded, DATA_DIR/postgres). */
+export interface SqlPort extends SqlQueryable {
+  /** Runs several statements (migrations). */
+  exec(sql: string): Promise<void>;
+  transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function createPgPort(connectionString: string, onError: (e: Error) => void = () => {}): Promise<SqlPort> {
+  const { Pool } = await import('pg');
+  const pool: Pool = new Pool({ connectionString, max: 10, connectionTimeoutMillis: 3_000, query_timeout: 10_000, idleTimeoutMillis: 30_000 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', onError);
+  return {
+    query: async (sql, params) => pool.query(sql, params as unknown[]) as never,
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({ query: async (sql, params) => client.query(sql, params as unknown[]) as never });
+        await client.query('COMMIT');
+        return result;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Embedded Postgres (WASM) in `dataDir`, or in memory when dataDir is undefined. It holds its directory exclusively. */
+export async function createPglitePort(dataDir?: string): Promise<SqlPort> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db: PGlite = await PGlite.create(dataDir);
+  return {
+    query: async (sql, params) => db.query(sql, params as unknown[]) as never,
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
+    transaction: (fn) => db.transaction((tx) => fn({ query: async (sql, params) => tx.query(sql, params as unknown[]) as never })),
+    close: () => db.close(),
+  };
+}

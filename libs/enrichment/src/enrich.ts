@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { classify } from '@analytics/classifier';
+import type { EventInput, EventRow } from '@analytics/schema';
+import { countryOf } from './geo';
+import { ipHash } from './ip-hash';
+import { parseUserAgent } from './user-agent';
+
+export const SESSION_BUCKET_MS = 30 * 60_000;
+
+/** What enrichment needs from the request; computed once per request, not per event. */
+export interface RequestContext {
+  projectId: string;
+  /** Caller IP (socket, or X-Forwarded-For through trusted proxies). Hashed here, never stored. */
+  ip: string | undefined;
+  userAgent: string | undefined;
+  /** Host header: the request host for the classifier when an event has no url. */
+  host: string | undefined;
+  /** Arrival time, the default timestamp. */
+  nowMs: number;
+  ipHashSecret: string;
+}
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC, the DateTime64(3) text form. */
+export function toClickHouseTime(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+export function defaultSessionId(owner: string, timestampMs: number): string {
+  return `${owner}-${Math.floor(timestampMs / SESSION_BUCKET_MS)}`;
+}
+
+function pathOf(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return null;
+  }
+}
+
+/** Per-request enrichment: IP hash, country and device are computed once and shared by every event of the request. */
+export function createEnricher(ctx: RequestContext) {
+  const hash = ipHash(ctx.ip ?? '', ctx.ipHashSecret, ctx.nowMs);
+  const country = countryOf(ctx.ip);
+  const device = parseUserAgent(ctx.userAgent);
+
+  return (input: EventInput): EventRow => {
+    const timestamp = input.timestamp ?? ctx.nowMs;
+    // anonymous_id is generated only when neither it nor user_id is sent (the event is then still attributable).
+    const anonymousId = input.anonymous_id ?? (input.user_id ? '' : randomUUID());
+    const c = classify({ url: input.url, referrer: input.referrer, requestHost: ctx.host });
+    return {
+      project_id: ctx.projectId,
+      timestamp: toClickHouseTime(timestamp),
+      event_id: input.event_id ?? randomUUID(),
+      event_name: input.event,
+      anonymous_id: anonymousId,
+      user_id: input.user_id ?? null,
+      session_id: input.session_id ?? defaultSessionId(anonymousId || input.user_id!, timestamp),
+      source: c.source,
+      medium: c.medium,
+      campaign: c.campaign ?? null,
+      source_confidence: c.confidence,
+      source_rule_id: c.rule_id,
+      referrer: input.referrer || null,
+      url: input.url ?? null,
+      path: input.path ?? pathOf(input.url),
+      country,
+      device_type: device.device_type,
+      browser: device.browser,
+      os: device.os,
+      ip_hash_hex: hash,
+      properties: input.properties ? JSON.stringify(input.properties) : '{}',
+    };
+  };
+}

@@ -1,0 +1,111 @@
+import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
+import type { EventRow } from '@analytics/schema';
+import { type EventStoreConfig, createClickHouseClient } from './client';
+import { EventWriter, type EventWriterOptions } from './event-writer';
+import { assertIdentifier, migrateEventStore } from './migrate';
+
+/** Insert column list: explicit, because the EPHEMERAL ip_hash_hex is only filled when named. */
+export const EVENT_INSERT_COLUMNS = [
+  'project_id', 'timestamp', 'event_id', 'event_name', 'anonymous_id', 'user_id', 'session_id', 'source', 'medium',
+  'campaign', 'source_confidence', 'source_rule_id', 'referrer', 'url', 'path', 'country', 'device_type', 'browser',
+  'os', 'ip_hash_hex', 'properties',
+] as const satisfies ReadonlyArray<keyof EventRow>;
+
+/** Marks errors where the store could not be reached (network, timeout) apart from errors the store answered with. */
+export class StoreUnreachableError extends Error {
+  readonly code = 'UPSTREAM_UNREACHABLE';
+  constructor(cause: unknown) {
+    super('event store unreachable', { cause });
+    this.name = 'StoreUnreachableError';
+  }
+}
+
+export function classifyStoreError(e: unknown): unknown {
+  if (e instanceof ClickHouseError || e instanceof StoreUnreachableError) return e;
+  // chDB's own errors carry a ClickHouse code: the engine answered.
+  if (e && typeof e === 'object' && 'clickhouseCode' in e) return e;
+  return new StoreUnreachableError(e);
+}
+
+/** The event store: ClickHouse (server or embedded chDB), its migrations, the group-commit writer. */
+export class EventStore {
+  readonly writer: EventWriter;
+  readonly db: string;
+  readonly cluster: string | undefined;
+
+  private constructor(
+    readonly client: ClickHouseClient,
+    config: EventStoreConfig,
+    writerOptions: EventWriterOptions,
+  ) {
+    this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
+    this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
+    this.writer = new EventWriter((rows) => this.insertRows(rows), { concurrency: config.url ? 4 : 1, ...writerOptions });
+  }
+
+  static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): Promise<EventStore> {
+    const client = createClickHouseClient(config);
+    const store = new EventStore(client, config, writerOptions);
+    try {
+      await migrateEventStore(client, { db: store.db, cluster: store.cluster });
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw e;
+    }
+    return store;
+  }
+
+  /** Table that inserts and reads go to (the Distributed table in cluster mode). */
+  get eventsTable(): string {
+    return `${this.db}.events`;
+  }
+
+  /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
+  async insertRows(rows: EventRow[]): Promise<void> {
+    try {
+      await this.client.insert({
+        table: this.eventsTable,
+        values: rows,
+        format: 'JSONEachRow',
+        columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]],
+        clickhouse_settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : {},
+      });
+    } catch (e) {
+      throw classifyStoreError(e);
+    }
+  }
+
+  /** Group-committed write; resolves once the rows are in the table. */
+  write(rows: EventRow[]): Promise<void> {
+    return this.writer.write(rows);
+  }
+
+  /** Runs a read and returns its JSON rows; every value goes through query_params. */
+  async select<T>(query: string, params: Record<string, unknown>): Promise<T[]> {
+    try {
+      const rs = await this.client.query({ query, query_params: params, format: 'JSONEachRow' });
+      return await rs.json<T>();
+    } catch (e) {
+      throw classifyStoreError(e);
+    }
+  }
+
+  async command(query: string, params: Record<string, unknown> = {}): Promise<void> {
+    try {
+      await this.client.command({ query, query_params: params });
+    } catch (e) {
+      throw classifyStoreError(e);
+    }
+  }
+
+  async ping(): Promise<void> {
+    const r = await this.client.ping();
+    if (!r.success) throw new StoreUnreachableError((r as { error?: unknown }).error);
+  }
+
+  /** Flushes pending writes, then closes the client. */
+  async close(): Promise<void> {
+    await this.writer.drain();
+    await this.client.close();
+  }
+}

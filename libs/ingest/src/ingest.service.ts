@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError, type EventInput, type IdentifyInput } from '@analytics/schema';
+import { type RequestContext, createEnricher } from '@analytics/enrichment';
+import type { EventStore } from '@analytics/event-store';
+import type { BucketRule, RateLimiter } from '@analytics/service-kit';
+
+export type IngestRoute = 'track' | 'batch' | 'identify' | 'forget';
+
+export interface RateRules {
+  track: BucketRule;
+  batch: BucketRule;
+}
+
+export const DEFAULT_RATE_RULES: RateRules = {
+  track: { ratePerS: 50, burst: 200 },
+  batch: { ratePerS: 5, burst: 20 },
+};
+
+export interface IngestDeps {
+  store: EventStore;
+  limiter: RateLimiter;
+  rateRules?: RateRules;
+}
+
+/**
+ * The ingest functions shared by ingest-api and mcp-gateway. Inputs are already authenticated and validated;
+ * each call applies the rate limit, enriches (once per request) and resolves after the rows are written.
+ */
+export class IngestService {
+  private readonly rules: RateRules;
+
+  constructor(private readonly deps: IngestDeps) {
+    this.rules = deps.rateRules ?? DEFAULT_RATE_RULES;
+  }
+
+  /** Token bucket per (project, route); throws 429 rate_limited with retry_after_s. */
+  async rateLimit(projectId: string, route: IngestRoute): Promise<void> {
+    if (route !== 'track' && route !== 'batch') return; // identify and forget are unlimited
+    const r = await this.deps.limiter.take(`${projectId}:${route}`, this.rules[route]);
+    if (!r.allowed) throw new ApiError('rate_limited', { retry_after_s: r.retryAfterS });
+  }
+
+  async track(ctx: RequestContext, input: EventInput): Promise<{ event_id: string }> {
+    await this.rateLimit(ctx.projectId, 'track');
+    const row = createEnricher(ctx)({ ...input, event_id: input.event_id ?? randomUUID() });
+    await this.deps.store.write([row]);
+    return { event_id: row.event_id };
+  }
+
+  async batch(ctx: RequestContext, inputs: EventInput[]): Promise<{ count: number }> {
+    await this.rateLimit(ctx.projectId, 'batch');
+    const enrich = createEnricher(ctx);
+    const rows = inputs.map(enrich);
+    await this.deps.store.write(rows);
+    return { count: rows.length };
+  }
+
+  /** Stores a `$identify` event binding anonymous_id to user_id, with traits as properties. Earlier events stay as they are. */
+  async identify(ctx: RequestContext, input: IdentifyInput): Promise<void> {
+    await this.rateLimit(ctx.projectId, 'identify');
+    const row = createEnricher(ctx)({
+      event: '$identify',
+      anonymous_id: input.anonymous_id,
+      user_id: input.user_id,
+      properties: input.traits,
+    } as EventInput);
+    await this.deps.store.write([row]);
+  }
+}

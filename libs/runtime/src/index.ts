@@ -1,0 +1,3 @@
+export * from './config';
+export * from './stores';
+export * from './serve';

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { Authenticator, KeyStore, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import { EventStore } from '@analytics/event-store';
+import { type Logger, MemoryRateLimiter, type RateLimiter } from '@analytics/service-kit';
+import type { Env } from './config';
+
+export interface Stores {
+  keyDb: SqlPort;
+  keyStore: KeyStore;
+  authenticator: Authenticator;
+  events: EventStore;
+  limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the stores: production servers when CLICKHOUSE_URL / DATABASE_URL are set, else the embedded engines
+ * under DATA_DIR (chDB in DATA_DIR/clickhouse, PGlite in DATA_DIR/postgres). Migrations run on open.
+ */
+export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DIR ?? './.data'): Promise<Stores> {
+  const keyDb = env.DATABASE_URL
+    ? await createPgPort(env.DATABASE_URL, (e) => logger.warn({ err: e.message }, 'postgres idle client error'))
+    : await createPglitePort(join(dataDir, 'postgres'));
+  let events: EventStore | undefined;
+  try {
+    await migrateKeyStore(keyDb);
+    events = await EventStore.open({
+      url: env.CLICKHOUSE_URL,
+      username: env.CLICKHOUSE_USER,
+      password: env.CLICKHOUSE_PASSWORD,
+      database: env.CLICKHOUSE_DATABASE,
+      cluster: env.CLICKHOUSE_CLUSTER,
+      chdbPath: join(dataDir, 'clickhouse'),
+    });
+  } catch (e) {
+    await keyDb.close().catch(() => undefined);
+    throw e;
+  }
+  const keyStore = new KeyStore(keyDb);
+  const eventStore = events;
+  return {
+    keyDb,
+    keyStore,
+    authenticator: new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS }),
+    events: eventStore,
+    limiter: new MemoryRateLimiter(),
+    async close() {
+      await eventStore.close().catch((e: unknown) => logger.error({ err: e }, 'closing event store'));
+      await keyDb.close().catch((e: unknown) => logger.error({ err: e }, 'closing key store'));
+    },
+  };
+}

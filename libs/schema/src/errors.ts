@@ -1,0 +1,41 @@
+/** Every error code the API can answer with, and its HTTP status. The `error` string is the contract. */
+export const ERROR_STATUS = {
+  invalid_payload: 400,
+  invalid_params: 400,
+  invalid_group_by: 400,
+  missing_bearer_token: 401,
+  malformed_api_key: 401,
+  invalid_api_key: 401,
+  key_kind_mismatch: 401,
+  invalid_session: 401,
+  unauthorized: 401,
+  origin_not_allowed: 403,
+  insufficient_scope: 403,
+  forget_requires_secret_key: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal_error: 500,
+  forget_failed: 500,
+  upstream_failed: 502,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The one error type of the service: rendered as `{ error: code, ...extra }` with the code's status. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly extra: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(code, options);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.code, ...this.extra };
+  }
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { isoDate } from './iso-date';
+import { LIMITS } from './limits';
+
+// Optional fields accept null as "absent": SDKs commonly serialise unset values that way.
+const optional = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+const boundedString = (min: number, max: number) => z.string().min(min).max(max);
+
+export const eventNameSchema = boundedString(1, LIMITS.eventName);
+export const userIdSchema = boundedString(1, LIMITS.userId);
+export const idSchema = boundedString(1, LIMITS.id);
+
+const urlSchema = z
+  .string()
+  .max(LIMITS.urlLike)
+  .refine((v) => URL.canParse(v), { message: 'must be a valid absolute URL' });
+
+/** Free-form JSON object, at most 8 KB once stringified. */
+export const propertiesSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  if (bytes > LIMITS.propertiesBytes) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${LIMITS.propertiesBytes} bytes once stringified (got ${bytes})` });
+  }
+});
+
+/** Body of POST /v1/track and each element of POST /v1/batch. Unknown keys (incl. server-computed ones) are dropped. */
+export const eventInputSchema = z.object({
+  event: eventNameSchema,
+  event_id: optional(idSchema),
+  timestamp: optional(isoDate()),
+  anonymous_id: optional(idSchema),
+  user_id: optional(userIdSchema),
+  session_id: optional(idSchema),
+  url: optional(urlSchema),
+  path: optional(z.string().max(LIMITS.urlLike)),
+  referrer: optional(z.string().max(LIMITS.urlLike)),
+  properties: optional(propertiesSchema),
+});
+
+export const batchInputSchema = z.object({
+  events: z.array(eventInputSchema).min(1).max(LIMITS.batchMax),
+});
+
+export const identifyInputSchema = z.object({
+  anonymous_id: idSchema,
+  user_id: userIdSchema,
+  traits: optional(propertiesSchema),
+});
+
+export const forgetInputSchema = z.object({
+  user_id: userIdSchema,
+});
+
+export type EventInput = z.output<typeof eventInputSchema>;
+export type BatchInput = z.output<typeof batchInputSchema>;
+export type IdentifyInput = z.output<typeof identifyInputSchema>;
+export type ForgetInput = z.output<typeof forgetInputSchema>;

@@ -1,0 +1,13 @@
+/** The spec's Limits table, in one place. */
+export const LIMITS = {
+  eventName: 128,
+  id: 128,
+  userId: 256,
+  urlLike: 2048,
+  propertiesBytes: 8 * 1024,
+  batchMax: 1000,
+  queryLimit: { max: 1000, default: 100 },
+  statsLimit: { max: 1000, default: 100 },
+  sourcesLimit: { max: 200, default: 50 },
+  keyCacheTtlMs: 5 * 60_000,
+} as const;

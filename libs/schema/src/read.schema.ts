@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { isoDate } from './iso-date';
+import { LIMITS } from './limits';
+
+const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+const optionalText = (max: number) => z.string().min(1).max(max).optional();
+
+/** `from` (inclusive) and `to` (exclusive), both ISO 8601, `to` after `from`. */
+const range = z.object({ from: isoDate(), to: isoDate() });
+const rangeIsOrdered = (v: { from: number; to: number }) => v.to > v.from;
+const rangeMessage = { message: '`to` must be after `from`', path: ['to'] };
+
+export const queryParamsSchema = range
+  .extend({
+    event: optionalText(128),
+    source: optionalText(256),
+    medium: optionalText(256),
+    user_id: optionalText(256),
+    limit: limit(LIMITS.queryLimit.max, LIMITS.queryLimit.default),
+  })
+  .refine(rangeIsOrdered, rangeMessage);
+
+export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path'] as const;
+export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
+
+export const statsParamsSchema = range
+  .extend({
+    metric: z.enum(['count', 'uniques']).default('count'),
+    event: optionalText(128),
+    group_by: z.string().optional(),
+    interval: z.enum(['hour', 'day', 'week']).optional(),
+    limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
+  })
+  .refine(rangeIsOrdered, rangeMessage);
+
+export const sourcesParamsSchema = range
+  .extend({
+    breakdown: z.enum(['source_medium', 'source']).default('source_medium'),
+    limit: limit(LIMITS.sourcesLimit.max, LIMITS.sourcesLimit.default),
+  })
+  .refine(rangeIsOrdered, rangeMessage);
+
+export type QueryParams = z.output<typeof queryParamsSchema>;
+export type StatsParams = z.output<typeof statsParamsSchema>;
+export type SourcesParams = z.output<typeof sourcesParamsSchema>;

@@ -1,0 +1,23 @@
+// Bundles each app's main.ts into dist/apps/<app>/main.js (dependencies stay in node_modules; SQL files inlined as text).
+import { build } from 'esbuild';
+import { existsSync, readdirSync } from 'node:fs';
+
+const apps = readdirSync('apps').filter((a) => existsSync(`apps/${a}/src/main.ts`));
+await Promise.all(
+  apps.map((app) =>
+    build({
+      entryPoints: [`apps/${app}/src/main.ts`],
+      outfile: `dist/apps/${app}/main.js`,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      packages: 'external',
+      loader: { '.sql': 'text' },
+      sourcemap: true,
+      tsconfig: 'tsconfig.base.json',
+      logLevel: 'warning',
+    }),
+  ),
+);
+console.log(`built ${apps.join(', ')}`);

@@ -1,1 +1,3 @@
-export {};
+export type { ClassifiedSource, ClassifyInput, Confidence, RuleDescription, RuleId } from './lib/types';
+export { classify } from './lib/classify';
+export { CLASSIFIER_RULES } from './lib/rules';

@@ -5,3 +5,4 @@ export * from './migrate';
 export * from './key-store';
 export * from './authenticator';
 export * from './auth.middleware';
+export * from './test-backends';

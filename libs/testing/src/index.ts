@@ -1,1 +1,2 @@
 export * from './test-stores';
+export { keyStoreBackends, isolatedPgPort } from '@analytics/auth';

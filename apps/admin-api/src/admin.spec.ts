@@ -1,0 +1,116 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import { Authenticator, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { createLogger } from '@analytics/service-kit';
+import { buildApp } from './app';
+
+const TOKEN = 'admin-token-for-tests-0123456789';
+let db: SqlPort;
+let app: Express;
+let auth: Authenticator;
+const revoked: string[] = [];
+const changed: string[] = [];
+
+beforeAll(async () => {
+  db = await createPglitePort();
+  await migrateKeyStore(db);
+  const keyStore = new KeyStore(db);
+  auth = new Authenticator(keyStore);
+  app = buildApp({
+    logger: createLogger({ level: 'silent' }),
+    keyStore,
+    adminToken: TOKEN,
+    onKeyRevoked: (p) => {
+      revoked.push(p);
+      auth.invalidateKey(p);
+    },
+    onProjectChanged: (id) => {
+      changed.push(id);
+      auth.invalidateProject(id);
+    },
+  });
+});
+afterAll(() => db.close());
+
+const admin = (method: 'get' | 'post' | 'patch' | 'delete', path: string, token = TOKEN) => request(app)[method](path).set('authorization', `Bearer ${token}`);
+
+describe('admin API', () => {
+  it.each([
+    ['no token', undefined],
+    ['a wrong token', 'Bearer nope'],
+    ['a token of another scheme', `Basic ${TOKEN}`],
+  ])('answers %s with 401 invalid_session', async (_n, header) => {
+    const req = request(app).get('/admin/projects');
+    if (header) req.set('authorization', header);
+    const res = await req;
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'invalid_session' });
+  });
+
+  it('creates a project with its three keys, shows secrets only at creation', async () => {
+    const res = await admin('post', '/admin/projects').send({ name: 'Shop', allowed_origins: ['https://Shop.example.com/'], retention_days: 90 });
+    expect(res.status).toBe(201);
+    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String) });
+    expect(res.body.keys.pk).toMatch(/^pk_live_/);
+    expect(res.body.keys.sk).toMatch(/^sk_live_/);
+    expect(res.body.keys.rk).toMatch(/^rk_live_/);
+    const got = await admin('get', `/admin/projects/${res.body.project.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual({ project: res.body.project });
+    expect(JSON.stringify(got.body)).not.toContain(res.body.keys.sk.split('_')[3]);
+  });
+
+  it('defaults retention to 365 days and validates input', async () => {
+    expect((await admin('post', '/admin/projects').send({ name: 'x' })).body.project.retention_days).toBe(365);
+    for (const body of [{}, { name: '' }, { name: 'x', retention_days: 0 }, { name: 'x', retention_days: 3651 }, { name: 'x', allowed_origins: ['not an origin'] }, { name: 'x', allowed_origins: 'https://a.example' }]) {
+      const res = await admin('post', '/admin/projects').send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_payload');
+    }
+  });
+
+  it('patches origins and retention and tells caches', async () => {
+    const { body } = await admin('post', '/admin/projects').send({ name: 'p' });
+    const res = await admin('patch', `/admin/projects/${body.project.id}`).send({ allowed_origins: ['https://new.example'], retention_days: 7 });
+    expect(res.status).toBe(200);
+    expect(res.body.project).toMatchObject({ allowed_origins: ['https://new.example'], retention_days: 7 });
+    expect(changed).toContain(body.project.id);
+    expect((await admin('patch', `/admin/projects/${body.project.id}`).send({ retention_days: -1 })).status).toBe(400);
+  });
+
+  it('answers unknown projects with 404 not_found', async () => {
+    expect((await admin('get', '/admin/projects/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await admin('get', '/admin/projects/nope')).body).toEqual({ error: 'not_found' });
+    expect((await admin('patch', '/admin/projects/nope').send({ retention_days: 5 })).status).toBe(404);
+    expect((await admin('post', '/admin/projects/nope/keys').send({ kind: 'sk' })).status).toBe(404);
+  });
+
+  it('mints keys of every kind and revokes them by prefix', async () => {
+    const { body } = await admin('post', '/admin/projects').send({ name: 'k' });
+    for (const kind of ['pk', 'sk', 'rk', 'ak']) {
+      const res = await admin('post', `/admin/projects/${body.project.id}/keys`).send({ kind });
+      expect(res.status).toBe(201);
+      expect(res.body.key).toMatch(new RegExp(`^${kind}_live_`));
+      expect(res.body).toMatchObject({ kind, project_id: body.project.id, prefix: expect.any(String) });
+    }
+    expect((await admin('post', `/admin/projects/${body.project.id}/keys`).send({ kind: 'xk' })).status).toBe(400);
+
+    const sk = body.keys.sk as string;
+    expect((await auth.authenticate(`Bearer ${sk}`, 'ingest')).kind).toBe('sk');
+    const prefix = sk.split('_')[2]!;
+    const del = await admin('delete', `/admin/keys/${prefix}`);
+    expect(del.status).toBe(204);
+    expect(revoked).toContain(prefix);
+    await expect(auth.authenticate(`Bearer ${sk}`, 'ingest')).rejects.toMatchObject({ code: 'invalid_api_key' });
+    expect((await admin('delete', `/admin/keys/${prefix}`)).status).toBe(404);
+    // the `kind_env_prefix` form names the same key
+    const rkPrefix = (body.keys.rk as string).split('_').slice(0, 3).join('_');
+    expect((await admin('delete', `/admin/keys/${rkPrefix}`)).status).toBe(204);
+  });
+
+  it('lists projects', async () => {
+    const res = await admin('get', '/admin/projects');
+    expect(res.status).toBe(200);
+    expect(res.body.projects.length).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import { type SqlPort, createPgPort, createPglitePort } from './sql-port';
+
+/** The key-store backends to run a suite against: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set. */
+export function keyStoreBackends(): Array<[string, () => Promise<SqlPort>]> {
+  const backends: Array<[string, () => Promise<SqlPort>]> = [['PGlite', () => createPglitePort()]];
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) backends.push(['PostgreSQL', () => isolatedPgPort(url)]);
+  return backends;
+}
+
+/** A PostgreSQL port confined to a fresh schema, so parallel suites never see each other's tables. */
+export async function isolatedPgPort(url: string): Promise<SqlPort> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = await createPgPort(url);
+  await admin.exec(`CREATE SCHEMA ${schema}`);
+  await admin.close();
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  const port = await createPgPort(u.toString());
+  return {
+    ...port,
+    async close() {
+      await port.exec(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);
+      await port.close();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { countryOf } from './geo';
+import { createEnricher, defaultSessionId, toClickHouseTime } from './enrich';
+import { ipHash, normalizeIp } from './ip-hash';
+import { parseUserAgent } from './user-agent';
+
+const DAY = 86_400_000;
+const T = Date.UTC(2026, 4, 10, 12, 0, 0);
+
+describe('ip hash', () => {
+  it('is 16 bytes (32 hex), stable within a UTC day, rotates the next day, and depends on the secret', () => {
+    const h = ipHash('203.0.113.9', 's', T);
+    expect(h).toMatch(/^[0-9a-f]{32}$/);
+    expect(ipHash('203.0.113.9', 's', T + 3_600_000)).toBe(h);
+    expect(ipHash('203.0.113.9', 's', T + DAY)).not.toBe(h);
+    expect(ipHash('203.0.113.9', 't', T)).not.toBe(h);
+    expect(ipHash('203.0.113.10', 's', T)).not.toBe(h);
+    expect(ipHash('::ffff:203.0.113.9', 's', T)).toBe(h);
+  });
+  it('normalises v4-mapped v6 addresses', () => expect(normalizeIp('::ffff:10.0.0.1')).toBe('10.0.0.1'));
+});
+
+describe('geo', () => {
+  it.each([
+    ['81.2.69.160', 'GB'],
+    ['127.0.0.1', ''],
+    ['10.1.2.3', ''],
+    ['not-an-ip', ''],
+    [undefined, ''],
+  ])('maps %s to %j', (ip, country) => expect(countryOf(ip)).toBe(country));
+});
+
+describe('user agent', () => {
+  it.each([
+    ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1', 'mobile', 'Mobile Safari', 'iOS'],
+    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36', 'desktop', 'Chrome', 'Windows'],
+    ['Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1', 'tablet', 'Mobile Safari', 'iOS'],
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0', 'desktop', 'Firefox', 'Linux'],
+    ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36', 'mobile', 'Chrome', 'Android'],
+    ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'bot', 'unknown', 'unknown'],
+    ['curl/8.5.0', 'bot', 'unknown', 'unknown'],
+    ['', 'other', 'unknown', 'unknown'],
+    [undefined, 'other', 'unknown', 'unknown'],
+  ])('parses %j', (ua, device_type, browser, os) => {
+    const r = parseUserAgent(ua);
+    expect(r.device_type).toBe(device_type);
+    if (device_type !== 'bot') expect(r).toEqual({ device_type, browser, os });
+  });
+});
+
+describe('enricher', () => {
+  const ctx = { projectId: 'p', ip: '81.2.69.160', userAgent: 'curl/8', host: 'shop.example.com', nowMs: T, ipHashSecret: 's' };
+
+  it('formats DateTime64(3) text and derives session ids from 30-minute buckets', () => {
+    expect(toClickHouseTime(Date.UTC(2026, 0, 2, 3, 4, 5, 6))).toBe('2026-01-02 03:04:05.006');
+    expect(defaultSessionId('a', 1_800_000 * 7 + 1)).toBe('a-7');
+  });
+
+  it('defaults ids, timestamp and path; never carries the raw IP', () => {
+    const row = createEnricher(ctx)({ event: 'x', url: 'https://shop.example.com/a/b?q=1' });
+    expect(row.event_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(row.anonymous_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(row.timestamp).toBe('2026-05-10 12:00:00.000');
+    expect(row.session_id).toBe(`${row.anonymous_id}-${Math.floor(T / 1_800_000)}`);
+    expect(row.path).toBe('/a/b');
+    expect(row.country).toBe('GB');
+    expect(row.properties).toBe('{}');
+    expect(JSON.stringify(row)).not.toContain('81.2.69.160');
+  });
+
+  it('does not invent an anonymous_id when user_id is sent, and buckets the session by user', () => {
+    const row = createEnricher(ctx)({ event: 'x', user_id: 'u1', timestamp: T });
+    expect(row.anonymous_id).toBe('');
+    expect(row.session_id).toBe(`u1-${Math.floor(T / 1_800_000)}`);
+  });
+
+  it('classifies with the Host header when the event has no url', () => {
+    expect(createEnricher(ctx)({ event: 'x', referrer: 'https://shop.example.com/prev' }).source).toBe('internal');
+  });
+});

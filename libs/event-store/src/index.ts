@@ -3,3 +3,8 @@ export * from './migrate';
 export * from './event-writer';
 export * from './event-store';
 export * from './forget';
+export * from './read-tables';
+export * from './query-events.query';
+export * from './stats.planner';
+export * from './stats.query';
+export * from './sources.query';

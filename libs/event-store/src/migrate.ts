@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import m001 from './migrations/001_events.sql';
+import m002 from './migrations/002_aggregates.sql';
 
 export interface Migration {
   version: number;
@@ -8,7 +9,10 @@ export interface Migration {
 }
 
 /** Numbered ClickHouse migrations, applied in order, recorded in `${db}.schema_migrations`. */
-export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [{ version: 1, name: '001_events', sql: m001 }];
+export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: '001_events', sql: m001 },
+  { version: 2, name: '002_aggregates', sql: m002 },
+];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -22,12 +26,18 @@ export interface TableLayout {
   cluster?: string;
 }
 
+function aggregatingEngine(layout: TableLayout, table: string): string {
+  return layout.cluster ? `ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/${layout.db}/${table}', '{replica}')` : 'AggregatingMergeTree';
+}
+
 /** Fills the placeholders of a migration: database, ON CLUSTER clause and engines for single-node or cluster mode. */
 export function renderMigration(sql: string, layout: TableLayout): string[] {
   const vars: Record<string, string> = {
     db: layout.db,
     on_cluster: layout.cluster ? `ON CLUSTER ${layout.cluster}` : '',
     engine_events: layout.cluster ? `ReplicatedMergeTree('/clickhouse/tables/{shard}/${layout.db}/events_local', '{replica}')` : 'MergeTree',
+    engine_daily_rollup: aggregatingEngine(layout, 'daily_rollup'),
+    engine_sessions: aggregatingEngine(layout, 'sessions'),
   };
   const text = sql.replace(/\$\{(\w+)\}/g, (_, name: string) => {
     const v = vars[name];

@@ -1,0 +1,24 @@
+// Time conversions between the API (epoch ms, ISO 8601) and ClickHouse's text forms. Local to the event store:
+// @analytics/enrichment has the same writer-side helper, but the store must not depend on enrichment.
+
+const DAY_MS = 86_400_000;
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the text form bound to `{name:DateTime64(3, 'UTC')}`. */
+export function toClickHouseTime(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+/** `YYYY-MM-DD` in UTC: the text form bound to `{name:Date}`. */
+export function toClickHouseDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** A DateTime64(3, 'UTC') value as ClickHouse renders it in JSON ('2026-03-01 10:00:00.000') to ISO 8601 with Z. */
+export function clickHouseTimeToIso(value: string): string {
+  return `${value.replace(' ', 'T')}Z`;
+}
+
+export function isUtcMidnight(ms: number): boolean {
+  return ms % DAY_MS === 0;
+}

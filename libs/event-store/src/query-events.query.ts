@@ -1,0 +1,60 @@
+import type { QueryParams } from '@analytics/schema';
+import { clickHouseTimeToIso, toClickHouseTime } from './clickhouse-time';
+import type { EventStore } from './event-store';
+import { type ReadTables, readTablesOf } from './read-tables';
+
+/** A row of GET /v1/query: the spec's fields, plus event_id, session_id, browser and os (additive). Never ip_hash. */
+export interface QueryEventRow {
+  timestamp: string;
+  event_name: string;
+  anonymous_id: string;
+  user_id: string | null;
+  source: string;
+  medium: string;
+  campaign: string | null;
+  source_confidence: string;
+  referrer: string | null;
+  url: string | null;
+  path: string | null;
+  country: string;
+  device_type: string;
+  properties: string;
+  event_id: string;
+  session_id: string;
+  browser: string;
+  os: string;
+}
+
+// The select list is fixed: ip_hash and any later internal column can never leak through `SELECT *`.
+const COLUMNS = [
+  'timestamp', 'event_name', 'anonymous_id', 'user_id', 'source', 'medium', 'campaign', 'source_confidence', 'referrer',
+  'url', 'path', 'country', 'device_type', 'properties', 'event_id', 'session_id', 'browser', 'os',
+] as const satisfies ReadonlyArray<keyof QueryEventRow>;
+
+// Optional equality filters: API parameter -> column.
+const FILTERS = [
+  ['event', 'event_name'],
+  ['source', 'source'],
+  ['medium', 'medium'],
+  ['user_id', 'user_id'],
+] as const satisfies ReadonlyArray<readonly [keyof QueryParams, keyof QueryEventRow]>;
+
+/** The SELECT behind GET /v1/query: newest first (timestamp DESC, event_id DESC), every value bound. */
+export function buildQueryEvents(tables: ReadTables, projectId: string, params: QueryParams): { sql: string; params: Record<string, unknown> } {
+  const where = ['project_id = {p:UUID}', "timestamp >= {from:DateTime64(3, 'UTC')}", "timestamp < {to:DateTime64(3, 'UTC')}"];
+  const bound: Record<string, unknown> = { p: projectId, from: toClickHouseTime(params.from), to: toClickHouseTime(params.to), limit: params.limit };
+  for (const [param, column] of FILTERS) {
+    const value = params[param];
+    if (value === undefined) continue;
+    where.push(`${column} = {${param}:String}`);
+    bound[param] = value;
+  }
+  const sql = `SELECT ${COLUMNS.join(', ')} FROM ${tables.events} WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, event_id DESC LIMIT {limit:UInt32}`;
+  return { sql, params: bound };
+}
+
+export async function queryEvents(store: EventStore, projectId: string, params: QueryParams): Promise<QueryEventRow[]> {
+  const q = buildQueryEvents(readTablesOf(store), projectId, params);
+  const rows = await store.select<QueryEventRow>(q.sql, q.params);
+  return rows.map((r) => ({ ...r, timestamp: clickHouseTimeToIso(r.timestamp) }));
+}

@@ -1,0 +1,249 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventRow, QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
+import { EventStore } from './event-store';
+import { EVENT_STORE_MIGRATIONS, migrateEventStore, renderMigration } from './migrate';
+import { queryEvents } from './query-events.query';
+import { querySources } from './sources.query';
+import { queryStats } from './stats.query';
+
+// Real chDB, one database for this file (one chDB data path per process: closed in afterAll).
+let dir: string;
+let store: EventStore;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'event-store-read-'));
+  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 2, 2); // a Monday
+const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+
+let seq = 0;
+function row(projectId: string, o: Partial<EventRow> & { at: number }): EventRow {
+  const { at: ms, ...rest } = o;
+  seq++;
+  return {
+    project_id: projectId, timestamp: at(ms), event_id: `e-${String(seq).padStart(5, '0')}`, event_name: '$pageview', anonymous_id: 'anon-1',
+    user_id: null, session_id: 'sess-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct',
+    referrer: null, url: null, path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16),
+    properties: '{}', ...rest,
+  };
+}
+
+const range = (from: number, to: number) => ({ from, to });
+const stats = (p: string, o: Partial<StatsParams>, force?: 'rollup' | 'events') =>
+  queryStats(store, p, { ...range(T0, T0 + 7 * DAY), metric: 'count', limit: 100, ...o }, force);
+const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(store, p, { ...range(T0, T0 + 7 * DAY), breakdown: 'source_medium', limit: 50, ...o });
+const query = (p: string, o: Partial<QueryParams> = {}) => queryEvents(store, p, { ...range(T0, T0 + 7 * DAY), limit: 100, ...o });
+
+describe('migrations', () => {
+  it('creates the aggregates and their views, and a second run applies nothing', async () => {
+    const tables = await store.select<{ name: string; engine: string }>('SELECT name, engine FROM system.tables WHERE database = {db:String} ORDER BY name', { db: store.db });
+    expect(tables).toEqual(expect.arrayContaining([
+      { name: 'daily_rollup', engine: 'AggregatingMergeTree' },
+      { name: 'daily_rollup_mv', engine: 'MaterializedView' },
+      { name: 'sessions', engine: 'AggregatingMergeTree' },
+      { name: 'sessions_mv', engine: 'MaterializedView' },
+    ]));
+    expect(await migrateEventStore(store.client, { db: store.db })).toEqual([]);
+  });
+
+  it('renders the cluster form: ON CLUSTER and replicated aggregating engines per table', () => {
+    const m = EVENT_STORE_MIGRATIONS.find((x) => x.name === '002_aggregates')!;
+    const statements = renderMigration(m.sql, { db: 'analytics', cluster: 'main' });
+    expect(statements).toHaveLength(4);
+    for (const s of statements) expect(s).toContain('ON CLUSTER main');
+    expect(statements[0]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/daily_rollup', '{replica}')");
+    expect(statements[2]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/sessions', '{replica}')");
+  });
+});
+
+describe('materialized views', () => {
+  const P = randomUUID();
+  beforeAll(() =>
+    store.insertRows([
+      row(P, { at: T0 + 23 * 3_600_000 + 50 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'paid' }),
+      row(P, { at: T0 + DAY + 10 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'social' }),
+      row(P, { at: T0 + DAY + 20 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'google', medium: 'organic' }),
+      // a tie on timestamp: source and medium must come from the same event (the lower event_id)
+      row(P, { at: T0 + 5_000, event_id: 'tie-a', session_id: 'tie', anonymous_id: 'a2', source: 'newsletter', medium: 'email' }),
+      row(P, { at: T0 + 5_000, event_id: 'tie-b', session_id: 'tie', anonymous_id: 'a2', source: 'bing', medium: 'paid' }),
+      row(P, { at: T0 + 6_000, session_id: 'tie', anonymous_id: '', user_id: 'u-only' }),
+    ]),
+  );
+
+  it('fills daily_rollup at insert time, one grain row per day and dimensions', async () => {
+    const rows = await store.select<Record<string, string | number>>(
+      `SELECT day, source, medium, sum(events) AS events, uniqCombinedMerge(uniques) AS uniques FROM ${store.db}.daily_rollup WHERE project_id = {p:UUID} GROUP BY day, source, medium ORDER BY day, source, medium`,
+      { p: P },
+    );
+    expect(rows.map((r) => ({ ...r, events: Number(r.events), uniques: Number(r.uniques) }))).toEqual([
+      { day: '2026-03-02', source: 'bing', medium: 'paid', events: 1, uniques: 1 },
+      { day: '2026-03-02', source: 'direct', medium: 'direct', events: 1, uniques: 0 }, // '' is no anonymous id
+      { day: '2026-03-02', source: 'facebook', medium: 'paid', events: 1, uniques: 1 },
+      { day: '2026-03-02', source: 'newsletter', medium: 'email', events: 1, uniques: 1 },
+      { day: '2026-03-03', source: 'facebook', medium: 'social', events: 1, uniques: 1 },
+      { day: '2026-03-03', source: 'google', medium: 'organic', events: 1, uniques: 1 },
+    ]);
+  });
+
+  it('keeps one sessions row per day a session touches, which merge into the session with its entry source', async () => {
+    const raw = await store.select<{ day: string }>(`SELECT day FROM ${store.db}.sessions WHERE project_id = {p:UUID} AND session_id = 'night' ORDER BY day`, { p: P });
+    expect(raw.map((r) => r.day)).toEqual(['2026-03-02', '2026-03-03']);
+    const merged = await store.select<Record<string, unknown>>(
+      `SELECT session_id, argMinMerge(entry) AS e, tupleElement(e, 'source') AS source, tupleElement(e, 'medium') AS medium, min(first_ts) AS first, max(last_ts) AS last, sum(events) AS events, sum(paid_events) AS paid
+       FROM ${store.db}.sessions WHERE project_id = {p:UUID} GROUP BY session_id, anonymous_id ORDER BY session_id, anonymous_id`,
+      { p: P },
+    );
+    expect(merged.map(({ e: _e, ...r }) => ({ ...r, events: Number(r.events), paid: Number(r.paid) }))).toEqual([
+      { session_id: 'night', source: 'facebook', medium: 'paid', first: '2026-03-02 23:50:00.000', last: '2026-03-03 00:20:00.000', events: 3, paid: 1 },
+      { session_id: 'tie', source: 'direct', medium: 'direct', first: '2026-03-02 00:00:06.000', last: '2026-03-02 00:00:06.000', events: 1, paid: 0 },
+      { session_id: 'tie', source: 'newsletter', medium: 'email', first: '2026-03-02 00:00:05.000', last: '2026-03-02 00:00:05.000', events: 2, paid: 1 },
+    ]);
+  });
+});
+
+describe('aggregates survive deletes', () => {
+  const P = randomUUID();
+  it('keeps daily_rollup and sessions counts after ALTER DELETE on events', async () => {
+    await store.insertRows([
+      row(P, { at: T0 + 1000, user_id: 'gone', anonymous_id: 'g', session_id: 's-g', source: 'google', medium: 'organic' }),
+      row(P, { at: T0 + 2000, user_id: 'gone', anonymous_id: 'g', session_id: 's-g' }),
+      row(P, { at: T0 + 3000, anonymous_id: 'stay', session_id: 's-s' }),
+    ]);
+    const before = { rollup: await stats(P, { group_by: 'source' }), events: await stats(P, { group_by: 'source' }, 'events'), sources: await sources(P) };
+    expect(before.rollup).toEqual(before.events);
+    await store.command(`ALTER TABLE ${store.eventsTable} DELETE WHERE project_id = {p:UUID} AND user_id = 'gone' SETTINGS mutations_sync = 2`, { p: P });
+    expect(await query(P)).toHaveLength(1);
+    expect(await stats(P, { group_by: 'source' }, 'events')).toEqual({ metric: 'count', rows: [{ source: 'direct', value: 1 }] });
+    expect(await stats(P, { group_by: 'source' })).toEqual(before.rollup);
+    expect(await sources(P)).toEqual(before.sources);
+    expect(before.sources.rows).toEqual([
+      { source: 'google', medium: 'organic', events: 2, uniques: 1, paid_share: 0 },
+      { source: 'direct', medium: 'direct', events: 1, uniques: 1, paid_share: 0 },
+    ]);
+  });
+});
+
+describe('queryEvents', () => {
+  const P = randomUUID();
+  const OTHER = randomUUID();
+  beforeAll(() =>
+    store.insertRows([
+      row(P, { at: T0 - 1, event_id: 'before' }),
+      row(P, { at: T0, event_id: 'first', properties: '{"plan":"pro"}', campaign: 'spring', referrer: 'https://www.google.com/', url: 'https://shop.example/?a=1' }),
+      row(P, { at: T0 + 60_000, event_id: 'b', user_id: 'u1', source: 'google', medium: 'organic', event_name: 'signup' }),
+      row(P, { at: T0 + 60_000, event_id: 'c', source: 'google', medium: 'cpc' }),
+      row(P, { at: T0 + 7 * DAY - 1, event_id: 'last' }),
+      row(P, { at: T0 + 7 * DAY, event_id: 'at-to' }),
+      row(OTHER, { at: T0 + 1, event_id: 'other-project' }),
+    ]),
+  );
+
+  it('returns the spec fields (plus event_id, session_id, browser, os), ISO timestamps, newest first, never ip_hash', async () => {
+    const rows = await query(P);
+    expect(rows.map((r) => r.event_id)).toEqual(['last', 'c', 'b', 'first']);
+    const first = rows[3]!;
+    expect(Object.keys(first)).toEqual([
+      'timestamp', 'event_name', 'anonymous_id', 'user_id', 'source', 'medium', 'campaign', 'source_confidence', 'referrer', 'url', 'path',
+      'country', 'device_type', 'properties', 'event_id', 'session_id', 'browser', 'os',
+    ]);
+    expect(first).toMatchObject({ timestamp: '2026-03-02T00:00:00.000Z', properties: '{"plan":"pro"}', campaign: 'spring', user_id: null, path: '/' });
+    expect(JSON.stringify(rows)).not.toMatch(/ip_hash|abab/);
+  });
+
+  it.each([
+    ['event', { event: 'signup' }, ['b']],
+    ['source', { source: 'google' }, ['c', 'b']],
+    ['medium', { medium: 'cpc' }, ['c']],
+    ['user_id', { user_id: 'u1' }, ['b']],
+    ['source and medium', { source: 'google', medium: 'organic' }, ['b']],
+    ['limit', { limit: 2 }, ['last', 'c']],
+    ['a one-millisecond range', { from: T0 + 60_000, to: T0 + 60_001 }, ['c', 'b']],
+  ])('filters by %s', async (_name, o, ids) => {
+    expect((await query(P, o as Partial<QueryParams>)).map((r) => r.event_id)).toEqual(ids);
+  });
+});
+
+describe('queryStats', () => {
+  const P = randomUUID();
+  beforeAll(() =>
+    store.insertRows([
+      row(P, { at: T0 + 3_600_000, anonymous_id: 'x', path: null }),
+      row(P, { at: T0 + 3_600_000 + 5, anonymous_id: 'y', browser: 'Firefox' }),
+      row(P, { at: T0 + 2 * 3_600_000, anonymous_id: 'x', event_name: 'signup' }),
+      row(P, { at: T0 + 8 * DAY, anonymous_id: 'z' }),
+    ]),
+  );
+
+  it('answers numbers, hour buckets as YYYY-MM-DD HH:MM:SS, nullable paths', async () => {
+    expect(await stats(P, { interval: 'hour' })).toEqual({
+      metric: 'count',
+      rows: [{ bucket: '2026-03-02 01:00:00', value: 2 }, { bucket: '2026-03-02 02:00:00', value: 1 }],
+    });
+    expect(await stats(P, { group_by: 'path' })).toEqual({ metric: 'count', rows: [{ path: '/', value: 2 }, { path: null, value: 1 }] });
+    expect(await stats(P, { metric: 'uniques', group_by: 'browser' })).toEqual({ metric: 'uniques', rows: [{ browser: 'Chrome', value: 1 }, { browser: 'Firefox', value: 1 }] });
+  });
+
+  it('counts uniques over the whole range as one sketch, not a sum of buckets', async () => {
+    expect((await stats(P, { metric: 'uniques', to: T0 + 14 * DAY })).rows).toEqual([{ value: 3 }]);
+    expect((await stats(P, { metric: 'uniques', interval: 'day', to: T0 + 14 * DAY })).rows.map((r) => r.value)).toEqual([2, 1]);
+  });
+
+  it('answers one zero row without group_by when nothing matches, on both paths', async () => {
+    for (const force of ['rollup', 'events'] as const) {
+      expect(await stats(P, { event: 'nothing' }, force)).toEqual({ metric: 'count', rows: [{ value: 0 }] });
+    }
+  });
+});
+
+describe('querySources', () => {
+  const P = randomUUID();
+  beforeAll(() =>
+    store.insertRows([
+      // starts before the range: not counted, though it has events inside it
+      row(P, { at: T0 - 10 * 60_000, session_id: 'early', anonymous_id: 'a', source: 'bing', medium: 'organic' }),
+      row(P, { at: T0 + 10 * 60_000, session_id: 'early', anonymous_id: 'a', source: 'bing', medium: 'organic' }),
+      // starts in the range, ends after it: counted whole under its entry
+      row(P, { at: T0 + 7 * DAY - 60_000, session_id: 'late', anonymous_id: 'b', source: 'facebook', medium: 'paid' }),
+      row(P, { at: T0 + 7 * DAY + 60_000, session_id: 'late', anonymous_id: 'b', source: 'facebook', medium: 'social' }),
+      row(P, { at: T0 + DAY, session_id: 's1', anonymous_id: 'c', source: 'facebook', medium: 'social' }),
+      row(P, { at: T0 + DAY, session_id: 's2', anonymous_id: 'c', source: 'facebook', medium: 'social' }),
+      row(P, { at: T0 + DAY + 1, session_id: 's2', anonymous_id: 'c', source: 'direct', medium: 'direct' }),
+      row(P, { at: T0 + 2 * DAY, session_id: 's3', anonymous_id: 'd', source: 'direct', medium: 'direct' }),
+    ]),
+  );
+
+  it('groups sessions that start in the range by entry source and medium; paid and social stay apart', async () => {
+    expect(await sources(P)).toEqual({
+      breakdown: 'source_medium',
+      rows: [
+        { source: 'facebook', medium: 'social', events: 3, uniques: 1, paid_share: 0 },
+        { source: 'facebook', medium: 'paid', events: 2, uniques: 1, paid_share: 1 },
+        { source: 'direct', medium: 'direct', events: 1, uniques: 1, paid_share: 0 },
+      ],
+    });
+  });
+
+  it('folds mediums with breakdown=source: paid_share is the paid-entry share of events', async () => {
+    expect(await sources(P, { breakdown: 'source' })).toEqual({
+      breakdown: 'source',
+      rows: [
+        { source: 'facebook', events: 5, uniques: 2, paid_share: 0.4 },
+        { source: 'direct', events: 1, uniques: 1, paid_share: 0 },
+      ],
+    });
+  });
+
+  it('applies limit and counts the early session in a range that holds its start', async () => {
+    expect((await sources(P, { limit: 1 })).rows).toHaveLength(1);
+    expect((await sources(P, { from: T0 - DAY, to: T0 })).rows).toEqual([{ source: 'bing', medium: 'organic', events: 2, uniques: 1, paid_share: 0 }]);
+  });
+});

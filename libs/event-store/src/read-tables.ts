@@ -1,0 +1,12 @@
+import type { EventStore } from './event-store';
+
+/** Fully qualified tables the read path queries; one place to point at Distributed tables in cluster mode. */
+export interface ReadTables {
+  events: string;
+  dailyRollup: string;
+  sessions: string;
+}
+
+export function readTablesOf(store: EventStore): ReadTables {
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, sessions: `${store.db}.sessions` };
+}

@@ -1,0 +1,91 @@
+import { ApiError, STATS_GROUP_BY, type StatsParams } from '@analytics/schema';
+import { parseGroupBy, planStats, rollupFits } from './stats.planner';
+
+const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', sessions: 'db.sessions' };
+const P = '11111111-1111-4111-8111-111111111111';
+const MIDNIGHT = Date.UTC(2026, 2, 1);
+const DAY = 86_400_000;
+const params = (o: Partial<StatsParams> = {}): StatsParams => ({ from: MIDNIGHT, to: MIDNIGHT + 7 * DAY, metric: 'count', limit: 100, ...o });
+
+describe('parseGroupBy', () => {
+  it.each([
+    [undefined, []],
+    ['', []],
+    [' , ,', []],
+    ['source', ['source']],
+    [' source , medium ', ['source', 'medium']],
+    ['source,,medium,', ['source', 'medium']],
+    ['source,medium,source', ['source', 'medium']],
+    [STATS_GROUP_BY.join(','), [...STATS_GROUP_BY]],
+  ])('parses %j to %j', (raw, expected) => {
+    expect(parseGroupBy(raw)).toEqual(expected);
+  });
+
+  it.each(['ip_hash', 'source;DROP TABLE x', 'Source', 'source,user_id', 'timestamp'])('rejects %j with invalid_group_by listing the allowed columns', (raw) => {
+    let error: unknown;
+    try {
+      parseGroupBy(raw);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    const body = (error as ApiError).toBody();
+    expect((error as ApiError).status).toBe(400);
+    expect(body).toMatchObject({ error: 'invalid_group_by', allowed: [...STATS_GROUP_BY], details: { unknown: expect.any(Array) } });
+  });
+});
+
+describe('rollupFits / planStats source', () => {
+  it.each([
+    ['no group_by, whole days', 'rollup', {}, []],
+    ['every rollup column, interval day', 'rollup', { interval: 'day' }, ['event_name', 'source', 'medium', 'country', 'device_type']],
+    ['interval week', 'rollup', { interval: 'week' }, ['source']],
+    ['uniques', 'rollup', { metric: 'uniques' }, ['country']],
+    ['interval hour', 'events', { interval: 'hour' }, []],
+    ['browser', 'events', {}, ['browser']],
+    ['os', 'events', {}, ['source', 'os']],
+    ['path', 'events', {}, ['path']],
+    ['from not at midnight', 'events', { from: MIDNIGHT + 1 }, []],
+    ['to not at midnight', 'events', { to: MIDNIGHT + DAY + 3_600_000 }, []],
+    ['sub-day range', 'events', { to: MIDNIGHT + 3_600_000 }, []],
+  ] as const)('%s -> %s', (_name, source, over, groupBy) => {
+    const p = params(over as Partial<StatsParams>);
+    expect(rollupFits(p, groupBy)).toBe(source === 'rollup');
+    expect(planStats(TABLES, P, p, [...groupBy]).source).toBe(source);
+  });
+
+  it('answers from events when forced, and refuses to force the rollup on a request outside its grain', () => {
+    expect(planStats(TABLES, P, params(), [], 'events')).toMatchObject({ source: 'events', sql: expect.stringContaining('FROM db.events') });
+    expect(() => planStats(TABLES, P, params({ interval: 'hour' }), [], 'rollup')).toThrow(/does not fit/);
+  });
+});
+
+describe('planStats SQL', () => {
+  it('binds every value, scopes to the project first, and never puts request strings into SQL', () => {
+    const evil = "x' OR 1=1 --";
+    for (const plan of [planStats(TABLES, P, params({ event: evil }), ['source']), planStats(TABLES, P, params({ event: evil, from: MIDNIGHT + 5 }), ['browser'])]) {
+      expect(plan.sql).not.toContain(evil);
+      expect(plan.sql).not.toContain(P);
+      expect(plan.sql).toMatch(/WHERE project_id = \{p:UUID\} AND /);
+      expect(plan.sql).toContain('event_name = {event:String}');
+      expect(plan.sql).toContain('LIMIT {limit:UInt32}');
+      expect(plan.params).toMatchObject({ p: P, event: evil, limit: 100 });
+    }
+  });
+
+  it('binds day bounds on the rollup and UTC DateTime64 bounds on events', () => {
+    expect(planStats(TABLES, P, params(), []).params).toMatchObject({ from_day: '2026-03-01', to_day: '2026-03-08' });
+    expect(planStats(TABLES, P, params({ from: MIDNIGHT + 1500 }), []).params).toMatchObject({ from: '2026-03-01 00:00:01.500', to: '2026-03-08 00:00:00.000' });
+  });
+
+  it('orders by bucket ascending, value descending, then the group columns', () => {
+    const plan = planStats(TABLES, P, params({ interval: 'week' }), ['source', 'medium']);
+    expect(plan.sql).toContain('ORDER BY bucket ASC, value DESC, source ASC, medium ASC');
+    expect(plan.sql).toContain("formatDateTime(toMonday(day), '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket");
+  });
+
+  it('uses merged sketches for uniques on the rollup and the same sketch on raw events', () => {
+    expect(planStats(TABLES, P, params({ metric: 'uniques' }), []).sql).toContain('uniqCombinedMerge(uniques) AS value');
+    expect(planStats(TABLES, P, params({ metric: 'uniques' }), [], 'events').sql).toContain("uniqCombinedIf(anonymous_id, anonymous_id != '') AS value");
+  });
+});

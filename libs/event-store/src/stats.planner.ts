@@ -1,0 +1,107 @@
+import { ApiError, STATS_GROUP_BY, type StatsGroupBy, type StatsParams } from '@analytics/schema';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
+import type { ReadTables } from './read-tables';
+
+/** Which table answers a stats request. */
+export type StatsSource = 'rollup' | 'events';
+export type StatsInterval = NonNullable<StatsParams['interval']>;
+
+/** The group_by columns daily_rollup keeps: a request grouped only by these may be answered from it. */
+export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
+
+// The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
+const COLUMN_SQL: Record<StatsGroupBy, string> = {
+  event_name: 'event_name',
+  source: 'source',
+  medium: 'medium',
+  country: 'country',
+  device_type: 'device_type',
+  browser: 'browser',
+  os: 'os',
+  path: 'path',
+};
+
+const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
+  events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
+  rollup: { day: 'day', week: 'toMonday(day)' },
+};
+
+const VALUE_SQL: Record<StatsSource, Record<StatsParams['metric'], string>> = {
+  events: { count: 'count()', uniques: "uniqCombinedIf(anonymous_id, anonymous_id != '')" },
+  rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
+};
+
+/**
+ * Parses the comma-separated group_by: items trimmed, empty items ignored, repeats dropped (first one kept).
+ * Any other name gives 400 invalid_group_by with the allowed columns.
+ */
+export function parseGroupBy(raw: string | undefined): StatsGroupBy[] {
+  const items = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = items.filter((i) => !(STATS_GROUP_BY as readonly string[]).includes(i));
+  if (unknown.length > 0) {
+    throw new ApiError('invalid_group_by', {
+      allowed: [...STATS_GROUP_BY],
+      details: { unknown, message: `group_by accepts only: ${STATS_GROUP_BY.join(', ')}` },
+    });
+  }
+  return [...new Set(items as StatsGroupBy[])];
+}
+
+/** True when daily_rollup holds the request's grain: rollup columns only, day/week or no buckets, whole UTC days. */
+export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'>, groupBy: readonly StatsGroupBy[]): boolean {
+  return (
+    groupBy.every((c) => ROLLUP_GROUP_BY.includes(c)) &&
+    (params.interval === undefined || params.interval in BUCKET_SQL.rollup) &&
+    isUtcMidnight(params.from) &&
+    isUtcMidnight(params.to)
+  );
+}
+
+export interface StatsPlan {
+  source: StatsSource;
+  sql: string;
+  params: Record<string, unknown>;
+  groupBy: StatsGroupBy[];
+  interval: StatsInterval | undefined;
+}
+
+/**
+ * Plans GET /v1/stats: daily_rollup when the request fits its grain, events otherwise (or the source `force`d,
+ * for tests proving both agree). Rows: bucket ascending, value descending, then group columns ascending.
+ */
+export function planStats(tables: ReadTables, projectId: string, params: StatsParams, groupBy: StatsGroupBy[], force?: StatsSource): StatsPlan {
+  const fits = rollupFits(params, groupBy);
+  if (force === 'rollup' && !fits) throw new Error('stats planner: this request does not fit daily_rollup');
+  const source: StatsSource = force ?? (fits ? 'rollup' : 'events');
+
+  const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
+  const where = ['project_id = {p:UUID}'];
+  if (source === 'rollup') {
+    where.push('day >= {from_day:Date}', 'day < {to_day:Date}');
+    bound.from_day = toClickHouseDate(params.from);
+    bound.to_day = toClickHouseDate(params.to);
+  } else {
+    where.push("timestamp >= {from:DateTime64(3, 'UTC')}", "timestamp < {to:DateTime64(3, 'UTC')}");
+    bound.from = toClickHouseTime(params.from);
+    bound.to = toClickHouseTime(params.to);
+  }
+  if (params.event !== undefined) {
+    where.push('event_name = {event:String}');
+    bound.event = params.event;
+  }
+
+  const columns = groupBy.map((c) => COLUMN_SQL[c]);
+  const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
+  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...columns, `${VALUE_SQL[source][params.metric]} AS value`];
+  const keys = [...(bucket ? [bucket] : []), ...columns];
+  const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
+  const sql = [
+    `SELECT ${select.join(', ')}`,
+    `FROM ${source === 'rollup' ? tables.dailyRollup : tables.events}`,
+    `WHERE ${where.join(' AND ')}`,
+    ...(keys.length > 0 ? [`GROUP BY ${keys.join(', ')}`] : []),
+    `ORDER BY ${order.join(', ')}`,
+    'LIMIT {limit:UInt32}',
+  ].join(' ');
+  return { source, sql, params: bound, groupBy, interval: params.interval };
+}

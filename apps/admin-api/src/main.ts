@@ -1,6 +1,6 @@
-import { KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
+import { InvalidationBus, KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
 import { envSchema, requireSettings, serve } from '@analytics/runtime';
-import { createLogger, loadConfig } from '@analytics/service-kit';
+import { createLogger, createRedis, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 
 async function main() {
@@ -9,8 +9,20 @@ async function main() {
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'admin-api' });
   const db = await createPgPort(env.DATABASE_URL!, (e) => logger.warn({ err: e.message }, 'postgres idle client error'));
   await migrateKeyStore(db);
-  const app = buildApp({ logger, keyStore: new KeyStore(db), adminToken: env.ADMIN_TOKEN! });
-  await serve(app, env.PORT, logger, () => db.close());
+  // Revocations reach the other services' key caches through Redis at once; without it, within the cache TTL.
+  const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
+  const bus = new InvalidationBus(undefined, redis);
+  const app = buildApp({
+    logger,
+    keyStore: new KeyStore(db),
+    adminToken: env.ADMIN_TOKEN!,
+    onKeyRevoked: (prefix) => bus.keyRevoked(prefix),
+    onProjectChanged: (id) => bus.projectChanged(id),
+  });
+  await serve(app, env.PORT, logger, async () => {
+    redis?.disconnect();
+    await db.close();
+  });
 }
 
 main().catch((e: unknown) => {

@@ -6,3 +6,4 @@ export * from './key-store';
 export * from './authenticator';
 export * from './auth.middleware';
 export * from './test-backends';
+export * from './invalidation-bus';

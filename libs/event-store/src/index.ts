@@ -8,3 +8,4 @@ export * from './query-events.query';
 export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
+export * from './retention';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { Authenticator, KeyStore, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
-import { type Logger, MemoryRateLimiter, type RateLimiter } from '@analytics/service-kit';
+import { type Logger, MemoryRateLimiter, type RateLimiter, RedisRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
 import type { Env } from './config';
 
 export interface Stores {
@@ -10,6 +10,8 @@ export interface Stores {
   authenticator: Authenticator;
   events: EventStore;
   limiter: RateLimiter;
+  /** Key revocations / project changes: applied here and, with Redis, on every instance at once. */
+  bus: InvalidationBus;
   close(): Promise<void>;
 }
 
@@ -38,13 +40,23 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   }
   const keyStore = new KeyStore(keyDb);
   const eventStore = events;
+  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS });
+  // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
+  const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
+  const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
+  if (redis && !(await redisReady(redis))) logger.warn('redis not reachable at start: in-memory rate limits until it is');
+  const bus = new InvalidationBus(authenticator, redis, subscriber);
+  await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations propagate within the cache TTL'));
   return {
     keyDb,
     keyStore,
-    authenticator: new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS }),
+    authenticator,
     events: eventStore,
-    limiter: new MemoryRateLimiter(),
+    limiter: redis ? new RedisRateLimiter(redis, logger) : new MemoryRateLimiter(),
+    bus,
     async close() {
+      redis?.disconnect();
+      subscriber?.disconnect();
       await eventStore.close().catch((e: unknown) => logger.error({ err: e }, 'closing event store'));
       await keyDb.close().catch((e: unknown) => logger.error({ err: e }, 'closing key store'));
     },

@@ -3,3 +3,5 @@ export * from './config';
 export * from './logger';
 export * from './rate-limiter';
 export * from './errors.middleware';
+export * from './redis';
+export * from './redis-rate-limiter';

@@ -1,0 +1,7 @@
+import type { Express } from 'express';
+import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type RetentionDeps, createRetentionRouter } from './retention.routes';
+
+export function buildApp(deps: RetentionDeps & { logger: Logger }): Express {
+  return createServiceApp({ name: 'retention-worker', logger: deps.logger, routers: [createRetentionRouter(deps)] });
+}

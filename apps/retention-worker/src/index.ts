@@ -1,0 +1,2 @@
+export * from './retention.routes';
+export * from './app';

@@ -16,6 +16,11 @@ export interface AuthContext {
 
 const SCOPES: Record<KeyKind, string> = { pk: 'ingest', sk: 'ingest', rk: 'read', ak: 'admin' };
 
+/** The scope a key kind carries (`got` in insufficient_scope errors). */
+export const scopeOf = (kind: KeyKind): string => SCOPES[kind];
+/** The scope an access requires (`required` in insufficient_scope errors). */
+export const requiredScope = (access: Access): string => (access === 'forget' ? 'ingest' : access);
+
 // Which key kinds each access admits. `ak_` (admin) also ingests and forgets, as the MCP contract's "sk_ or admin key".
 const ALLOWED: Record<Access, readonly KeyKind[]> = {
   ingest: ['pk', 'sk', 'ak'],
@@ -63,8 +68,8 @@ export class Authenticator {
     return entry;
   }
 
-  /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
-  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
+  /** Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. */
+  async resolve(authorization: string | undefined): Promise<AuthContext> {
     const m = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization) : null;
     if (!m) throw new ApiError('missing_bearer_token');
     const presented = parseApiKey(m[1]!);
@@ -77,12 +82,21 @@ export class Authenticator {
       throw new ApiError('invalid_api_key');
     }
     if (key.kind !== presented.kind) throw new ApiError('key_kind_mismatch');
-
-    if (!ALLOWED[access].includes(key.kind)) {
-      if (access === 'forget' && key.kind === 'pk') throw new ApiError('forget_requires_secret_key');
-      throw new ApiError('insufficient_scope', { required: access === 'forget' ? 'ingest' : access, got: SCOPES[key.kind] });
-    }
-    if (key.kind === 'pk' && !originAllowed(origin, project.allowed_origins)) throw new ApiError('origin_not_allowed');
     return { projectId: project.id, project, kind: key.kind, prefix: key.prefix };
+  }
+
+  /** Checks a resolved key against an access (scope, then the Origin of pk_ keys); throws the spec's 403 ApiErrors. */
+  authorize(ctx: AuthContext, access: Access, origin?: string): AuthContext {
+    if (!ALLOWED[access].includes(ctx.kind)) {
+      if (access === 'forget' && ctx.kind === 'pk') throw new ApiError('forget_requires_secret_key');
+      throw new ApiError('insufficient_scope', { required: requiredScope(access), got: scopeOf(ctx.kind) });
+    }
+    if (ctx.kind === 'pk' && !originAllowed(origin, ctx.project.allowed_origins)) throw new ApiError('origin_not_allowed');
+    return ctx;
+  }
+
+  /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
+  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
+    return this.authorize(await this.resolve(authorization), access, origin);
   }
 }

@@ -16,6 +16,8 @@ export interface ServiceAppOptions {
   trustProxy?: boolean | number | string[];
   /** Routers mounted in order at the root. */
   routers: Router[];
+  /** Path prefixes whose routers parse (and answer errors of) their own bodies, e.g. JSON-RPC's /mcp. */
+  selfParsedPaths?: string[];
   /** Extra readiness check for /healthz (e.g. store ping). */
   health?: () => Promise<void>;
 }
@@ -37,8 +39,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   app.use(requestLog(options.logger));
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
-  // sendBeacon can only send text/plain without a preflight, so JSON is accepted under that type too.
-  app.use(express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json', 'text/plain'], strict: false }));
+  const json = jsonBody();
+  const selfParsed = options.selfParsedPaths ?? [];
+  app.use((req, res, next) => (selfParsed.some((p) => req.path.startsWith(p)) ? next() : json(req, res, next)));
 
   app.get('/healthz', async (_req, res) => {
     if (options.health) await options.health();
@@ -49,6 +52,11 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use((_req, _res, next) => next(new ApiError('not_found')));
   app.use(errorMiddleware(options.logger));
   return app;
+}
+
+/** JSON bodies up to MAX_BODY_BYTES; sendBeacon can only send text/plain without a preflight, so that type is JSON too. */
+export function jsonBody(): RequestHandler {
+  return express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json', 'text/plain'], strict: false });
 }
 
 function requestLog(logger: Logger): RequestHandler {

@@ -1,0 +1,3 @@
+export * from './mcp.routes';
+export * from './tools';
+export * from './app';

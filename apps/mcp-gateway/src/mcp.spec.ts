@@ -1,0 +1,203 @@
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { IngestService } from '@analytics/ingest';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+import { capRows } from './mcp.routes';
+
+type Stores = Awaited<ReturnType<typeof openTestStores>>;
+let stores: Stores;
+let http: HttpServer;
+let url: string;
+let keys: { pk: string; sk: string; rk: string };
+let projectId: string;
+let otherKeys: { sk: string; rk: string };
+const FROM = '2026-01-01T00:00:00Z';
+const TO = '2027-01-01T00:00:00Z';
+
+beforeAll(async () => {
+  stores = await openTestStores();
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 0.001, burst: 8 }, batch: { ratePerS: 1, burst: 1 } } });
+  const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  const p = await stores.keyStore.createProject({ name: 'agents', allowed_origins: ['https://a.example'], retention_days: 42 });
+  keys = p.keys;
+  projectId = p.project.id;
+  otherKeys = (await stores.keyStore.createProject({ name: 'other' })).keys;
+  http = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+});
+afterAll(async () => {
+  await new Promise((r) => http.close(r));
+  await stores.close();
+});
+
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  return client;
+}
+
+async function rpcErrorOf(p: Promise<unknown>): Promise<McpError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof McpError) return e;
+    throw e;
+  }
+  throw new Error('expected a JSON-RPC error');
+}
+
+const raw = (body: string, key = keys.rk) =>
+  fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+
+describe('MCP gateway with the SDK client', () => {
+  it('initializes and lists the four tools with described input schemas, and the three resources', async () => {
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources', 'track_event']);
+    const track = tools.find((t) => t.name === 'track_event')!;
+    expect(Object.keys(track.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['event', 'event_id', 'timestamp', 'anonymous_id', 'user_id', 'session_id', 'url', 'path', 'referrer', 'properties']));
+    expect(track.inputSchema.required).toEqual(['event']);
+    expect((track.inputSchema.properties as Record<string, { description?: string }>).event!.description).toMatch(/snake_case/);
+    const stats = tools.find((t) => t.name === 'get_stats')!;
+    expect(Object.keys(stats.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['metric', 'from', 'to', 'event', 'group_by', 'interval', 'limit']));
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(['analytics://classifier/rules', 'analytics://project', 'analytics://schema/events']);
+    await client.close();
+  });
+
+  it('tracks with an sk_ key and reads back with an rk_ key through every read tool', async () => {
+    const writer = await connect(keys.sk);
+    const tracked = await writer.callTool({ name: 'track_event', arguments: { event: 'agent_task_started', anonymous_id: 'agent-1', timestamp: '2026-06-01T10:00:00Z', url: 'https://a.example/?utm_source=newsletter&utm_medium=email', properties: { task: 'summarise' } } });
+    const sc = tracked.structuredContent as { ok: boolean; event_id: string };
+    expect(sc).toEqual({ ok: true, event_id: expect.any(String) });
+    expect(JSON.parse((tracked.content as Array<{ text: string }>)[0]!.text)).toEqual(sc);
+    await writer.callTool({ name: 'track_event', arguments: { event: 'tool_called', anonymous_id: 'agent-1', timestamp: '2026-06-01T10:01:00Z' } });
+    await writer.close();
+
+    const reader = await connect(keys.rk);
+    const q = (await reader.callTool({ name: 'query_events', arguments: { from: FROM, to: TO, event: 'agent_task_started' } })).structuredContent as { rows: Array<Record<string, unknown>> };
+    expect(q.rows).toHaveLength(1);
+    expect(q.rows[0]).toMatchObject({ event_name: 'agent_task_started', anonymous_id: 'agent-1', source: 'newsletter', medium: 'email', properties: '{"task":"summarise"}' });
+    expect(q.rows[0]).not.toHaveProperty('ip_hash');
+
+    const stats = (await reader.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: ['event_name'] } })).structuredContent as { metric: string; rows: Array<{ event_name: string; value: number }> };
+    expect(stats.metric).toBe('count');
+    expect(stats.rows).toEqual(expect.arrayContaining([{ event_name: 'agent_task_started', value: 1 }, { event_name: 'tool_called', value: 1 }]));
+    const asString = (await reader.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: 'event_name', metric: 'uniques' } })).structuredContent as { rows: Array<{ value: number }> };
+    expect(asString.rows.every((r) => r.value === 1)).toBe(true);
+
+    const sources = (await reader.callTool({ name: 'top_sources', arguments: { from: FROM, to: TO, breakdown: 'source' } })).structuredContent as { breakdown: string; rows: Array<Record<string, unknown>> };
+    expect(sources.breakdown).toBe('source');
+    expect(sources.rows[0]).toMatchObject({ source: 'newsletter', events: 2, paid_share: 0 });
+    await reader.close();
+  });
+
+  it('reads every resource', async () => {
+    const client = await connect(keys.rk);
+    const project = JSON.parse(((await client.readResource({ uri: 'analytics://project' })).contents[0] as { text: string }).text);
+    expect(project).toEqual({ id: projectId, name: 'agents', retention_days: 42, allowed_origins: ['https://a.example'] });
+    const schema = JSON.parse(((await client.readResource({ uri: 'analytics://schema/events' })).contents[0] as { text: string }).text);
+    expect(schema.columns.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['event_name', 'source', 'ip_hash', 'properties']));
+    const rules = JSON.parse(((await client.readResource({ uri: 'analytics://classifier/rules' })).contents[0] as { text: string }).text);
+    expect(rules.rules).toHaveLength(13);
+    await client.close();
+  });
+
+  it('answers scope errors with -32000 insufficient_scope and { required, got }', async () => {
+    const reader = await connect(keys.rk);
+    const e1 = await rpcErrorOf(reader.callTool({ name: 'track_event', arguments: { event: 'x' } }));
+    expect([e1.code, e1.message.replace(/^MCP error -?\d+: /, ''), e1.data]).toEqual([-32000, 'insufficient_scope', { required: 'ingest', got: 'read' }]);
+    await reader.close();
+    const writer = await connect(keys.sk);
+    const e2 = await rpcErrorOf(writer.callTool({ name: 'query_events', arguments: { from: FROM, to: TO } }));
+    expect([e2.code, e2.data]).toEqual([-32000, { required: 'read', got: 'ingest' }]);
+    await writer.close();
+  });
+
+  it('answers unknown tools and resources with -32602, and invalid arguments with their validation details', async () => {
+    const client = await connect(keys.rk);
+    const e1 = await rpcErrorOf(client.callTool({ name: 'drop_tables', arguments: {} }));
+    expect(e1.code).toBe(-32602);
+    expect(e1.message).toContain('unknown_tool');
+    const e2 = await rpcErrorOf(client.readResource({ uri: 'analytics://nope' }));
+    expect(e2.code).toBe(-32602);
+    expect(e2.message).toContain('unknown_resource');
+    const e3 = await rpcErrorOf(client.callTool({ name: 'query_events', arguments: { from: 'yesterday' } }));
+    expect(e3.code).toBe(-32602);
+    expect((e3.data as { details: { fieldErrors: Record<string, unknown> } }).details.fieldErrors).toHaveProperty('from');
+    expect((e3.data as { details: { fieldErrors: Record<string, unknown> } }).details.fieldErrors).toHaveProperty('to');
+    const e4 = await rpcErrorOf(client.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: ['ip_hash'] } }));
+    expect(e4.code).toBe(-32602);
+    expect((e4.data as { allowed: string[] }).allowed).toContain('source');
+    await client.close();
+  });
+
+  it('keeps tenants apart: another project sees none of these events', async () => {
+    const client = await connect(otherKeys.rk);
+    const q = (await client.callTool({ name: 'query_events', arguments: { from: FROM, to: TO } })).structuredContent as { rows: unknown[] };
+    expect(q.rows).toEqual([]);
+    await client.close();
+  });
+
+  it('inherits the track rate limit: an exhausted bucket fails the tool with rate_limited', async () => {
+    const writer = await connect(keys.sk);
+    let error: McpError | undefined;
+    for (let i = 0; i < 12 && !error; i++) {
+      error = await writer.callTool({ name: 'track_event', arguments: { event: 'burst' } }).then(() => undefined, (e: McpError) => e);
+    }
+    expect(error?.code).toBe(-32000);
+    expect(error?.message).toContain('tool_failed');
+    expect(error?.data).toMatchObject({ error: 'rate_limited', retry_after_s: expect.any(Number) });
+    await writer.close();
+  });
+});
+
+describe('MCP gateway over raw HTTP', () => {
+  it('refuses pk_ keys before any tool runs with HTTP 403 insufficient_scope, and missing keys with 401', async () => {
+    const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), keys.pk);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toBe('insufficient_scope');
+    const none = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(none.status).toBe(401);
+    expect((await none.json()).error).toBe('missing_bearer_token');
+  });
+
+  it.each([
+    ['not JSON', '{"jsonrpc":'],
+    ['not an envelope', '{"hello":"world"}'],
+    ['a wrong version', '{"jsonrpc":"1.0","id":1,"method":"tools/list"}'],
+    ['an empty batch', '[]'],
+  ])('answers %s with -32600 invalid_request', async (_n, body) => {
+    const res = await raw(body);
+    const json = await res.json();
+    expect(json).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid_request' } });
+  });
+
+  it('answers an unknown method with -32601', async () => {
+    const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/explode', params: {} }));
+    const json = await res.json();
+    expect(json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601 } });
+  });
+
+  it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).result.tools).toHaveLength(4);
+  });
+});
+
+describe('response cap', () => {
+  it('halves rows until the result fits and marks it truncated', () => {
+    const rows = Array.from({ length: 100 }, (_, i) => ({ i, pad: 'x'.repeat(100) }));
+    const capped = capRows({ rows }, 2_000);
+    expect(capped.truncated).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(capped))).toBeLessThanOrEqual(2_000);
+    expect(capRows({ rows: rows.slice(0, 2) }, 2_000)).toEqual({ rows: rows.slice(0, 2) });
+  });
+});

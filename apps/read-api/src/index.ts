@@ -1,1 +1,2 @@
-export {};
+export * from './read.routes';
+export * from './app';

@@ -1,6 +1,9 @@
 import type { Express } from 'express';
 import { createAdminRouter } from '@analytics/admin-api';
 import { createIngestRouter } from '@analytics/ingest-api';
+import { createMcpRouter } from '@analytics/mcp-gateway';
+import { createReadRouter } from '@analytics/read-api';
+import { createRetentionRouter } from '@analytics/retention-worker';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
 import { type Logger, createServiceApp } from '@analytics/service-kit';
@@ -23,14 +26,18 @@ export function buildApp(deps: StandaloneDeps): Express {
     name: 'standalone',
     logger: deps.logger,
     trustProxy: deps.trustProxy,
+    selfParsedPaths: ['/mcp'],
     routers: [
       createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
+      createReadRouter({ authenticator: stores.authenticator, events: stores.events }),
+      createMcpRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, logger: deps.logger, clock: deps.clock }),
       createAdminRouter({
         keyStore: stores.keyStore,
         adminToken: secrets.ADMIN_TOKEN,
-        onKeyRevoked: (prefix) => stores.authenticator.invalidateKey(prefix),
-        onProjectChanged: (id) => stores.authenticator.invalidateProject(id),
+        onKeyRevoked: (prefix) => stores.bus.keyRevoked(prefix),
+        onProjectChanged: (id) => stores.bus.projectChanged(id),
       }),
+      createRetentionRouter({ keyStore: stores.keyStore, events: stores.events, internalSecret: secrets.INTERNAL_SECRET, clock: deps.clock }),
     ],
   });
 }

@@ -1,0 +1,12 @@
+import type { Express } from 'express';
+import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type ReadRouterDeps, createReadRouter } from './read.routes';
+
+export interface ReadAppDeps extends ReadRouterDeps {
+  logger: Logger;
+  trustProxy?: boolean | number | string[];
+}
+
+export function buildApp(deps: ReadAppDeps): Express {
+  return createServiceApp({ name: 'read-api', logger: deps.logger, trustProxy: deps.trustProxy, routers: [createReadRouter(deps)] });
+}

@@ -1,0 +1,213 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import { buildApp as buildIngestApp } from '@analytics/ingest-api';
+import { IngestService } from '@analytics/ingest';
+import { planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
+import { type EventRow, type StatsGroupBy, type StatsParams, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+import { type ExpectedStatsRow, expectedQuery, expectedSources, expectedStats } from './test-support/expected-answers';
+import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
+
+// A seeded data set sent through the real ingest path, then every read endpoint compared with answers computed in
+// plain TypeScript from the same events. `alpha` and `beta` stay within uniqCombined's exact range (4,096 distinct),
+// so every figure must match exactly; `big` has ~12,000 visitors, where uniques are estimates.
+
+type Stores = Awaited<ReturnType<typeof openTestStores>>;
+const SEED = 20260302;
+const PROJECTS = { alpha: { visitors: 250 }, beta: { visitors: 80 }, big: { visitors: 40, crowd: 12_000 } } as const;
+type Name = keyof typeof PROJECTS;
+
+let stores: Stores;
+let readApp: Express;
+let rows: EventRow[];
+const ids = {} as Record<Name, string>;
+const rk = {} as Record<Name, string>;
+
+beforeAll(async () => {
+  stores = await openTestStores();
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
+  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const sk = {} as Record<Name, string>;
+  for (const name of Object.keys(PROJECTS) as Name[]) {
+    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
+    ids[name] = p.project.id;
+    sk[name] = p.keys.sk;
+    rk[name] = p.keys.rk;
+  }
+  const rand = seededRandom(SEED);
+  const batches: SeededBatch[] = (Object.entries(PROJECTS) as Array<[Name, (typeof PROJECTS)[Name]]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
+  await ingestBatches(ingestApp, (p) => sk[p as Name], batches);
+  rows = enrichBatches(batches, (p) => ids[p as Name]);
+}, 120_000);
+afterAll(() => stores.close());
+
+const get = async (path: string, name: Name, query: Record<string, string | number | undefined>) => {
+  const res = await request(readApp).get(path).set('authorization', `Bearer ${rk[name]}`).query(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)));
+  expect(res.status).toBe(200);
+  return res.body;
+};
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const RANGES: Array<[string, number, number]> = [
+  ['the whole data set (whole days)', D0, D0 + 14 * DAY_MS],
+  ['three whole days', D0 + 2 * DAY_MS, D0 + 5 * DAY_MS],
+  ['a sub-day range', D0 + DAY_MS + 6 * HOUR_MS, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234],
+  ['an hour across midnight', D0 + 4 * DAY_MS - 30 * 60_000, D0 + 4 * DAY_MS + 30 * 60_000],
+  ['wider than the data (whole days)', D0 - DAY_MS, D0 + 20 * DAY_MS],
+];
+const GROUP_BYS = ['', 'source', 'source,medium', 'country', 'device_type', 'event_name, country', 'browser', 'os', 'path', 'medium,device_type,os', 'event_name,source,medium,country,device_type'];
+const INTERVALS = [undefined, 'hour', 'day', 'week'] as const;
+
+describe('the seeded data set', () => {
+  it('covers what the read path must tell apart', () => {
+    const alpha = rows.filter((r) => r.project_id === ids.alpha);
+    const pairs = new Set(alpha.map((r) => `${r.source}/${r.medium}`));
+    for (const p of ['facebook/paid', 'facebook/social', 'google/organic', 'google/paid', 'newsletter/email', 'direct/direct', 'internal/direct']) expect(pairs).toContain(p);
+    expect(new Set(alpha.map((r) => r.country)).size).toBeGreaterThanOrEqual(6);
+    expect(new Set(alpha.map((r) => r.device_type))).toEqual(new Set(['desktop', 'mobile', 'tablet', 'bot']));
+    expect(alpha.some((r) => r.path === null) && alpha.some((r) => r.anonymous_id === '')).toBe(true);
+    const days = new Map<string, Set<string>>();
+    for (const r of alpha) days.set(r.session_id, (days.get(r.session_id) ?? new Set()).add(r.timestamp.slice(0, 10)));
+    expect([...days.values()].filter((d) => d.size > 1).length).toBeGreaterThan(5); // sessions across midnight
+    expect(new Set(rows.filter((r) => r.project_id === ids.big).map((r) => r.anonymous_id)).size).toBeGreaterThan(12_000);
+  });
+});
+
+describe('GET /v1/query matches the events', () => {
+  const FILTERS: Array<Record<string, string>> = [{}, { event: 'signup' }, { source: 'facebook' }, { medium: 'paid' }, { source: 'google', medium: 'organic' }];
+  it.each(['alpha', 'beta'] as const)('for project %s over every range, filter and limit', async (name) => {
+    const someUser = rows.find((r) => r.project_id === ids[name] && r.user_id)!.user_id!;
+    for (const [, from, to] of RANGES) {
+      for (const filter of [...FILTERS, { user_id: someUser }]) {
+        for (const limit of [1000, 7]) {
+          const q = { from: iso(from), to: iso(to), limit, ...filter };
+          expect(await get('/v1/query', name, q)).toEqual({ rows: expectedQuery(rows, ids[name], queryParamsSchema.parse(q)) });
+        }
+      }
+    }
+  });
+});
+
+describe('GET /v1/stats matches the events', () => {
+  // alpha: every combination; beta (a second tenant) every third, to keep the suite quick.
+  it.each([['alpha', 1], ['beta', 3]] as const)('for project %s over ranges x group_by x interval, both metrics, exactly', async (name, every) => {
+    let i = 0;
+    for (const [, from, to] of RANGES) {
+      for (const group_by of GROUP_BYS) {
+        for (const interval of INTERVALS) {
+          if (++i % every) continue;
+          const q = { from: iso(from), to: iso(to), group_by, interval, metric: i % 2 ? 'count' : 'uniques', event: i % 3 ? undefined : '$pageview', limit: i % 5 ? 1000 : 5 };
+          const params = statsParamsSchema.parse(q);
+          const expected = expectedStats(rows, ids[name], params, group_by.split(',').map((s) => s.trim()).filter(Boolean) as StatsGroupBy[]);
+          expect(await get('/v1/stats', name, q)).toEqual(expected);
+        }
+      }
+    }
+  });
+
+  it('for the big project: counts exact, uniques within the sketch error (exact up to 4,096 distinct, else 2%)', async () => {
+    for (const [, from, to] of RANGES) {
+      for (const group_by of ['', 'source,medium', 'country', 'device_type', 'browser']) {
+        for (const interval of [undefined, 'week'] as const) {
+          for (const metric of ['count', 'uniques'] as const) {
+            const q = { from: iso(from), to: iso(to), group_by, interval, metric, limit: 1000 };
+            const expected = expectedStats(rows, ids.big, statsParamsSchema.parse(q), group_by.split(',').filter(Boolean) as StatsGroupBy[]);
+            const actual = await get('/v1/stats', 'big', q);
+            if (metric === 'count') expect(actual).toEqual(expected);
+            else expectWithinSketchError(actual.rows, expected.rows);
+          }
+        }
+      }
+    }
+  });
+});
+
+/** The sketch's stated error: exact up to 4,096 distinct ids, else within 2%. */
+const sketchTolerance = (exact: number) => (exact <= 4096 ? 0 : Math.ceil(exact * 0.02));
+
+/** Same groups, each value within the sketch error. */
+function expectWithinSketchError(actual: ExpectedStatsRow[], expected: ExpectedStatsRow[]) {
+  const keyOf = ({ value: _v, ...cells }: ExpectedStatsRow) => JSON.stringify(cells);
+  const want = new Map(expected.map((r) => [keyOf(r), r.value as number]));
+  expect(new Set(actual.map(keyOf))).toEqual(new Set(want.keys()));
+  for (const r of actual) {
+    const exact = want.get(keyOf(r))!;
+    expect(Math.abs((r.value as number) - exact)).toBeLessThanOrEqual(sketchTolerance(exact));
+  }
+}
+
+describe('GET /v1/sources matches the sessions of the events', () => {
+  it.each(['alpha', 'beta'] as const)('for project %s over every range, both breakdowns and limits, exactly', async (name) => {
+    for (const [, from, to] of RANGES) {
+      for (const breakdown of ['source_medium', 'source']) {
+        for (const limit of [200, 3]) {
+          const q = { from: iso(from), to: iso(to), breakdown, limit };
+          expect(await get('/v1/sources', name, q)).toEqual(expectedSources(rows, ids[name], sourcesParamsSchema.parse(q)));
+        }
+      }
+    }
+  });
+
+  it('keeps a network paid and social traffic in separate rows (paid_share 1 and 0)', async () => {
+    const body = await get('/v1/sources', 'alpha', { from: iso(D0), to: iso(D0 + 14 * DAY_MS) });
+    expect(body.rows).toEqual(expect.arrayContaining([
+      expect.objectContaining({ source: 'facebook', medium: 'paid', paid_share: 1 }),
+      expect.objectContaining({ source: 'facebook', medium: 'social', paid_share: 0 }),
+    ]));
+    const bySource = await get('/v1/sources', 'alpha', { from: iso(D0), to: iso(D0 + 14 * DAY_MS), breakdown: 'source' });
+    const fb = bySource.rows.find((r: { source: string }) => r.source === 'facebook');
+    expect(fb.paid_share).toBeGreaterThan(0);
+    expect(fb.paid_share).toBeLessThan(1);
+    expect(fb).not.toHaveProperty('medium');
+  });
+
+  it('for the big project: events exact, uniques within the sketch error', async () => {
+    for (const breakdown of ['source_medium', 'source'] as const) {
+      const q = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), breakdown, limit: 200 };
+      const expected = expectedSources(rows, ids.big, sourcesParamsSchema.parse(q));
+      const actual = await get('/v1/sources', 'big', q);
+      expect(actual.rows.map(({ uniques: _u, ...r }: Record<string, unknown>) => r)).toEqual(expected.rows.map(({ uniques: _u, ...r }) => r));
+      actual.rows.forEach((r: { uniques: number }, i: number) => {
+        const exact = expected.rows[i]!.uniques;
+        expect(Math.abs(r.uniques - exact)).toBeLessThanOrEqual(sketchTolerance(exact));
+      });
+    }
+  });
+});
+
+describe('stats planner: daily_rollup and raw events agree', () => {
+  const fitting: Array<Partial<StatsParams> & { group_by?: string }> = [];
+  for (const [, from, to] of RANGES.filter(([, f, t]) => f % DAY_MS === 0 && t % DAY_MS === 0)) {
+    for (const group_by of ['', 'source', 'source,medium', 'country', 'device_type', 'event_name,source,medium,country,device_type']) {
+      for (const interval of [undefined, 'day', 'week'] as const) fitting.push({ from, to, group_by, interval });
+    }
+  }
+
+  it.each(['alpha', 'big'] as const)('gives identical answers on both paths for every rollup-shaped request (%s)', async (name) => {
+    const tables = readTablesOf(stores.events);
+    for (const shape of fitting) {
+      for (const metric of ['count', 'uniques'] as const) {
+        for (const event of [undefined, 'signup']) {
+          const params: StatsParams = { from: shape.from!, to: shape.to!, interval: shape.interval, metric, event, limit: 1000 };
+          const groupBy = (shape.group_by ?? '').split(',').filter(Boolean) as StatsGroupBy[];
+          const rollup = planStats(tables, ids[name], params, groupBy);
+          const events = planStats(tables, ids[name], params, groupBy, 'events');
+          expect(rollup.source).toBe('rollup');
+          expect(await runStatsPlan(stores.events, rollup)).toEqual(await runStatsPlan(stores.events, events));
+        }
+      }
+    }
+  });
+
+  it('answers from raw events for browser, os, path, hour buckets and sub-day ranges', () => {
+    const tables = readTablesOf(stores.events);
+    const base: StatsParams = { from: D0, to: D0 + 7 * DAY_MS, metric: 'count', limit: 100 };
+    expect(planStats(tables, ids.alpha, base, ['browser']).source).toBe('events');
+    expect(planStats(tables, ids.alpha, base, ['os']).source).toBe('events');
+    expect(planStats(tables, ids.alpha, base, ['path']).source).toBe('events');
+    expect(planStats(tables, ids.alpha, { ...base, interval: 'hour' }, []).source).toBe('events');
+    expect(planStats(tables, ids.alpha, { ...base, from: D0 + HOUR_MS }, []).source).toBe('events');
+  });
+});

@@ -3,8 +3,8 @@
 
 -- daily_rollup backs GET /v1/stats. One row per grain per insert block; AggregatingMergeTree folds them on merge
 -- and queries re-aggregate with sum / uniqCombinedMerge, so unmerged parts never change an answer.
--- uniques: uniqCombined sketch over anonymous_id ('' = no anonymous id, not counted): exact up to 8,192 distinct
--- values per sketch, then HyperLogLog with 2^17 cells (typically well under 1% error, ~1-2% worst case).
+-- uniques: uniqCombined sketch over anonymous_id ('' = no anonymous id, not counted): exact up to 4,096 distinct
+-- values, then HyperLogLog with 2^17 cells (typically well under 1% error, ~1-2% worst case).
 -- Merging daily sketches gives the same registers as one sketch over the raw rows, so both read paths agree.
 CREATE TABLE IF NOT EXISTS ${db}.daily_rollup ${on_cluster}
 (

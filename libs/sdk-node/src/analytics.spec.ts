@@ -1,0 +1,254 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Analytics, AnalyticsError } from './index';
+import { type RealService, closeServer, listen, startRealService, urlOf } from './test-support/service';
+
+let service: RealService;
+let keys: { pk: string; sk: string; rk: string };
+let projectId: string;
+
+beforeAll(async () => {
+  service = await startRealService();
+  const p = await service.stores.keyStore.createProject({ name: 'sdk-node', allowed_origins: ['https://shop.example.com'] });
+  keys = p.keys;
+  projectId = p.project.id;
+});
+afterAll(() => service.close());
+
+const rowsOf = (where: string, params: Record<string, unknown> = {}) =>
+  service.stores.events.select<Record<string, string | null>>(
+    `SELECT * FROM ${service.stores.events.eventsTable} WHERE project_id = {p:UUID} AND ${where} ORDER BY timestamp, event_name`,
+    { p: projectId, ...params },
+  );
+
+/** Polls until `check` passes (aggregates and forget complete "within seconds"). */
+async function eventually<T>(probe: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (check(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const requestsTo = (path: string) => service.requests.filter((r) => r.path.startsWith(path)).length;
+
+async function rejection(p: Promise<unknown>): Promise<AnalyticsError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof AnalyticsError) return e;
+    throw e;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('Analytics against the real service', () => {
+  const hourAgo = () => new Date(Date.now() - 3_600_000);
+  const inAnHour = () => new Date(Date.now() + 3_600_000);
+
+  it('track: one request, 202 { ok, event_id }, the row is stored with the client event_id and the classified source', async () => {
+    const client = new Analytics({ endpoint: `${service.endpoint}/`, key: keys.sk });
+    const before = requestsTo('/v1/track');
+    const res = await client.track({
+      event: 'signup',
+      anonymous_id: 'node-anon-1',
+      url: 'https://shop.example.com/pricing?utm_source=newsletter&utm_medium=email&utm_campaign=spring',
+      timestamp: new Date('2026-03-01T10:00:00.123Z'),
+      properties: { plan: 'pro' },
+    });
+    expect(res).toEqual({ ok: true, event_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(requestsTo('/v1/track') - before).toBe(1);
+    const [row] = await rowsOf('event_id = {id:String}', { id: res.event_id });
+    expect(row).toMatchObject({
+      event_name: 'signup',
+      anonymous_id: 'node-anon-1',
+      timestamp: '2026-03-01 10:00:00.123',
+      source: 'newsletter',
+      medium: 'email',
+      campaign: 'spring',
+      path: '/pricing',
+      properties: '{"plan":"pro"}',
+    });
+  });
+
+  it('track keeps a caller event_id; batch sends every event in one request', async () => {
+    const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
+    expect(await client.track({ event: 'kept_id', event_id: 'evt-node-1', user_id: 'u-node' })).toEqual({ ok: true, event_id: 'evt-node-1' });
+    const before = requestsTo('/v1/batch');
+    const res = await client.batch([
+      { event: 'b1', anonymous_id: 'node-anon-2', url: 'https://shop.example.com/?gclid=abc' },
+      { event: 'b2', anonymous_id: 'node-anon-2', user_id: null },
+    ]);
+    expect(res).toEqual({ ok: true, count: 2 });
+    expect(requestsTo('/v1/batch') - before).toBe(1);
+    const rows = await rowsOf("anonymous_id = 'node-anon-2'");
+    expect(rows.map((r) => [r.event_name, r.medium])).toEqual([
+      ['b1', 'paid'],
+      ['b2', 'direct'],
+    ]);
+    expect(rows.every((r) => /^[0-9a-f-]{36}$/.test(r.event_id!))).toBe(true);
+  });
+
+  it('identify stores a $identify event with the traits; forget queues the deletion of the user', async () => {
+    const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
+    expect(await client.identify({ anonymous_id: 'node-anon-3', user_id: 'u-forget', traits: { plan: 'team' } })).toEqual({ ok: true });
+    await client.track({ event: 'after_identify', anonymous_id: 'node-anon-3', user_id: 'u-forget' });
+    const rows = await rowsOf("user_id = 'u-forget'");
+    expect(rows.map((r) => [r.event_name, r.anonymous_id, r.properties])).toEqual([
+      ['$identify', 'node-anon-3', '{"plan":"team"}'],
+      ['after_identify', 'node-anon-3', '{}'],
+    ]);
+    expect(await client.forget('u-forget')).toEqual({ ok: true, queued: true });
+    const left = await eventually(() => rowsOf("user_id = 'u-forget'"), (r) => r.length === 0);
+    expect(left).toEqual([]);
+  });
+
+  it('query, stats and sources read back with an rk_ key', async () => {
+    const writer = new Analytics({ endpoint: service.endpoint, key: keys.sk });
+    await writer.batch([
+      { event: 'read_probe', anonymous_id: 'node-read-1', url: 'https://shop.example.com/a?utm_source=partner&utm_medium=affiliate' },
+      { event: 'read_probe', anonymous_id: 'node-read-2', url: 'https://shop.example.com/b?utm_source=partner&utm_medium=affiliate' },
+    ]);
+    const reader = new Analytics({ endpoint: service.endpoint, key: keys.rk });
+    const query = await reader.query({ from: hourAgo(), to: inAnHour(), event: 'read_probe', limit: 10 });
+    expect(query.rows).toHaveLength(2);
+    expect(query.rows[0]).toMatchObject({ event_name: 'read_probe', source: 'partner', medium: 'affiliate' });
+    expect(JSON.parse(query.rows[0]!.properties)).toEqual({});
+
+    const stats = await eventually(
+      () => reader.stats({ from: hourAgo(), to: inAnHour(), event: 'read_probe', group_by: ['source', 'medium'] }),
+      (s) => s.rows.length > 0,
+    );
+    expect(stats.metric).toBe('count');
+    expect(stats.rows).toEqual([expect.objectContaining({ source: 'partner', medium: 'affiliate', value: 2 })]);
+    const source: string | null = stats.rows[0]!.source; // typed from group_by
+    expect(source).toBe('partner');
+
+    const sources = await eventually(
+      () => reader.sources({ from: hourAgo().toISOString(), to: inAnHour().toISOString(), breakdown: 'source_medium' }),
+      (s) => s.rows.some((r) => r.source === 'partner'),
+    );
+    expect(sources.breakdown).toBe('source_medium');
+    expect(sources.rows.find((r) => r.source === 'partner')).toMatchObject({ medium: 'affiliate', paid_share: 0 });
+  });
+
+  it('4xx answers are not retried and surface the spec error code, status and details', async () => {
+    const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
+    const before = requestsTo('/v1/track');
+    const invalid = await rejection(client.track({ event: 'x', properties: { blob: 'x'.repeat(9000) } }));
+    expect(invalid).toMatchObject({ name: 'AnalyticsError', code: 'invalid_payload', status: 400 });
+    expect((invalid.details as { fieldErrors: Record<string, unknown> }).fieldErrors.properties).toBeDefined();
+    expect(requestsTo('/v1/track') - before).toBe(1);
+
+    const wrongKey = await rejection(new Analytics({ endpoint: service.endpoint, key: `${keys.sk.slice(0, -4)}zzzz` }).track({ event: 'x' }));
+    expect(wrongKey).toMatchObject({ code: 'invalid_api_key', status: 401 });
+    expect(await rejection(new Analytics({ endpoint: service.endpoint, key: keys.rk }).track({ event: 'x' }))).toMatchObject({ code: 'insufficient_scope', status: 403 });
+    expect(await rejection(new Analytics({ endpoint: service.endpoint, key: keys.pk }).forget('u-1'))).toMatchObject({ code: 'forget_requires_secret_key', status: 403 });
+    expect(await rejection(client.query({ from: hourAgo(), to: inAnHour() }))).toMatchObject({ code: 'insufficient_scope', status: 403 });
+    expect(await rejection(new Analytics({ endpoint: service.endpoint, key: keys.rk }).query({ from: 'yesterday', to: inAnHour() }))).toMatchObject({
+      code: 'invalid_params',
+      status: 400,
+    });
+    expect(requestsTo('/v1/track') - before).toBe(3); // one attempt each: invalid payload, wrong key, rk_ key
+  });
+
+  it('a real 429 from the batch bucket is surfaced with retry_after_s and never retried', async () => {
+    const p = await service.stores.keyStore.createProject({ name: 'sdk-node-429', allowed_origins: [] });
+    const client = new Analytics({ endpoint: service.endpoint, key: p.keys.sk });
+    const before = requestsTo('/v1/batch');
+    // The batch bucket holds 20 (refill 5/s): 30 calls at once exhaust it.
+    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => client.batch([{ event: 'burst', anonymous_id: `burst-${i}` }])));
+    const limited = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as AnalyticsError);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]).toMatchObject({ code: 'rate_limited', status: 429, retryAfterS: expect.any(Number) });
+    expect(requestsTo('/v1/batch') - before).toBe(30);
+  });
+});
+
+/** A tiny HTTP server answering from a script; records when each request arrived. */
+async function scriptedServer(answer: (n: number, req: IncomingMessage, res: ServerResponse) => void) {
+  const arrivals: number[] = [];
+  const server = await listen((req, res) => {
+    arrivals.push(performance.now());
+    req.resume();
+    req.on('end', () => answer(arrivals.length, req, res));
+  });
+  return { server, arrivals, endpoint: urlOf(server) };
+}
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+
+describe('retries', () => {
+  const servers: Server[] = [];
+  afterAll(() => Promise.all(servers.map(closeServer)));
+  const scripted = async (answer: Parameters<typeof scriptedServer>[0]) => {
+    const s = await scriptedServer(answer);
+    servers.push(s.server);
+    return s;
+  };
+
+  it('retries a 500 after 100 ms and returns the 202 that follows', async () => {
+    const s = await scripted((n, _req, res) => (n === 1 ? json(res, 500, { error: 'internal_error' }) : json(res, 202, { ok: true, event_id: 'e-1' })));
+    const res = await new Analytics({ endpoint: s.endpoint, key: 'sk_live_abc_def' }).track({ event: 'retry_me', event_id: 'e-1' });
+    expect(res).toEqual({ ok: true, event_id: 'e-1' });
+    expect(s.arrivals).toHaveLength(2);
+    expect(gaps(s.arrivals)[0]).toBeGreaterThanOrEqual(95);
+    expect(gaps(s.arrivals)[0]).toBeLessThan(400);
+  });
+
+  it('gives up after 5 attempts spaced 100, 200, 400, 800 ms and surfaces the last 5xx code', async () => {
+    const s = await scripted((_n, _req, res) => json(res, 502, { error: 'upstream_failed' }));
+    const err = await rejection(new Analytics({ endpoint: s.endpoint, key: 'sk_live_abc_def' }).batch([{ event: 'x' }]));
+    expect(err).toMatchObject({ code: 'upstream_failed', status: 502 });
+    expect(s.arrivals).toHaveLength(5);
+    gaps(s.arrivals).forEach((gap, i) => {
+      const wait = [100, 200, 400, 800][i]!;
+      expect(gap).toBeGreaterThanOrEqual(wait - 5);
+      expect(gap).toBeLessThan(wait + 300);
+    });
+  });
+
+  it('never retries a 429 and surfaces rate_limited with retryAfterS', async () => {
+    const s = await scripted((_n, _req, res) => json(res, 429, { error: 'rate_limited', retry_after_s: 7 }, { 'retry-after': '7' }));
+    const err = await rejection(new Analytics({ endpoint: s.endpoint, key: 'sk_live_abc_def' }).track({ event: 'x' }));
+    expect(err).toMatchObject({ code: 'rate_limited', status: 429, retryAfterS: 7, body: { error: 'rate_limited', retry_after_s: 7 } });
+    expect(s.arrivals).toHaveLength(1);
+  });
+
+  it('takes Retry-After from the header when the body lacks retry_after_s; a non-JSON error is unexpected_response', async () => {
+    const s = await scripted((n, _req, res) => (n === 1 ? res.writeHead(429, { 'retry-after': '3' }).end('slow down') : res.writeHead(500).end('<html>oops</html>')));
+    const client = new Analytics({ endpoint: s.endpoint, key: 'sk_live_abc_def', retryDelaysMs: [] });
+    expect(await rejection(client.track({ event: 'x' }))).toMatchObject({ code: 'unexpected_response', status: 429, retryAfterS: 3 });
+    expect(await rejection(client.track({ event: 'x' }))).toMatchObject({ code: 'unexpected_response', status: 500 });
+    expect(s.arrivals).toHaveLength(2);
+  });
+
+  it('retries a refused connection 4 times with the waits, then fails with network_error', async () => {
+    const closed = await listen(() => {});
+    const endpoint = urlOf(closed);
+    await closeServer(closed); // nothing listens on that port now: connection refused
+    const attempts: number[] = [];
+    const client = new Analytics({
+      endpoint,
+      key: 'sk_live_abc_def',
+      fetch: (input, init) => {
+        attempts.push(performance.now());
+        return fetch(input, init);
+      },
+    });
+    const err = await rejection(client.track({ event: 'x' }));
+    expect(err).toMatchObject({ code: 'network_error', status: 0 });
+    expect(err.cause).toBeInstanceOf(Error);
+    expect(attempts).toHaveLength(5);
+    expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThanOrEqual(1495);
+    gaps(attempts).forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual([100, 200, 400, 800][i]! - 5));
+  });
+
+  it('a timed-out attempt counts as a network error and is retried', async () => {
+    const s = await scripted((n, _req, res) => (n === 1 ? undefined : json(res, 202, { ok: true, event_id: 'late' })));
+    const res = await new Analytics({ endpoint: s.endpoint, key: 'sk_live_abc_def', timeoutMs: 150 }).track({ event: 'x' });
+    expect(res).toEqual({ ok: true, event_id: 'late' });
+    expect(s.arrivals).toHaveLength(2);
+  });
+});

@@ -1,0 +1,179 @@
+import type { ErrorCode } from '@analytics/schema';
+import type {
+  BatchResponse,
+  ForgetResponse,
+  IdentifyInput,
+  IdentifyResponse,
+  Instant,
+  QueryParams,
+  QueryResponse,
+  SourcesParams,
+  SourcesResponse,
+  StatsGroupBy,
+  StatsParams,
+  StatsResponse,
+  TrackInput,
+  TrackResponse,
+} from './types';
+
+/** Waits between attempts (the spec's 100, 200, 400, 800 ms): at most 5 attempts in all. */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [100, 200, 400, 800];
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface AnalyticsOptions {
+  /** Base URL of the service, e.g. `https://analytics.example.com` (no `/v1`). */
+  endpoint: string;
+  /** `sk_…` to ingest and forget, `rk_…` to read. */
+  key: string;
+  /** Waits before each retry of a 5xx or network error; `[]` disables retries. Default 100, 200, 400, 800 ms. */
+  retryDelaysMs?: readonly number[];
+  /** Per-attempt timeout; a timed-out attempt counts as a network error (retried). Default 10 s. */
+  timeoutMs?: number;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+/** `network_error`: no HTTP answer (refused, reset, timed out). `unexpected_response`: an error status without the spec's JSON body. */
+export type AnalyticsErrorCode = ErrorCode | 'network_error' | 'unexpected_response' | (string & {});
+
+/** A failed call: `code` is the spec's `error` string (the contract), `status` the HTTP status (0 without an answer). */
+export class AnalyticsError extends Error {
+  override readonly name = 'AnalyticsError';
+  constructor(
+    readonly code: AnalyticsErrorCode,
+    readonly status: number,
+    /** `details` of the error body (validation tree for `invalid_payload`/`invalid_params`). */
+    readonly details?: unknown,
+    /** Seconds to wait before retrying (`429`): `retry_after_s` of the body, else the `Retry-After` header. */
+    readonly retryAfterS?: number,
+    /** The whole error body, when there was one. */
+    readonly body?: unknown,
+    options?: { cause?: unknown },
+  ) {
+    super(status ? `${status} ${code}` : code, options);
+  }
+}
+
+type Attempt<T> = { value: T } | { error: AnalyticsError; retryable: boolean };
+type QueryValue = string | number | Date | readonly string[] | null | undefined;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const iso = (v: Instant): string => (v instanceof Date ? v.toISOString() : v);
+
+/**
+ * Server-side client of the analytics API. One HTTP call per method call (no buffering); 5xx answers and network
+ * errors are retried after 100, 200, 400 and 800 ms; 429 and every other 4xx are never retried.
+ */
+export class Analytics {
+  private readonly endpoint: string;
+  private readonly key: string;
+  private readonly retryDelays: readonly number[];
+  private readonly timeoutMs: number;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(options: AnalyticsOptions) {
+    if (!options.endpoint) throw new TypeError('Analytics: endpoint is required');
+    if (!options.key) throw new TypeError('Analytics: key is required');
+    this.endpoint = options.endpoint.replace(/\/+$/, '');
+    this.key = options.key;
+    this.retryDelays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.fetchFn = options.fetch ?? ((...args) => fetch(...args));
+  }
+
+  /** `POST /v1/track`: one event. An `event_id` is generated when absent, so a retried write is recognisable. */
+  track(event: TrackInput): Promise<TrackResponse> {
+    return this.request('POST', '/v1/track', wireEvent(event));
+  }
+
+  /** `POST /v1/batch`: 1 to 1000 events in one all-or-nothing request. */
+  batch(events: readonly TrackInput[]): Promise<BatchResponse> {
+    return this.request('POST', '/v1/batch', { events: events.map(wireEvent) });
+  }
+
+  /** `POST /v1/identify`: binds an anonymous id to a user id (stores a `$identify` event with `traits`). */
+  identify(input: IdentifyInput): Promise<IdentifyResponse> {
+    return this.request('POST', '/v1/identify', input);
+  }
+
+  /** `POST /v1/forget` (`sk_` keys): queues deletion of every event of the user. */
+  forget(userId: string): Promise<ForgetResponse> {
+    return this.request('POST', '/v1/forget', { user_id: userId });
+  }
+
+  /** `GET /v1/query` (`rk_` keys): raw events; `properties` of each row is a JSON string. */
+  query(params: QueryParams): Promise<QueryResponse> {
+    return this.request('GET', '/v1/query', undefined, params);
+  }
+
+  /** `GET /v1/stats` (`rk_` keys): counts or unique visitors, grouped and bucketed. */
+  stats<G extends StatsGroupBy = never>(params: StatsParams<G>): Promise<StatsResponse<G>> {
+    return this.request('GET', '/v1/stats', undefined, params);
+  }
+
+  /** `GET /v1/sources` (`rk_` keys): top traffic sources. */
+  sources(params: SourcesParams): Promise<SourcesResponse> {
+    return this.request('GET', '/v1/sources', undefined, params);
+  }
+
+  private async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, query?: object): Promise<T> {
+    let url = this.endpoint + path;
+    if (query) url += `?${toSearch(query as Record<string, QueryValue>)}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.attempt<T>(url, { method, headers, body: payload });
+      if ('value' in outcome) return outcome.value;
+      const delay = this.retryDelays[attempt];
+      if (!outcome.retryable || delay === undefined) throw outcome.error;
+      await sleep(delay);
+    }
+  }
+
+  private async attempt<T>(url: string, init: RequestInit): Promise<Attempt<T>> {
+    let status = 0;
+    try {
+      const res = await this.fetchFn(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      status = res.status;
+      const text = await res.text();
+      const json = parseJson(text);
+      if (res.ok) return { value: json as T };
+      return { error: errorOf(res, json), retryable: res.status >= 500 };
+    } catch (e) {
+      // No answer, or the answer broke off: both are network errors, retried like a 5xx.
+      const message = e instanceof Error ? e.message : String(e);
+      return { error: new AnalyticsError('network_error', status, undefined, undefined, undefined, { cause: e instanceof Error ? e : new Error(message) }), retryable: true };
+    }
+  }
+}
+
+function wireEvent(e: TrackInput): object {
+  return { ...e, event_id: e.event_id ?? globalThis.crypto.randomUUID(), timestamp: e.timestamp == null ? undefined : iso(e.timestamp) };
+}
+
+function toSearch(query: Record<string, QueryValue>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    search.set(name, value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(',') : String(value));
+  }
+  return search.toString();
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function errorOf(res: Response, json: unknown): AnalyticsError {
+  const body = json && typeof json === 'object' ? (json as Record<string, unknown>) : undefined;
+  const code = typeof body?.error === 'string' ? body.error : 'unexpected_response';
+  const header = Number(res.headers.get('retry-after'));
+  const retryAfterS = typeof body?.retry_after_s === 'number' ? body.retry_after_s : res.headers.has('retry-after') && Number.isFinite(header) ? header : undefined;
+  return new AnalyticsError(code, res.status, body?.details, retryAfterS, json);
+}

@@ -1,0 +1,84 @@
+// Request and response types of the API, derived from libs/schema. Type-only imports: the SDK has no runtime
+// dependency on the schema lib (or on zod); these vanish when compiled.
+import type { z } from 'zod';
+import type {
+  EventRow,
+  QUERY_ROW_COLUMNS,
+  StatsGroupBy,
+  eventInputSchema,
+  forgetInputSchema,
+  identifyInputSchema,
+  queryParamsSchema,
+  sourcesParamsSchema,
+  statsParamsSchema,
+} from '@analytics/schema';
+
+export type { StatsGroupBy };
+
+/** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
+export type Instant = string | Date;
+
+/** One event (`POST /v1/track`, each element of `POST /v1/batch`). `timestamp` may also be a Date. */
+export type TrackInput = Omit<z.input<typeof eventInputSchema>, 'timestamp'> & { timestamp?: Instant | null };
+
+/** Body of `POST /v1/identify`. */
+export type IdentifyInput = z.input<typeof identifyInputSchema>;
+
+/** Body of `POST /v1/forget`. */
+export type ForgetInput = z.input<typeof forgetInputSchema>;
+
+type Range = { from: Instant; to: Instant };
+type Limit = { limit?: number };
+
+/** Query string of `GET /v1/query`. */
+export type QueryParams = Omit<z.input<typeof queryParamsSchema>, 'from' | 'to' | 'limit'> & Range & Limit;
+
+/** Query string of `GET /v1/stats`; `group_by` may be an array of the allowed columns or the comma-separated string. */
+export type StatsParams<G extends StatsGroupBy = StatsGroupBy> = Omit<z.input<typeof statsParamsSchema>, 'from' | 'to' | 'limit' | 'group_by'> &
+  Range &
+  Limit & { group_by?: readonly G[] | string };
+
+/** Query string of `GET /v1/sources`. */
+export type SourcesParams = Omit<z.input<typeof sourcesParamsSchema>, 'from' | 'to' | 'limit'> & Range & Limit;
+
+export interface TrackResponse {
+  ok: true;
+  event_id: string;
+}
+export interface BatchResponse {
+  ok: true;
+  count: number;
+}
+export interface IdentifyResponse {
+  ok: true;
+}
+export interface ForgetResponse {
+  ok: true;
+  queued: true;
+}
+
+/** A row of `GET /v1/query`: the spec's columns (`properties` is a JSON string) plus what the server adds. */
+export type QueryRow = Pick<EventRow, (typeof QUERY_ROW_COLUMNS)[number]> & Partial<Pick<EventRow, 'event_id' | 'session_id' | 'browser' | 'os'>>;
+export interface QueryResponse {
+  rows: QueryRow[];
+}
+
+/** A row of `GET /v1/stats`: one field per `group_by` column (typed when `group_by` is an array), `value`, and `bucket` with an `interval`. */
+export type StatsRow<G extends StatsGroupBy = never> = { [K in G]: string | null } & Partial<Record<StatsGroupBy, string | null>> & { value: number; bucket?: string };
+export interface StatsResponse<G extends StatsGroupBy = never> {
+  metric: 'count' | 'uniques';
+  rows: StatsRow<G>[];
+}
+
+/** A row of `GET /v1/sources`; `medium` only with `breakdown=source_medium`. */
+export interface SourcesRow {
+  source: string;
+  medium?: string;
+  events: number;
+  uniques: number;
+  paid_share: number;
+}
+export interface SourcesResponse {
+  breakdown: 'source_medium' | 'source';
+  rows: SourcesRow[];
+}

@@ -162,10 +162,10 @@ describe('MCP gateway over raw HTTP', () => {
   it('refuses pk_ keys before any tool runs with HTTP 403 insufficient_scope, and missing keys with 401', async () => {
     const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), keys.pk);
     expect(res.status).toBe(403);
-    expect((await res.json()).error).toBe('insufficient_scope');
+    expect(((await res.json()) as { error: string }).error).toBe('insufficient_scope');
     const none = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(none.status).toBe(401);
-    expect((await none.json()).error).toBe('missing_bearer_token');
+    expect(((await none.json()) as { error: string }).error).toBe('missing_bearer_token');
   });
 
   it.each([
@@ -188,7 +188,7 @@ describe('MCP gateway over raw HTTP', () => {
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
     const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(200);
-    expect((await res.json()).result.tools).toHaveLength(4);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
   });
 });
 

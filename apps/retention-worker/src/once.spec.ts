@@ -9,7 +9,7 @@ it('runs one retention pass with `main.js --once` and exits 0', () => {
   execFileSync(process.execPath, ['tools/build.mjs'], { cwd: root, stdio: 'ignore' });
   const dataDir = mkdtempSync(join(tmpdir(), 'retention-once-'));
   try {
-    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_OPTIONS: '' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_OPTIONS: '' };
     delete env.CLICKHOUSE_URL;
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
@@ -22,7 +22,7 @@ it('runs one retention pass with `main.js --once` and exits 0', () => {
 });
 
 it('refuses to serve without its production settings, naming them', () => {
-  const env = { ...process.env, NODE_OPTIONS: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '' };
   delete env.CLICKHOUSE_URL;
   delete env.DATABASE_URL;
   delete env.INTERNAL_SECRET;

@@ -3,7 +3,7 @@ import { isoDate } from './iso-date';
 import { LIMITS } from './limits';
 
 // Optional fields accept null as "absent": SDKs commonly serialise unset values that way.
-const optional = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+const optional = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema.optional());
 const boundedString = (min: number, max: number) => z.string().min(min).max(max);
 
 export const eventNameSchema = boundedString(1, LIMITS.eventName);

@@ -252,3 +252,22 @@ describe('retries', () => {
     expect(s.arrivals).toHaveLength(2);
   });
 });
+
+// Compile-time checks (run by the typecheck target, never called): the types come from libs/schema and stay precise.
+export function typeChecks(a: Analytics): void {
+  // @ts-expect-error anonymous_id is a string
+  void a.track({ event: 'x', anonymous_id: 12 });
+  // @ts-expect-error event is required
+  void a.track({ anonymous_id: 'a' });
+  // @ts-expect-error user_id is required
+  void a.identify({ anonymous_id: 'a' });
+  // @ts-expect-error metric is count | uniques
+  void a.stats({ from: 'x', to: 'y', metric: 'sum' });
+  // @ts-expect-error group_by columns are the allowed ones
+  void a.stats({ from: 'x', to: 'y', group_by: ['ip_hash'] });
+  // @ts-expect-error breakdown is source_medium | source
+  void a.sources({ from: 'x', to: 'y', breakdown: 'medium' });
+  // @ts-expect-error limit is a number
+  void a.query({ from: 'x', to: 'y', limit: '10' });
+  void a.track({ event: 'ok', event_id: null, timestamp: new Date(), properties: { a: 1 } });
+}

@@ -1,0 +1,209 @@
+// Browser client of the analytics API: buffered events over POST /v1/batch, $pageview on load and on SPA route
+// changes, silent under Do-Not-Track / Global Privacy Control, no cookies. Built to ES module and IIFE (window.analytics).
+
+export type Properties = Record<string, unknown>;
+
+export interface InitOptions {
+  /** Base URL of the service, e.g. `https://analytics.example.com`. */
+  endpoint: string;
+  /** The project's publishable key (`pk_…`); the page's origin must be in the project's `allowed_origins`. */
+  key: string;
+  /** Emit `$pageview` on init, on every route change (history pushState/replaceState, popstate) and on a back/forward-cache restore. Default true. */
+  autoPageview?: boolean;
+  /** Flush when this many events are buffered. Default 20. */
+  flushAt?: number;
+  /** Flush this long after the first buffered event, in ms. Default 2000. */
+  flushInterval?: number;
+}
+
+interface WireEvent {
+  event: string;
+  event_id: string;
+  timestamp: string;
+  anonymous_id: string;
+  user_id?: string;
+  url: string;
+  path: string;
+  referrer?: string;
+  properties: Properties;
+}
+
+const AID = 'analytics_anonymous_id';
+const UID = 'analytics_user_id';
+const MAX_QUEUE = 500;
+const MAX_WAIT = 60_000;
+const KEEPALIVE_BYTES = 60_000; // keepalive bodies share a 64 KiB budget per page
+
+let cfg: Required<InitOptions> | undefined;
+let storage: Storage | undefined;
+const memory: Record<string, string> = {};
+let anonymousId = '';
+let userId: string | undefined;
+let queue: WireEvent[] = [];
+let timer: ReturnType<typeof setTimeout> | undefined;
+let wait = 0; // current back-off after a failed flush, 0 when healthy
+let lastUrl: string | undefined;
+let referrer = '';
+
+const get = (k: string): string | null => (storage ? storage.getItem(k) : (memory[k] ?? null));
+const set = (k: string, v: string): string => (storage ? storage.setItem(k, v) : (memory[k] = v), v);
+const del = (k: string) => (storage ? storage.removeItem(k) : delete memory[k]);
+
+const uuid = (): string =>
+  crypto.randomUUID
+    ? crypto.randomUUID()
+    : '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) => (+c ^ (crypto.getRandomValues(new Uint8Array(1))[0]! & (15 >> (+c / 4)))).toString(16));
+
+// The page's URL without its fragment (fragments can hold tokens and are not route changes), as the server allows.
+const here = () => location.href.split('#')[0]!.slice(0, 2048);
+
+const optedOut = (): boolean => {
+  const n = navigator as Navigator & { globalPrivacyControl?: boolean };
+  const w = window as Window & { doNotTrack?: string };
+  return n.doNotTrack === '1' || n.doNotTrack === 'yes' || w.doNotTrack === '1' || n.globalPrivacyControl === true;
+};
+
+/**
+ * Starts the client. Does nothing at all (no storage, no network) when Do-Not-Track or Global Privacy Control is on.
+ * A second call is ignored. Calls to the other functions before init are ignored.
+ */
+export function init(options: InitOptions): void {
+  if (cfg || optedOut()) return;
+  if (!/^pk_/.test(options.key)) throw new Error('analytics: the browser client takes a pk_ key');
+  cfg = { autoPageview: true, flushAt: 20, flushInterval: 2000, ...options, endpoint: options.endpoint.replace(/\/+$/, '') };
+  try {
+    storage = localStorage;
+    storage.setItem(AID + '_probe', '1');
+    storage.removeItem(AID + '_probe');
+  } catch {
+    storage = undefined;
+  }
+  anonymousId = get(AID) || set(AID, uuid());
+  userId = get(UID) || undefined;
+  referrer = document.referrer;
+
+  const hidden = () => void flush(true);
+  addEventListener('pagehide', hidden);
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && hidden());
+
+  if (cfg.autoPageview) {
+    const route = () => here() !== lastUrl && page();
+    for (const name of ['pushState', 'replaceState'] as const) {
+      const original = history[name];
+      history[name] = function (this: History, ...args: Parameters<History['pushState']>) {
+        original.apply(this, args);
+        route();
+      };
+    }
+    addEventListener('popstate', route);
+    // A page restored from the back/forward cache is shown again without a load: count it as a view.
+    addEventListener('pageshow', (e) => e.persisted && page());
+    page();
+  }
+}
+
+/** Buffers an event. Events over the spec's limits (name 1..128 chars, properties ≤ 8 KB) are dropped with a warning. */
+export function track(event: string, properties?: Properties): void {
+  if (!cfg) return;
+  const props: Properties = {
+    viewport: innerWidth + 'x' + innerHeight,
+    language: navigator.language,
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    ...properties,
+  };
+  if (!event || event.length > 128 || new Blob([JSON.stringify(props)]).size > 8192) {
+    console.warn('analytics: dropped invalid event', event);
+    return;
+  }
+  const url = here();
+  queue.push({
+    event,
+    event_id: uuid(),
+    timestamp: new Date().toISOString(),
+    anonymous_id: anonymousId,
+    user_id: userId,
+    url,
+    path: new URL(url).pathname.slice(0, 2048),
+    referrer: referrer.slice(0, 2048) || undefined,
+    properties: props,
+  });
+  if (queue.length >= cfg.flushAt && !wait) void flush();
+  else schedule();
+}
+
+/** Emits `$pageview` for the current location (done automatically unless `autoPageview: false`). */
+export function page(): void {
+  if (!cfg) return;
+  const url = here();
+  // After a route change the previous page is the referrer, as it would be after a full navigation.
+  if (lastUrl && lastUrl !== url) referrer = lastUrl;
+  lastUrl = url;
+  track('$pageview');
+}
+
+/** Sets the user id sent on later events (kept across page loads) and calls `POST /v1/identify`. */
+export function identify(id: string, traits?: Properties): Promise<void> {
+  if (!cfg) return Promise.resolve();
+  userId = set(UID, id);
+  return post('/v1/identify', { anonymous_id: anonymousId, user_id: id, traits }).then(
+    () => {},
+    () => {},
+  );
+}
+
+/** Forgets the user id and starts a new anonymous id (e.g. on logout). Buffered events keep the ids they had. */
+export function reset(): void {
+  if (!cfg) return;
+  userId = undefined;
+  del(UID);
+  anonymousId = set(AID, uuid());
+}
+
+/**
+ * Sends every buffered event now. `pageHidden` (used on visibilitychange/pagehide) sends with `keepalive`, in
+ * requests of at most ~60 KB, so the requests outlive the page.
+ */
+export function flush(pageHidden?: boolean): Promise<void> {
+  clearTimeout(timer);
+  timer = undefined;
+  const sends: Promise<void>[] = [];
+  while (cfg && queue.length) {
+    const chunk: WireEvent[] = [];
+    let bytes = 0;
+    while (queue.length && chunk.length < 1000) {
+      bytes += new Blob([JSON.stringify(queue[0])]).size;
+      if (pageHidden && chunk.length && bytes > KEEPALIVE_BYTES) break;
+      chunk.push(queue.shift()!);
+    }
+    sends.push(send(chunk, pageHidden));
+  }
+  return Promise.all(sends).then(() => {});
+}
+
+function schedule() {
+  if (!timer && cfg) timer = setTimeout(flush, wait || cfg.flushInterval);
+}
+
+function send(events: WireEvent[], keepalive?: boolean): Promise<void> {
+  const retry = (seconds = 0) => {
+    // 5xx, 429 and network errors: keep the events (newest MAX_QUEUE) and retry with a doubling back-off.
+    queue = events.concat(queue).slice(-MAX_QUEUE);
+    wait = Math.min(Math.max(wait * 2 || cfg!.flushInterval, seconds * 1000), MAX_WAIT);
+    schedule();
+  };
+  return post('/v1/batch', { events }, keepalive).then((res) => {
+    if (res.status >= 500 || res.status === 429) retry(+res.headers.get('retry-after')! || 0);
+    else wait = 0; // 2xx; any other 4xx is final (the batch is all-or-nothing): retrying unchanged cannot help
+  }, () => retry());
+}
+
+// Authorization rides on every request, keepalive ones too (sendBeacon cannot send headers). The body is JSON sent
+// as text/plain, which the server parses as JSON; the CORS preflight for Authorization is cached by the browser.
+const post = (path: string, body: unknown, keepalive?: boolean) =>
+  fetch(cfg!.endpoint + path, {
+    method: 'POST',
+    keepalive,
+    credentials: 'omit',
+    headers: { Authorization: 'Bearer ' + cfg!.key, 'Content-Type': 'text/plain' },
+    body: JSON.stringify(body),
+  });

@@ -1,0 +1,74 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+
+type Stores = Awaited<ReturnType<typeof openTestStores>>;
+const SECRETS = { ADMIN_TOKEN: 'admin-token-standalone-tests', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' };
+const RANGE = 'from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z';
+let stores: Stores;
+let app: Express;
+
+beforeAll(async () => {
+  stores = await openTestStores();
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'] });
+});
+afterAll(() => stores.close());
+
+const createProject = async (name: string) => {
+  const res = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name, allowed_origins: ['https://shop.example.com'] });
+  expect(res.status).toBe(201);
+  return res.body as { project: { id: string }; keys: { pk: string; sk: string; rk: string } };
+};
+const post = (path: string, key: string, body: unknown) => request(app).post(path).set('authorization', `Bearer ${key}`).send(body as object);
+const queryRows = async (rk: string, qs: string) => {
+  const res = await request(app).get(`/v1/query?${RANGE}&${qs}`).set('authorization', `Bearer ${rk}`);
+  expect(res.status).toBe(200);
+  return res.body.rows as Array<Record<string, unknown>>;
+};
+
+describe('standalone: every app on one port', () => {
+  it('answers /healthz and mounts ingest, read, admin, mcp and retention routes', async () => {
+    expect((await request(app).get('/healthz')).body).toEqual({ ok: true, service: 'standalone' });
+    expect((await request(app).post('/v1/track')).body.error).toBe('missing_bearer_token');
+    expect((await request(app).get('/v1/stats')).body.error).toBe('missing_bearer_token');
+    expect((await request(app).get('/admin/projects')).body.error).toBe('invalid_session');
+    expect((await request(app).post('/mcp').send({})).body.error).toBe('missing_bearer_token');
+    expect((await request(app).post('/internal/retention/run')).body.error).toBe('unauthorized');
+    expect((await request(app).post('/internal/retention/run').set('x-internal-secret', SECRETS.INTERNAL_SECRET)).status).toBe(200);
+  });
+
+  it('forget: /v1/query?user_id reaches zero rows within 30 s; other projects and anonymous pre-identify events stay', async () => {
+    const a = await createProject('a');
+    const b = await createProject('b');
+    const ts = '2026-06-01T12:00:00Z';
+    expect((await post('/v1/track', a.keys.sk, { event: 'browse', anonymous_id: 'anon-x', timestamp: ts })).status).toBe(202);
+    expect((await post('/v1/identify', a.keys.sk, { anonymous_id: 'anon-x', user_id: 'gone' })).status).toBe(200);
+    expect((await post('/v1/batch', a.keys.sk, { events: [{ event: 'buy', anonymous_id: 'anon-x', user_id: 'gone', timestamp: ts }, { event: 'pay', user_id: 'gone', timestamp: ts }] })).status).toBe(202);
+    expect((await post('/v1/track', b.keys.sk, { event: 'elsewhere', user_id: 'gone', timestamp: ts })).status).toBe(202);
+    // buy, pay and the $identify event carry the user_id
+    expect(await queryRows(a.keys.rk, 'user_id=gone')).toHaveLength(3);
+
+    const res = await post('/v1/forget', a.keys.sk, { user_id: 'gone' });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ ok: true, queued: true });
+
+    const deadline = Date.now() + 30_000;
+    let left = await queryRows(a.keys.rk, 'user_id=gone');
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      left = await queryRows(a.keys.rk, 'user_id=gone');
+    }
+    expect(left).toEqual([]);
+    expect((await queryRows(b.keys.rk, 'user_id=gone')).map((r) => r.event_name)).toEqual(['elsewhere']);
+    expect((await queryRows(a.keys.rk, 'event=browse')).map((r) => [r.anonymous_id, r.user_id])).toEqual([['anon-x', null]]);
+  });
+
+  it('a key revoked through the admin API stops at once on this instance', async () => {
+    const p = await createProject('revoke');
+    expect((await post('/v1/track', p.keys.sk, { event: 'x' })).status).toBe(202);
+    const prefix = p.keys.sk.split('_')[2];
+    expect((await request(app).delete(`/admin/keys/${prefix}`).set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`)).status).toBe(204);
+    expect((await post('/v1/track', p.keys.sk, { event: 'x' })).body.error).toBe('invalid_api_key');
+  });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { classify } from '@analytics/classifier';
-import type { EventInput, EventRow } from '@analytics/schema';
+import { type EventInput, type EventRow, toClickHouseTime } from '@analytics/schema';
 import { countryOf } from './geo';
 import { ipHash } from './ip-hash';
 import { parseUserAgent } from './user-agent';
@@ -18,12 +18,6 @@ export interface RequestContext {
   /** Arrival time, the default timestamp. */
   nowMs: number;
   ipHashSecret: string;
-}
-
-/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC, the DateTime64(3) text form. */
-export function toClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }
 
 export function defaultSessionId(owner: string, timestampMs: number): string {

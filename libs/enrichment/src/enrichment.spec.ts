@@ -1,5 +1,6 @@
 import { countryOf } from './geo';
-import { createEnricher, defaultSessionId, toClickHouseTime } from './enrich';
+import { toClickHouseTime } from '@analytics/schema';
+import { createEnricher, defaultSessionId } from './enrich';
 import { ipHash, normalizeIp } from './ip-hash';
 import { parseUserAgent } from './user-agent';
 

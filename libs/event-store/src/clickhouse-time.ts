@@ -1,13 +1,7 @@
-// Time conversions between the API (epoch ms, ISO 8601) and ClickHouse's text forms. Local to the event store:
-// @analytics/enrichment has the same writer-side helper, but the store must not depend on enrichment.
+// Time conversions between the API (epoch ms, ISO 8601) and ClickHouse's text forms.
+export { toClickHouseTime } from '@analytics/schema';
 
 const DAY_MS = 86_400_000;
-
-/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the text form bound to `{name:DateTime64(3, 'UTC')}`. */
-export function toClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-}
 
 /** `YYYY-MM-DD` in UTC: the text form bound to `{name:Date}`. */
 export function toClickHouseDate(ms: number): string {

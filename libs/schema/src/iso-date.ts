@@ -39,3 +39,9 @@ export const isoDate = () =>
     }
     return ms;
   });
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the DateTime64(3, 'UTC') text form the event store reads and writes. */
+export function toClickHouseTime(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}

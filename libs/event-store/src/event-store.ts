@@ -2,7 +2,7 @@ import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
 import type { EventRow } from '@analytics/schema';
 import { type EventStoreConfig, createClickHouseClient } from './client';
 import { EventWriter, type EventWriterOptions } from './event-writer';
-import { assertIdentifier, migrateEventStore } from './migrate';
+import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
 /** Insert column list: explicit, because the EPHEMERAL ip_hash_hex is only filled when named. */
 export const EVENT_INSERT_COLUMNS = [
@@ -55,9 +55,17 @@ export class EventStore {
     return store;
   }
 
-  /** Table that inserts and reads go to (the Distributed table in cluster mode). */
+  /**
+   * Table that inserts and reads go to: `events`, which in cluster mode is the Distributed table over the shards'
+   * `events_local` (inserts are sharded by EVENTS_SHARDING_KEY and sent synchronously: insert_distributed_sync=1).
+   */
   get eventsTable(): string {
     return `${this.db}.events`;
+  }
+
+  /** Table holding the rows, for mutations and partition drops: `events_local` (ON CLUSTER) in cluster mode. */
+  get localEventsTable(): string {
+    return `${this.db}.${localTableOf(this, 'events')}`;
   }
 
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */

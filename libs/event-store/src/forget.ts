@@ -7,7 +7,7 @@ import { type EventStore, StoreUnreachableError, classifyStoreError } from './ev
  * The store refusing gives 500 forget_failed; the store unreachable gives 502 upstream_failed.
  */
 export async function forgetUser(store: EventStore, projectId: string, userId: string): Promise<void> {
-  const table = store.cluster ? `${store.db}.events_local ON CLUSTER ${store.cluster}` : `${store.db}.events`;
+  const table = store.cluster ? `${store.localEventsTable} ON CLUSTER ${store.cluster}` : store.localEventsTable;
   try {
     await store.client.command({
       query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:UUID} AND user_id = {u:String}`,

@@ -26,18 +26,43 @@ export interface TableLayout {
   cluster?: string;
 }
 
-function aggregatingEngine(layout: TableLayout, table: string): string {
-  return layout.cluster ? `ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/${layout.db}/${table}', '{replica}')` : 'AggregatingMergeTree';
+/** Sharding key of the Distributed `events` (and `sessions`): a session's events all land on one shard (docs in 001). */
+export const EVENTS_SHARDING_KEY = 'cityHash64(project_id, session_id)';
+
+/** Name of the table holding a table's rows: the table itself single-node, its `<name>_local` replica table in a cluster. */
+export function localTableOf(layout: TableLayout, table: string): string {
+  return layout.cluster ? `${table}_local` : table;
 }
 
-/** Fills the placeholders of a migration: database, ON CLUSTER clause and engines for single-node or cluster mode. */
+function replicated(layout: TableLayout, engine: 'MergeTree' | 'AggregatingMergeTree', table: string): string {
+  return layout.cluster ? `Replicated${engine}('/clickhouse/tables/{shard}/${layout.db}/${localTableOf(layout, table)}', '{replica}')` : engine;
+}
+
+/**
+ * Fills the placeholders of a migration for single-node or cluster mode:
+ * - `${db}`; `${on_cluster}` ('' or `ON CLUSTER <name>`); `${cluster}` (the cluster name, cluster mode only);
+ * - `${events_table}`, `${daily_rollup_table}`, `${sessions_table}`: the tables that hold the rows: `events`,
+ *   `daily_rollup`, `sessions` single-node; `events_local`, ... in a cluster, where the plain names are the
+ *   Distributed tables over them;
+ * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`: (Replicated)(Aggregating)MergeTree;
+ * - `${events_sharding_key}`; `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
+ *   with it exists only in cluster mode (comments are dropped below).
+ * Single-node output is exactly what it was before cluster mode existed: existing embedded databases depend on it.
+ */
 export function renderMigration(sql: string, layout: TableLayout): string[] {
+  const cluster = layout.cluster ?? '';
   const vars: Record<string, string> = {
     db: layout.db,
-    on_cluster: layout.cluster ? `ON CLUSTER ${layout.cluster}` : '',
-    engine_events: layout.cluster ? `ReplicatedMergeTree('/clickhouse/tables/{shard}/${layout.db}/events_local', '{replica}')` : 'MergeTree',
-    engine_daily_rollup: aggregatingEngine(layout, 'daily_rollup'),
-    engine_sessions: aggregatingEngine(layout, 'sessions'),
+    on_cluster: cluster ? `ON CLUSTER ${cluster}` : '',
+    cluster,
+    cluster_only: cluster ? '' : '--',
+    events_table: localTableOf(layout, 'events'),
+    daily_rollup_table: localTableOf(layout, 'daily_rollup'),
+    sessions_table: localTableOf(layout, 'sessions'),
+    engine_events: replicated(layout, 'MergeTree', 'events'),
+    engine_daily_rollup: replicated(layout, 'AggregatingMergeTree', 'daily_rollup'),
+    engine_sessions: replicated(layout, 'AggregatingMergeTree', 'sessions'),
+    events_sharding_key: EVENTS_SHARDING_KEY,
   };
   const text = sql.replace(/\$\{(\w+)\}/g, (_, name: string) => {
     const v = vars[name];

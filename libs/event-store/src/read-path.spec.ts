@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,13 +55,29 @@ describe('migrations', () => {
     expect(await migrateEventStore(store.client, { db: store.db })).toEqual([]);
   });
 
-  it('renders the cluster form: ON CLUSTER and replicated aggregating engines per table', () => {
-    const m = EVENT_STORE_MIGRATIONS.find((x) => x.name === '002_aggregates')!;
-    const statements = renderMigration(m.sql, { db: 'analytics', cluster: 'main' });
-    expect(statements).toHaveLength(4);
-    for (const s of statements) expect(s).toContain('ON CLUSTER main');
-    expect(statements[0]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/daily_rollup', '{replica}')");
-    expect(statements[2]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/sessions', '{replica}')");
+  it('renders the single-node form exactly as before cluster mode existed (existing databases depend on it)', () => {
+    const single = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics' }));
+    expect(single.map((s) => s.length)).toEqual([1, 4]);
+    const text = single.flat().join('\n');
+    expect(text).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER/);
+    // sha256 of the statements as rendered at the commit before cluster mode; a change here breaks existing data.
+    expect(createHash('sha256').update(JSON.stringify(single)).digest('hex')).toBe('bef65161bb547e7b1499d6f65468658b5eaaec62e5a04fd6aab2a4a2735be5bf');
+  });
+
+  it('renders the cluster form: replicated *_local tables, views between them, Distributed tables named as single-node', () => {
+    const [m1, m2] = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics', cluster: 'main' }));
+    for (const s of [...m1!, ...m2!]) expect(s).toContain('ON CLUSTER main');
+    expect(m1).toHaveLength(2);
+    expect(m1![0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.events_local ON CLUSTER main\n/);
+    expect(m1![0]).toContain("ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/analytics/events_local', '{replica}')");
+    expect(m1![1]).toBe('CREATE TABLE IF NOT EXISTS analytics.events ON CLUSTER main AS analytics.events_local\nENGINE = Distributed(main, analytics, events_local, cityHash64(project_id, session_id))');
+    expect(m2).toHaveLength(6);
+    expect(m2![0]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/daily_rollup_local', '{replica}')");
+    expect(m2![1]).toMatch(/TO analytics\.daily_rollup_local AS[\s\S]*FROM analytics\.events_local\n/);
+    expect(m2![2]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/sessions_local', '{replica}')");
+    expect(m2![3]).toMatch(/TO analytics\.sessions_local AS[\s\S]*FROM analytics\.events_local\n/);
+    expect(m2![4]).toBe('CREATE TABLE IF NOT EXISTS analytics.daily_rollup ON CLUSTER main AS analytics.daily_rollup_local\nENGINE = Distributed(main, analytics, daily_rollup_local)');
+    expect(m2![5]).toBe('CREATE TABLE IF NOT EXISTS analytics.sessions ON CLUSTER main AS analytics.sessions_local\nENGINE = Distributed(main, analytics, sessions_local, cityHash64(project_id, session_id))');
   });
 });
 

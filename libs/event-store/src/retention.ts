@@ -1,5 +1,6 @@
 import { toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
+import { localTableOf } from './migrate';
 
 export interface RetentionPolicy {
   id: string;
@@ -29,15 +30,17 @@ function partitionEnd(id: string): number {
  */
 export async function runRetention(store: EventStore, projects: readonly RetentionPolicy[], nowMs = Date.now()): Promise<RetentionResult> {
   const result: RetentionResult = { projects: projects.length, mutations: 0, dropped_partitions: [] };
-  const local = store.cluster ? `${store.db}.events_local` : `${store.db}.events`;
+  const local = store.localEventsTable;
   const onCluster = store.cluster ? ` ON CLUSTER ${store.cluster}` : '';
 
   if (projects.length > 0) {
     const longest = Math.max(...projects.map((p) => p.retention_days));
     const globalCutoff = nowMs - longest * DAY_MS;
+    // In a cluster every shard's parts count: a month may only exist on shards other than the one answering.
+    const partsTable = store.cluster ? `clusterAllReplicas(${store.cluster}, system.parts)` : 'system.parts';
     const parts = await store.select<{ partition_id: string }>(
-      `SELECT DISTINCT partition_id FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active`,
-      { db: store.db, t: store.cluster ? 'events_local' : 'events' },
+      `SELECT DISTINCT partition_id FROM ${partsTable} WHERE database = {db:String} AND table = {t:String} AND active`,
+      { db: store.db, t: localTableOf(store, 'events') },
     );
     for (const { partition_id } of parts) {
       // Ids come from ClickHouse itself; the pattern check keeps the inlined literal safe all the same.

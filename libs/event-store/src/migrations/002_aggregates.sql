@@ -6,7 +6,10 @@
 -- uniques: uniqCombined sketch over anonymous_id ('' = no anonymous id, not counted): exact up to 4,096 distinct
 -- values, then HyperLogLog with 2^17 cells (typically well under 1% error, ~1-2% worst case).
 -- Merging daily sketches gives the same registers as one sketch over the raw rows, so both read paths agree.
-CREATE TABLE IF NOT EXISTS ${db}.daily_rollup ${on_cluster}
+-- Cluster mode: the views run on each shard's events_local and write that shard's *_local aggregate tables
+-- (Replicated*AggregatingMergeTree); `daily_rollup` and `sessions` are then Distributed tables over them (read-only:
+-- nothing inserts through them), and reads re-aggregate across shards exactly as they do across parts.
+CREATE TABLE IF NOT EXISTS ${db}.${daily_rollup_table} ${on_cluster}
 (
   project_id  UUID,
   day         Date,
@@ -22,7 +25,7 @@ ENGINE = ${engine_daily_rollup}
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, event_name, source, medium, country, device_type);
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_rollup_mv ${on_cluster} TO ${db}.daily_rollup AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_rollup_mv ${on_cluster} TO ${db}.${daily_rollup_table} AS
 SELECT
   project_id,
   toDate(timestamp) AS day,
@@ -33,7 +36,7 @@ SELECT
   device_type,
   count() AS events,
   uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques
-FROM ${db}.events
+FROM ${db}.${events_table}
 GROUP BY project_id, day, event_name, source, medium, country, device_type;
 
 -- sessions backs GET /v1/sources: one logical row per (project_id, session_id, anonymous_id), stored as one row
@@ -42,7 +45,7 @@ GROUP BY project_id, day, event_name, source, medium, country, device_type;
 -- shorter than 24 hours). `entry` is the session's first event as min((timestamp, event_id, source, medium)): an
 -- argMin by (timestamp, event_id) whose source and medium always come from ONE event, kept as a plain value
 -- (SimpleAggregateFunction) because merging argMin states measured ~1.6x slower for GET /v1/sources.
-CREATE TABLE IF NOT EXISTS ${db}.sessions ${on_cluster}
+CREATE TABLE IF NOT EXISTS ${db}.${sessions_table} ${on_cluster}
 (
   project_id   UUID,
   day          Date,
@@ -58,7 +61,7 @@ ENGINE = ${engine_sessions}
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, session_id, anonymous_id);
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.sessions_mv ${on_cluster} TO ${db}.sessions AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.sessions_mv ${on_cluster} TO ${db}.${sessions_table} AS
 SELECT
   project_id,
   toDate(timestamp) AS day,
@@ -69,5 +72,13 @@ SELECT
   max(timestamp) AS last_ts,
   count() AS events,
   countIf(medium = 'paid') AS paid_events
-FROM ${db}.events
+FROM ${db}.${events_table}
 GROUP BY project_id, day, session_id, anonymous_id;
+
+-- Cluster mode only: the Distributed tables the read path queries. sessions carries the events' sharding key (its
+-- rows were placed by it: a session's rows are all on one shard); daily_rollup's grain spans sessions, so its rows
+-- for one grain can sit on several shards and are summed / sketch-merged across them at read time.
+${cluster_only}CREATE TABLE IF NOT EXISTS ${db}.daily_rollup ${on_cluster} AS ${db}.${daily_rollup_table}
+${cluster_only}ENGINE = Distributed(${cluster}, ${db}, ${daily_rollup_table});
+${cluster_only}CREATE TABLE IF NOT EXISTS ${db}.sessions ${on_cluster} AS ${db}.${sessions_table}
+${cluster_only}ENGINE = Distributed(${cluster}, ${db}, ${sessions_table}, ${events_sharding_key});

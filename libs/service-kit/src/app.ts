@@ -9,7 +9,7 @@ import type { Logger } from './logger';
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export interface ServiceAppOptions {
-  /** Name answered by GET /healthz (lets a proxy check prove which app it reached). */
+  /** Name answered by GET /healthz and in the X-Service header of every response (proves which app a proxy reached). */
   name: string;
   logger: Logger;
   /** express `trust proxy` value, from TRUST_PROXY. */
@@ -38,6 +38,12 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
 
   app.use(requestLog(options.logger));
+  // Every answer (errors and 404s included) names the service that gave it: behind the path-routing proxy this
+  // shows which deployable a path reached (docker/README.md; the deploy checks rely on it). A name, not a version.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Service', options.name);
+    next();
+  });
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
   const json = jsonBody();
   const selfParsed = options.selfParsedPaths ?? [];

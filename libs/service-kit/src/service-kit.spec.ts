@@ -75,6 +75,9 @@ describe('errors', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('3');
     expect((await request(app).get('/healthz')).body).toEqual({ ok: true, service: 'kit' });
+    expect((await request(app).get('/healthz')).headers['x-service']).toBe('kit');
+    expect(boom.headers['x-service']).toBe('kit');
+    expect((await request(app).get('/nowhere')).headers['x-service']).toBe('kit');
     const plain = await request(app).post('/v1/echo').set('content-type', 'text/plain').send('{"a":1}');
     expect(plain.body).toEqual({ a: 1 });
     const big = await request(app).post('/v1/echo').set('content-type', 'application/json').send(`{"a":"${'x'.repeat(17 * 1024 * 1024)}"}`);

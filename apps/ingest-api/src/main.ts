@@ -1,12 +1,12 @@
 import { loadGeo } from '@analytics/enrichment';
 import { IngestService } from '@analytics/ingest';
-import { envSchema, openStores, rateRulesOf, requireSettings, serve } from '@analytics/runtime';
+import { EVENT_STORE_SETTING, envSchema, openStores, rateRulesOf, requireSettings, serve } from '@analytics/runtime';
 import { createLogger, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 
 async function main() {
   const env = loadConfig(envSchema);
-  requireSettings(env, ['CLICKHOUSE_URL', 'DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api');
+  requireSettings(env, [EVENT_STORE_SETTING, 'DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api');
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'ingest-api' });
   loadGeo();
   const stores = await openStores(env, logger);

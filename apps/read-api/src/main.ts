@@ -1,10 +1,10 @@
-import { envSchema, openStores, requireSettings, serve } from '@analytics/runtime';
+import { EVENT_STORE_SETTING, envSchema, openStores, requireSettings, serve } from '@analytics/runtime';
 import { createLogger, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 
 async function main() {
   const env = loadConfig(envSchema);
-  requireSettings(env, ['CLICKHOUSE_URL', 'DATABASE_URL'], 'read-api');
+  requireSettings(env, [EVENT_STORE_SETTING, 'DATABASE_URL'], 'read-api');
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'read-api' });
   const stores = await openStores(env, logger);
   const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, authenticator: stores.authenticator, events: stores.events });

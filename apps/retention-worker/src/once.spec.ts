@@ -26,7 +26,8 @@ it('refuses to serve without its production settings, naming them', () => {
   delete env.CLICKHOUSE_URL;
   delete env.DATABASE_URL;
   delete env.INTERNAL_SECRET;
+  delete env.DATA_DIR;
   const run = spawnSync(process.execPath, ['dist/apps/retention-worker/main.js'], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
   expect(run.status).toBe(1);
-  expect(run.stderr).toContain('missing required settings CLICKHOUSE_URL, DATABASE_URL, INTERNAL_SECRET');
+  expect(run.stderr).toContain('missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, INTERNAL_SECRET');
 });

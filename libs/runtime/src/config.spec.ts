@@ -1,5 +1,5 @@
 import { loadConfig } from '@analytics/service-kit';
-import { envSchema, rateRulesOf, requireSettings } from './config';
+import { EVENT_STORE_SETTING, envSchema, rateRulesOf, requireSettings } from './config';
 
 describe('environment', () => {
   it('has the documented defaults', () => {
@@ -16,5 +16,12 @@ describe('environment', () => {
   });
   it('names every missing required setting', () => {
     expect(() => requireSettings(loadConfig(envSchema, {}), ['DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api')).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');
+  });
+  it('takes CLICKHOUSE_URL or DATA_DIR (the embedded opt-in) for the event store, and names both when neither is set', () => {
+    const need = [EVENT_STORE_SETTING, 'DATABASE_URL'] as const;
+    expect(() => requireSettings(loadConfig(envSchema, {}), need, 'read-api')).toThrow('read-api: missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL (see README, Configuration)');
+    expect(() => requireSettings(loadConfig(envSchema, { DATA_DIR: '/tmp/x' }), need, 'read-api')).toThrow('read-api: missing required setting DATABASE_URL (see');
+    expect(() => requireSettings(loadConfig(envSchema, { DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://db/a' }), need, 'read-api')).not.toThrow();
+    expect(() => requireSettings(loadConfig(envSchema, { CLICKHOUSE_URL: 'http://ch:8123', DATABASE_URL: 'postgres://db/a' }), need, 'read-api')).not.toThrow();
   });
 });

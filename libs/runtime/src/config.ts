@@ -26,9 +26,23 @@ export const envSchema = z.object({
 
 export type Env = z.output<typeof envSchema>;
 
+/** A required setting, or a list of settings of which any one will do (named `A or B` when all are missing). */
+export type Requirement = keyof Env | ReadonlyArray<keyof Env>;
+
+/**
+ * The event store of an app started alone: a ClickHouse server (CLICKHOUSE_URL), or, as an explicit opt-in for a
+ * single process, the embedded chDB under DATA_DIR/clickhouse (DATA_DIR set and CLICKHOUSE_URL unset). The key store
+ * stays PostgreSQL (DATABASE_URL) either way: only `npm start` and `--once` fall back to PGlite.
+ */
+export const EVENT_STORE_SETTING: Requirement = ['CLICKHOUSE_URL', 'DATA_DIR'];
+
+const isSet = (env: Env, name: keyof Env) => env[name] !== undefined && env[name] !== '';
+
 /** Settings an app cannot start without; checked all at once with a clear message. */
-export function requireSettings(env: Env, names: ReadonlyArray<keyof Env>, app: string): void {
-  const missing = names.filter((n) => env[n] === undefined || env[n] === '');
+export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app: string): void {
+  const missing = names
+    .filter((n) => (typeof n === 'string' ? !isSet(env, n) : !n.some((alt) => isSet(env, alt))))
+    .map((n) => (typeof n === 'string' ? n : n.join(' or ')));
   if (missing.length > 0) {
     throw new Error(`${app}: missing required setting${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see README, Configuration)`);
   }

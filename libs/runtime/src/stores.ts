@@ -17,9 +17,20 @@ export interface Stores {
 
 /**
  * Opens the stores: production servers when CLICKHOUSE_URL / DATABASE_URL are set, else the embedded engines
- * under DATA_DIR (chDB in DATA_DIR/clickhouse, PGlite in DATA_DIR/postgres). Migrations run on open.
+ * under DATA_DIR (chDB in DATA_DIR/clickhouse, PGlite in DATA_DIR/postgres), each independently: an app started
+ * alone with DATABASE_URL and DATA_DIR (no CLICKHOUSE_URL) gets chDB for events and PostgreSQL for keys.
+ * Migrations run on open. Logs which stores it opened (never a URL: it may carry a password).
  */
 export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DIR ?? './.data'): Promise<Stores> {
+  if (env.CLICKHOUSE_CLUSTER && !env.CLICKHOUSE_URL) {
+    throw new Error('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded chDB event store is a single node');
+  }
+  logger.info(
+    env.CLICKHOUSE_URL
+      ? { eventStore: 'clickhouse', cluster: env.CLICKHOUSE_CLUSTER ?? null, keyStore: env.DATABASE_URL ? 'postgresql' : 'pglite' }
+      : { eventStore: 'chdb', path: join(dataDir, 'clickhouse'), keyStore: env.DATABASE_URL ? 'postgresql' : 'pglite' },
+    'opening stores',
+  );
   const keyDb = env.DATABASE_URL
     ? await createPgPort(env.DATABASE_URL, (e) => logger.warn({ err: e.message }, 'postgres idle client error'))
     : await createPglitePort(join(dataDir, 'postgres'));

@@ -14,19 +14,38 @@ export interface EventStoreConfig {
   requestTimeoutMs?: number;
 }
 
-export function createClickHouseClient(config: EventStoreConfig): ClickHouseClient {
+/** chDB's raw insert: the payload goes to the engine as bytes, not inlined into a SQL string. */
+export type RawInsert = (params: { table: string; values: Buffer; format: 'JSONCompactEachRow'; columns: readonly string[] }) => Promise<unknown>;
+
+export interface ClickHouseHandle {
+  client: ClickHouseClient;
+  /** Set for the embedded engine only. */
+  rawInsert?: RawInsert;
+}
+
+export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   if (config.url) {
-    return createClient({
-      url: config.url,
-      username: config.username,
-      password: config.password,
-      request_timeout: config.requestTimeoutMs ?? 10_000,
-      max_open_connections: 32,
-      keep_alive: { enabled: true },
-    });
+    return {
+      client: createClient({
+        url: config.url,
+        username: config.username,
+        password: config.password,
+        request_timeout: config.requestTimeoutMs ?? 10_000,
+        max_open_connections: 32,
+        keep_alive: { enabled: true },
+      }),
+    };
   }
   if (!config.chdbPath) throw new Error('event store: set CLICKHOUSE_URL or a chDB path');
   // Loaded lazily so a server-mode deployment never loads the native engine.
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
-  return createClient({ connection: createChdbConnection({ path: config.chdbPath }) } as never);
+  const connection = createChdbConnection({ path: config.chdbPath });
+  return {
+    client: createClient({ connection } as never),
+    rawInsert: (params) => connection.chdb.rawInsert({ ...params, columns: [...params.columns] }),
+  };
+}
+
+export function createClickHouseClient(config: EventStoreConfig): ClickHouseClient {
+  return connectClickHouse(config).client;
 }

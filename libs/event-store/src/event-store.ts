@@ -1,7 +1,8 @@
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
 import type { EventRow } from '@analytics/schema';
-import { type EventStoreConfig, createClickHouseClient } from './client';
+import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
 import { EventWriter, type EventWriterOptions } from './event-writer';
+import { insertEventRows } from './insert-rows';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
 /** Insert column list: explicit, because the EPHEMERAL ip_hash_hex is only filled when named. */
@@ -37,22 +38,29 @@ export class EventStore {
     readonly client: ClickHouseClient,
     config: EventStoreConfig,
     writerOptions: EventWriterOptions,
+    private readonly rawInsert?: RawInsert,
   ) {
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
     this.writer = new EventWriter((rows) => this.insertRows(rows), { concurrency: config.url ? 4 : 1, ...writerOptions });
   }
 
+  /** Opens the store and applies pending migrations. */
   static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): Promise<EventStore> {
-    const client = createClickHouseClient(config);
-    const store = new EventStore(client, config, writerOptions);
+    const store = EventStore.connect(config, writerOptions);
     try {
-      await migrateEventStore(client, { db: store.db, cluster: store.cluster });
+      await migrateEventStore(store.client, { db: store.db, cluster: store.cluster });
     } catch (e) {
-      await client.close().catch(() => undefined);
+      await store.client.close().catch(() => undefined);
       throw e;
     }
     return store;
+  }
+
+  /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
+  static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
+    const { client, rawInsert } = connectClickHouse(config);
+    return new EventStore(client, config, writerOptions, rawInsert);
   }
 
   /**
@@ -71,13 +79,16 @@ export class EventStore {
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
   async insertRows(rows: EventRow[]): Promise<void> {
     try {
-      await this.client.insert({
-        table: this.eventsTable,
-        values: rows,
-        format: 'JSONEachRow',
-        columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]],
-        clickhouse_settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : {},
-      });
+      await insertEventRows(
+        {
+          client: this.client,
+          rawInsert: this.rawInsert,
+          table: this.eventsTable,
+          columns: EVENT_INSERT_COLUMNS,
+          settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : undefined,
+        },
+        rows,
+      );
     } catch (e) {
       throw classifyStoreError(e);
     }

@@ -1,4 +1,5 @@
 export * from './client';
+export * from './insert-rows';
 export * from './migrate';
 export * from './event-writer';
 export * from './event-store';

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventRow } from '@analytics/schema';
+import { EVENT_INSERT_COLUMNS, EventStore, StoreUnreachableError } from './event-store';
+import { insertEventRows } from './insert-rows';
+
+let dir: string;
+let store: EventStore;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'event-store-insert-'));
+  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const PROJECT = '0b9d4c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e';
+const hostile = 'quote " backslash \\ tab \t newline \n NUL \u0000 emoji 😀 sql \'; DROP TABLE events; --';
+const row = (id: string, o: Partial<EventRow> = {}): EventRow => ({
+  project_id: PROJECT, timestamp: '2026-03-01 10:00:00.123', event_id: id, event_name: '$pageview', anonymous_id: 'anon-1', user_id: null,
+  session_id: 's-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct', referrer: null,
+  url: 'https://shop.example.com/?a=1', path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux',
+  ip_hash_hex: '00112233445566778899aabbccddeeff', properties: JSON.stringify({ s: hostile, n: 1.5, a: [1, null] }), ...o,
+});
+const stored = (prefix: string) =>
+  store.select<Record<string, unknown>>(
+    `SELECT * EXCEPT ip_hash, lower(hex(ip_hash)) AS ip_hash_hex FROM ${store.eventsTable} WHERE startsWith(event_id, {p:String}) ORDER BY event_id`,
+    { p: prefix },
+  );
+
+describe('insertEventRows (JSONCompactEachRow)', () => {
+  it('stores the same values through chDB raw insert and through the client, nulls and hostile strings included', async () => {
+    const rows = (prefix: string) => [row(`${prefix}-1`), row(`${prefix}-2`, { user_id: hostile, campaign: 'c', referrer: hostile, event_name: hostile, path: null })];
+    await store.insertRows(rows('raw')); // the embedded store's path: raw insert of one Buffer
+    await insertEventRows({ client: store.client, table: store.eventsTable, columns: EVENT_INSERT_COLUMNS }, rows('cli')); // a server's path
+    const raw = await stored('raw-');
+    const cli = await stored('cli-');
+    expect(raw).toHaveLength(2);
+    expect(raw.map((r) => ({ ...r, event_id: '' }))).toEqual(cli.map((r) => ({ ...r, event_id: '' })));
+    expect(raw[1]).toMatchObject({ user_id: hostile, referrer: hostile, event_name: hostile, path: null, campaign: 'c', ip_hash_hex: '00112233445566778899aabbccddeeff' });
+    expect(JSON.parse(raw[0]!.properties as string)).toEqual({ s: hostile, n: 1.5, a: [1, null] });
+  });
+});
+
+describe('EventStore.connect to an unreachable ClickHouse', () => {
+  it('fails an insert with StoreUnreachableError within the request timeout, refused or silent', async () => {
+    // A port nobody listens on, and a server that accepts and never answers (a blackhole).
+    const closed = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as net.AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+    const sockets: net.Socket[] = [];
+    const hole = net.createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => hole.listen(0, '127.0.0.1', resolve));
+    const holePort = (hole.address() as net.AddressInfo).port;
+    try {
+      for (const port of [closed, holePort]) {
+        const remote = EventStore.connect({ url: `http://127.0.0.1:${port}`, database: 'analytics', requestTimeoutMs: 500 });
+        const started = Date.now();
+        const error = await remote.insertRows([row('x')]).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StoreUnreachableError);
+        expect(Date.now() - started).toBeLessThan(3_000);
+        await remote.close();
+      }
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      hole.close();
+    }
+  });
+});

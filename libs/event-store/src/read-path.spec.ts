@@ -60,8 +60,9 @@ describe('migrations', () => {
     expect(single.map((s) => s.length)).toEqual([1, 4]);
     const text = single.flat().join('\n');
     expect(text).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER/);
-    // sha256 of the statements as rendered at the commit before cluster mode; a change here breaks existing data.
-    expect(createHash('sha256').update(JSON.stringify(single)).digest('hex')).toBe('bef65161bb547e7b1499d6f65468658b5eaaec62e5a04fd6aab2a4a2735be5bf');
+    // sha256 of the rendered statements; a change here breaks existing data. Last changed on purpose with sessions.entry
+    // as a sortable String (migration 002 unreleased then).
+    expect(createHash('sha256').update(JSON.stringify(single)).digest('hex')).toBe('c19124e00fb7cc2c81257c8a1eb8f21f93921b2684517fad4a536b0a25aff2af');
   });
 
   it('renders the cluster form: replicated *_local tables, views between them, Distributed tables named as single-node', () => {
@@ -88,7 +89,7 @@ describe('materialized views', () => {
       row(P, { at: T0 + 23 * 3_600_000 + 50 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'paid' }),
       row(P, { at: T0 + DAY + 10 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'social' }),
       row(P, { at: T0 + DAY + 20 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'google', medium: 'organic' }),
-      // a tie on timestamp: source and medium must come from the same event (the lower event_id)
+      // a tie on timestamp: source and medium must come from the same event (ties go to the shorter, then lower, source)
       row(P, { at: T0 + 5_000, event_id: 'tie-a', session_id: 'tie', anonymous_id: 'a2', source: 'newsletter', medium: 'email' }),
       row(P, { at: T0 + 5_000, event_id: 'tie-b', session_id: 'tie', anonymous_id: 'a2', source: 'bing', medium: 'paid' }),
       row(P, { at: T0 + 6_000, session_id: 'tie', anonymous_id: '', user_id: 'u-only' }),
@@ -114,14 +115,14 @@ describe('materialized views', () => {
     const raw = await store.select<{ day: string }>(`SELECT day FROM ${store.db}.sessions WHERE project_id = {p:UUID} AND session_id = 'night' ORDER BY day`, { p: P });
     expect(raw.map((r) => r.day)).toEqual(['2026-03-02', '2026-03-03']);
     const merged = await store.select<Record<string, unknown>>(
-      `SELECT session_id, min(entry) AS e, tupleElement(e, 'source') AS source, tupleElement(e, 'medium') AS medium, min(first_ts) AS first, max(last_ts) AS last, sum(events) AS events, sum(paid_events) AS paid
+      `SELECT session_id, min(entry) AS e, substring(e, 21, toUInt32(substring(e, 16, 5))) AS source, substring(e, 21 + toUInt32(substring(e, 16, 5))) AS medium, min(first_ts) AS first, max(last_ts) AS last, sum(events) AS events, sum(paid_events) AS paid
        FROM ${store.db}.sessions WHERE project_id = {p:UUID} GROUP BY session_id, anonymous_id ORDER BY session_id, anonymous_id`,
       { p: P },
     );
     expect(merged.map(({ e: _e, ...r }) => ({ ...r, events: Number(r.events), paid: Number(r.paid) }))).toEqual([
       { session_id: 'night', source: 'facebook', medium: 'paid', first: '2026-03-02 23:50:00.000', last: '2026-03-03 00:20:00.000', events: 3, paid: 1 },
       { session_id: 'tie', source: 'direct', medium: 'direct', first: '2026-03-02 00:00:06.000', last: '2026-03-02 00:00:06.000', events: 1, paid: 0 },
-      { session_id: 'tie', source: 'newsletter', medium: 'email', first: '2026-03-02 00:00:05.000', last: '2026-03-02 00:00:05.000', events: 2, paid: 1 },
+      { session_id: 'tie', source: 'bing', medium: 'paid', first: '2026-03-02 00:00:05.000', last: '2026-03-02 00:00:05.000', events: 2, paid: 1 },
     ]);
   });
 });

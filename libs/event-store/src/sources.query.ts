@@ -19,6 +19,12 @@ export interface SourcesAnswer {
 
 const DAY_MS = 86_400_000;
 
+// A merged session's sessions.entry: '<15-digit epoch ms><5-digit byte length of source><source><medium>'.
+const ENTRY = {
+  source: 'substring(session_entry, 21, toUInt32(substring(session_entry, 16, 5)))',
+  medium: 'substring(session_entry, 21 + toUInt32(substring(session_entry, 16, 5)))',
+};
+
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
 
@@ -29,12 +35,12 @@ export const SESSION_SPAN_MS = DAY_MS;
  */
 export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): { sql: string; params: Record<string, unknown> } {
   const withMedium = params.breakdown === 'source_medium';
-  const keys = withMedium ? ['source', 'medium'] : ['source'];
+  const keys = withMedium ? (['source', 'medium'] as const) : (['source'] as const);
   const sql = [
-    `SELECT ${keys.map((k) => `tupleElement(session_entry, '${k}') AS ${k}`).join(', ')},`,
+    `SELECT ${keys.map((k) => `${ENTRY[k]} AS ${k}`).join(', ')},`,
     '  sum(session_events) AS events,',
     "  uniqCombinedIf(anonymous_id, anonymous_id != '') AS uniques,",
-    "  sumIf(session_events, tupleElement(session_entry, 'medium') = 'paid') / sum(session_events) AS paid_share",
+    `  sumIf(session_events, ${ENTRY.medium} = 'paid') / sum(session_events) AS paid_share`,
     'FROM (',
     '  SELECT anonymous_id, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
     `  FROM ${tables.sessions}`,

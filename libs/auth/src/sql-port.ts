@@ -13,22 +13,41 @@ export interface SqlPort extends SqlQueryable {
   close(): Promise<void>;
 }
 
+/** PostgreSQL could not be reached or stopped answering (as opposed to an error the server answered with). */
+export class KeyStoreUnreachableError extends Error {
+  readonly code = 'UPSTREAM_UNREACHABLE';
+  constructor(cause: unknown) {
+    super('key store unreachable', { cause });
+    this.name = 'KeyStoreUnreachableError';
+  }
+}
+
 export async function createPgPort(connectionString: string, onError: (e: Error) => void = () => {}): Promise<SqlPort> {
-  const { Pool } = await import('pg');
+  const { DatabaseError, Pool } = await import('pg');
   const pool: Pool = new Pool({ connectionString, max: 10, connectionTimeoutMillis: 3_000, query_timeout: 10_000, idleTimeoutMillis: 30_000 });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', onError);
+  // The server's own answers are DatabaseErrors (with a SQLSTATE); anything else on the way (connect timeout, query
+  // read timeout, connection terminated) is the store being unreachable: 502 upstream_failed, not 500.
+  const classify = (e: unknown) => (e instanceof DatabaseError ? e : new KeyStoreUnreachableError(e));
+  const run = async <T>(op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (e) {
+      throw classify(e);
+    }
+  };
   return {
-    query: async (sql, params) => pool.query(sql, params as unknown[]) as never,
+    query: async (sql, params) => run(() => pool.query(sql, params as unknown[])) as never,
     exec: async (sql) => {
-      await pool.query(sql);
+      await run(() => pool.query(sql));
     },
     transaction: async (fn) => {
-      const client = await pool.connect();
+      const client = await run(() => pool.connect());
       try {
-        await client.query('BEGIN');
-        const result = await fn({ query: async (sql, params) => client.query(sql, params as unknown[]) as never });
-        await client.query('COMMIT');
+        await run(() => client.query('BEGIN'));
+        const result = await fn({ query: async (sql, params) => run(() => client.query(sql, params as unknown[])) as never });
+        await run(() => client.query('COMMIT'));
         return result;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);

@@ -15,8 +15,24 @@ const urlSchema = z
   .max(LIMITS.urlLike)
   .refine((v) => URL.canParse(v), { message: 'must be a valid absolute URL' });
 
+/** Whether a parsed JSON value nests deeper than `max` levels; iterative, so any depth is safe to measure. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (depth > max) return true;
+    for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Free-form JSON object, at most 8 KB once stringified. */
 export const propertiesSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  // JSON.stringify recurses: a deeply nested body (JSON.parse is iterative) would overflow the stack as a 500.
+  if (nestedDeeperThan(value, LIMITS.propertiesDepth)) {
+    ctx.addIssue({ code: 'custom', message: `must be nested at most ${LIMITS.propertiesDepth} levels deep` });
+    return;
+  }
   const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
   if (bytes > LIMITS.propertiesBytes) {
     ctx.addIssue({ code: 'custom', message: `must be at most ${LIMITS.propertiesBytes} bytes once stringified (got ${bytes})` });

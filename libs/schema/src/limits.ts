@@ -5,6 +5,8 @@ export const LIMITS = {
   userId: 256,
   urlLike: 2048,
   propertiesBytes: 8 * 1024,
+  /** Nesting of properties/traits: far beyond any real use, well within what JSON.stringify can recurse. */
+  propertiesDepth: 1000,
   batchMax: 1000,
   queryLimit: { max: 1000, default: 100 },
   statsLimit: { max: 1000, default: 100 },

@@ -30,6 +30,18 @@ describe('event input', () => {
     ['not an object', 'event'],
   ])('rejects %s', (_name, body) => expect(ok(body)).toBe(false));
 
+  it('rejects properties nested deeper than 1000 levels instead of overflowing the stack, and accepts 1000', () => {
+    const nest = (depth: number) => {
+      let v: unknown = 1;
+      for (let i = 1; i < depth; i++) v = { a: v };
+      return v as Record<string, unknown>;
+    };
+    const deep = eventInputSchema.safeParse({ event: 'x', properties: nest(100_000) });
+    expect(deep.success).toBe(false);
+    expect(deep.error!.issues[0]!.message).toMatch(/1000 levels/);
+    expect(identifyInputSchema.safeParse({ anonymous_id: 'a', user_id: 'u', traits: JSON.parse(`{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`) }).success).toBe(false);
+    expect(eventInputSchema.safeParse({ event: 'x', properties: nest(1000) }).success).toBe(true);
+  });
   it('drops server-computed fields a client sends', () => {
     const parsed = eventInputSchema.parse({ event: 'x', source: 'evil', ip_hash: 'x', country: 'ZZ' });
     expect(parsed).toEqual({ event: 'x' });

@@ -10,9 +10,11 @@ export const KEY_STORE_MIGRATIONS: ReadonlyArray<{ version: number; name: string
 const MIGRATION_LOCK_ID = 727_001;
 
 export async function migrateKeyStore(db: SqlPort): Promise<number[]> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   return db.transaction(async (tx) => {
+    // The lock comes first: two `CREATE TABLE IF NOT EXISTS` racing on a fresh database fail with a duplicate key
+    // in pg_type (seen when the five deployables start at once).
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const { rows } = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
     const done = new Set(rows.map((r) => Number(r.version)));
     const applied: number[] = [];

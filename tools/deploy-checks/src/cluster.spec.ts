@@ -1,0 +1,219 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  EVENT_INSERT_COLUMNS,
+  EVENT_STORE_MIGRATIONS,
+  type EventStore,
+  buildQueryEvents,
+  buildSources,
+  forgetUser,
+  migrateEventStore,
+  parseGroupBy,
+  planStats,
+  renderMigration,
+  runRetention,
+} from '@analytics/event-store';
+import type { EventRow, StatsParams } from '@analytics/schema';
+import { dockerDir, root } from './routes';
+
+// chDB (ClickHouse 26.x in-process) checks the cluster form of the event store with ClickHouse's own parser and
+// config loader, and runs its topology (Distributed tables over *_local tables fed by the views) on a one-shard
+// cluster. It cannot run Keeper or ON CLUSTER DDL, so that run uses the rendered statements minus those two.
+// One chDB connection at a time per process: sessions are opened one after the other.
+const chdb = require('chdb') as typeof import('chdb');
+type Session = InstanceType<typeof chdb.Session>;
+
+const CLUSTER = 'analytics';
+let tmp: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'deploy-checks-chdb-'));
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function withSession<T>(name: string, configFile: string | undefined, fn: (s: Session) => T | Promise<T>): Promise<T> {
+  const s = new chdb.Session(join(tmp, name), configFile ? { connectionArgs: [`--config-file=${configFile}`] } : undefined);
+  try {
+    return await fn(s);
+  } finally {
+    s.close();
+    await chdb.drainPending();
+  }
+}
+
+const jsonRows = <T>(out: string): T[] => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+
+/** Every statement the event store sends in cluster mode: migrations (run against a recording client), forget, retention. */
+async function clusterStatements(): Promise<string[]> {
+  const sent: string[] = [];
+  const client = {
+    command: async ({ query }: { query: string }) => void sent.push(query),
+    query: async () => ({ json: async () => [] }),
+    insert: async () => undefined,
+  };
+  await migrateEventStore(client as never, { db: 'analytics', cluster: CLUSTER });
+  const store = {
+    db: 'analytics',
+    cluster: CLUSTER,
+    eventsTable: 'analytics.events',
+    localEventsTable: 'analytics.events_local',
+    client,
+    command: async (query: string) => void sent.push(query),
+    select: async (query: string) => {
+      sent.push(query);
+      return query.includes('system.parts') ? [{ partition_id: '201901' }] : [{ n: '1' }];
+    },
+  } as unknown as EventStore;
+  await forgetUser(store, randomUUID(), 'u-1');
+  await runRetention(store, [{ id: randomUUID(), retention_days: 30 }]);
+  return sent;
+}
+
+describe('cluster-mode statements parse in ClickHouse', () => {
+  it('every statement of every migration, rendered with a cluster, and those of forget and retention', async () => {
+    const statements = await clusterStatements();
+    const rendered = EVENT_STORE_MIGRATIONS.flatMap((m) => renderMigration(m.sql, { db: 'analytics', cluster: CLUSTER }));
+    for (const s of rendered) expect(statements).toContain(s);
+    expect(statements.filter((s) => /^(CREATE|ALTER)/.test(s)).every((s) => s.includes(`ON CLUSTER ${CLUSTER}`))).toBe(true);
+    await withSession('parse', undefined, (s) => {
+      for (const q of statements) {
+        let formatted: string;
+        try {
+          formatted = s.queryBind('SELECT formatQuery({q:String})', { q }, 'TSVRaw');
+        } catch (e) {
+          throw new Error(`ClickHouse does not parse:\n${q}\n${(e as Error).message}`);
+        }
+        expect(formatted.trim().length).toBeGreaterThan(0);
+      }
+      // the parser is live: a broken statement is refused
+      expect(() => s.queryBind('SELECT formatQuery({q:String})', { q: 'CREATE TABLE t ON CLUSTER c (a UInt8 ENGINE = Distributed(' }, 'TSVRaw')).toThrow(/Syntax error/);
+    });
+    expect(statements.some((s) => s.includes('ENGINE = Distributed(analytics, analytics, events_local, cityHash64(project_id, session_id))'))).toBe(true);
+    expect(statements.some((s) => s.startsWith('ALTER TABLE analytics.events_local ON CLUSTER analytics DELETE WHERE project_id'))).toBe(true);
+  });
+});
+
+describe("compose's ClickHouse configuration (docker/clickhouse/config.d)", () => {
+  it('loads in ClickHouse: macros and interserver host from the environment, cluster `analytics` of 2 shards x 2 replicas', () => {
+    // A child process: ClickHouse reads from_env values with getenv, which jest's sandboxed process.env never reaches.
+    const script = `
+      const chdb = require('chdb');
+      const s = new chdb.Session(process.argv[1], { connectionArgs: ['--config-file=' + process.argv[2]] });
+      const q = (sql) => s.query(sql, 'JSONEachRow').split('\\n').filter(Boolean).map((l) => JSON.parse(l));
+      console.log(JSON.stringify({
+        macros: q('SELECT macro, substitution FROM system.macros ORDER BY macro'),
+        hosts: q("SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = 'analytics' ORDER BY shard_num, replica_num"),
+        settings: q("SELECT name, value FROM system.server_settings WHERE name IN ('interserver_http_host') ORDER BY name"),
+      }));
+      s.close();`;
+    const run = spawnSync(process.execPath, ['-e', script, join(tmp, 'compose-config'), resolve(dockerDir, 'clickhouse/config.d/cluster.xml')], {
+      cwd: root,
+      env: { ...process.env, NODE_OPTIONS: '', CH_SHARD: '02', CH_REPLICA: 'ch-s2-r1', CLICKHOUSE_CLUSTER_SECRET: 'x' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.stderr).toBe('');
+    const got = JSON.parse(run.stdout) as { macros: unknown; hosts: unknown; settings: unknown };
+    expect(got.macros).toEqual([
+      { macro: 'cluster', substitution: 'analytics' },
+      { macro: 'replica', substitution: 'ch-s2-r1' },
+      { macro: 'shard', substitution: '02' },
+    ]);
+    expect(got.hosts).toEqual([
+      { shard_num: 1, host_name: 'ch-s1-r1', port: 9000 },
+      { shard_num: 1, host_name: 'ch-s1-r2', port: 9000 },
+      { shard_num: 2, host_name: 'ch-s2-r1', port: 9000 },
+      { shard_num: 2, host_name: 'ch-s2-r2', port: 9000 },
+    ]);
+    expect(got.settings).toEqual([{ name: 'interserver_http_host', value: 'ch-s2-r1' }]);
+  });
+});
+
+describe('the cluster topology answers like a single node', () => {
+  const DAY = 86_400_000;
+  const T0 = Date.UTC(2026, 2, 2);
+  const P = randomUUID();
+  const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+
+  /** A deterministic mix: sessions across midnight, paid and organic entries, user-only events, timestamp ties. */
+  function rows(): EventRow[] {
+    const out: EventRow[] = [];
+    const sources = [['google', 'organic'], ['facebook', 'paid'], ['newsletter', 'email'], ['direct', 'direct'], ['bing', 'paid']] as const;
+    for (let i = 0; i < 400; i++) {
+      const anon = i % 7 === 0 ? '' : `a-${i % 37}`;
+      const ts = T0 + ((i * 7_919_000) % (3 * DAY)) + (i % 5 === 0 ? 0 : i);
+      const [source, medium] = sources[(i * 3) % sources.length]!;
+      out.push({
+        project_id: P, timestamp: at(ts), event_id: `e-${String(i).padStart(4, '0')}`, event_name: i % 3 === 0 ? '$pageview' : 'signup',
+        anonymous_id: anon, user_id: anon === '' ? `u-${i % 11}` : null, session_id: `${anon || `u-${i % 11}`}-${Math.floor(ts / 1_800_000)}`,
+        source, medium, campaign: null, source_confidence: 'high', source_rule_id: 'r', referrer: null, url: null, path: `/p${i % 4}`,
+        country: ['GB', 'US', 'DE'][i % 3]!, device_type: i % 2 ? 'mobile' : 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16), properties: '{}',
+      });
+    }
+    return out;
+  }
+
+  it('inserts through Distributed `events`, fills the *_local aggregates through the views, and reads the same answers', async () => {
+    const config = join(tmp, 'one-shard.xml');
+    writeFileSync(config, `<clickhouse><tcp_port>9000</tcp_port><macros><shard>01</shard><replica>r1</replica></macros>
+      <remote_servers><${CLUSTER}><shard><internal_replication>true</internal_replication><replica><host>localhost</host><port>9000</port></replica></shard></${CLUSTER}></remote_servers></clickhouse>`);
+    const single = `s_${randomBytes(4).toString('hex')}`;
+    const cluster = `c_${randomBytes(4).toString('hex')}`;
+    await withSession('topology', config, (s) => {
+      const run = (q: string, params: Record<string, unknown> = {}) => s.queryBind(q, params, 'JSONEachRow');
+      s.query(`CREATE DATABASE ${single}`);
+      s.query(`CREATE DATABASE ${cluster}`);
+      for (const m of EVENT_STORE_MIGRATIONS) for (const q of renderMigration(m.sql, { db: single })) s.query(q);
+      for (const m of EVENT_STORE_MIGRATIONS) {
+        for (const q of renderMigration(m.sql, { db: cluster, cluster: CLUSTER })) {
+          // chDB has no Keeper and no DDL queue: the same statements as plain tables on this one node.
+          const local = q.replace(` ON CLUSTER ${CLUSTER}`, '').replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/[\w/]+', '\{replica\}'\)/, '$1');
+          expect(local).not.toMatch(/ON CLUSTER|Replicated/);
+          s.query(local);
+        }
+      }
+      const engines = Object.fromEntries(jsonRows<{ name: string; engine: string }>(run('SELECT name, engine FROM system.tables WHERE database = {db:String}', { db: cluster })).map((t) => [t.name, t.engine]));
+      expect(engines).toMatchObject({
+        events: 'Distributed', events_local: 'MergeTree', daily_rollup: 'Distributed', daily_rollup_local: 'AggregatingMergeTree',
+        sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_rollup_mv: 'MaterializedView', sessions_mv: 'MaterializedView',
+      });
+
+      const body = rows().map((r) => JSON.stringify(r)).join('\n');
+      const cols = EVENT_INSERT_COLUMNS.join(', ');
+      s.query(`INSERT INTO ${single}.events (${cols}) FORMAT JSONEachRow\n${body}`);
+      s.query(`INSERT INTO ${cluster}.events (${cols}) SETTINGS insert_deduplicate = 0, insert_distributed_sync = 1 FORMAT JSONEachRow\n${body}`);
+      const count = (t: string) => Number(jsonRows<{ n: string }>(run(`SELECT count() AS n FROM ${t}`))[0]!.n);
+      expect(count(`${cluster}.events_local`)).toBe(400);
+      expect(count(`${cluster}.daily_rollup_local`)).toBeGreaterThan(0);
+      expect(count(`${cluster}.sessions_local`)).toBeGreaterThan(0);
+
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, sessions: `${db}.sessions` });
+      const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
+        const [a, b] = [single, cluster].map((db) => {
+          const q = build(tables(db));
+          return jsonRows(run(q.sql, q.params));
+        });
+        expect(a!.length).toBeGreaterThan(0);
+        expect(b).toEqual(a);
+      };
+      const range = { from: T0, to: T0 + 3 * DAY };
+      both((t) => buildQueryEvents(t, P, { ...range, limit: 1000 }));
+      for (const stats of [
+        { group_by: 'source,medium', interval: 'day' },
+        { group_by: 'country', metric: 'uniques' },
+        { group_by: 'path,browser', interval: 'hour' },
+      ] as Array<Partial<StatsParams>>) {
+        for (const force of ['rollup', 'events'] as const) {
+          const params = { ...range, metric: 'count', limit: 1000, ...stats } as StatsParams;
+          const groupBy = parseGroupBy(params.group_by);
+          if (force === 'rollup' && groupBy.some((g) => g === 'path' || g === 'browser')) continue;
+          both((t) => planStats(t, P, params, groupBy, force));
+        }
+      }
+      both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', limit: 200 }));
+      both((t) => buildSources(t, P, { ...range, breakdown: 'source', limit: 200 }));
+    });
+  });
+});

@@ -1,0 +1,166 @@
+import { readdirSync } from 'node:fs';
+import { parse, parseAllDocuments } from 'yaml';
+import { APPS, type Loose, ROUTES, nginxRoutes, readDocker, upstreamOf } from './routes';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Loose; data?: Loose; stringData?: Loose };
+
+/** Every object of every docker/k8s/*.yaml except the Kustomization, in file order. */
+function k8sObjects(): Array<{ file: string; obj: Obj }> {
+  const out: Array<{ file: string; obj: Obj }> = [];
+  for (const file of readdirSync(`${__dirname}/../../../docker/k8s`).filter((f) => f.endsWith('.yaml')).sort()) {
+    for (const doc of parseAllDocuments(readDocker(`k8s/${file}`))) {
+      if (doc.errors.length > 0) throw new Error(`docker/k8s/${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
+      const obj = doc.toJS() as Obj | null;
+      if (obj && obj.kind !== 'Kustomization') out.push({ file, obj });
+    }
+  }
+  return out;
+}
+
+/** The kubernetes-models class for apiVersion/kind (`apps/v1` + `Deployment` -> kubernetes-models/apps/v1/Deployment). */
+async function modelOf(apiVersion: string, kind: string): Promise<new (data: unknown) => { validate(): void }> {
+  const mod = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const model = mod[kind];
+  if (!model) throw new Error(`no Kubernetes schema for ${apiVersion} ${kind}`);
+  return model;
+}
+
+describe('k8s manifests (docker/k8s)', () => {
+  const objects = k8sObjects();
+  const find = (kind: string, name: string) => objects.find((o) => o.obj.kind === kind && o.obj.metadata.name === name)?.obj;
+
+  it('parse as YAML and validate against the Kubernetes object schemas', async () => {
+    expect(objects.length).toBeGreaterThan(10);
+    for (const { file, obj } of objects) {
+      const Model = await modelOf(obj.apiVersion, obj.kind);
+      try {
+        new Model(obj).validate();
+      } catch (e) {
+        throw new Error(`docker/k8s/${file}: ${obj.kind} ${obj.metadata.name}: ${(e as Error).message}`);
+      }
+      expect(obj.metadata.namespace).toBe(obj.kind === 'Namespace' ? undefined : 'analytics');
+    }
+  });
+
+  it('a schema violation is caught (the validator is live)', async () => {
+    const Model = await modelOf('apps/v1', 'Deployment');
+    expect(() => new Model({ metadata: { name: 'x' }, spec: { selector: {}, template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: 'http' }] }] } } } }).validate()).toThrow(/containerPort/);
+  });
+
+  it.each(APPS)('%s: a Deployment with probes on /healthz, resources, non-root, config from the ConfigMap and Secret; a Service', (app) => {
+    const dep = find('Deployment', app);
+    expect(dep).toBeDefined();
+    const pod = dep!.spec.template.spec;
+    expect(dep!.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': app });
+    expect(dep!.spec.template.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': app });
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    const [c] = pod.containers;
+    expect(c.image).toMatch(new RegExp(`^analytics/${app}:`));
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(c[probe].httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    for (const r of ['cpu', 'memory']) {
+      expect(c.resources.requests[r]).toBeDefined();
+      expect(c.resources.limits[r]).toBeDefined();
+    }
+    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    expect(c.envFrom).toEqual([{ configMapRef: { name: 'analytics-config' } }, { secretRef: { name: 'analytics-secrets' } }]);
+    const svc = find('Service', app);
+    expect(svc?.spec.selector).toEqual({ 'app.kubernetes.io/name': app });
+    expect(svc?.spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
+  });
+
+  it('the ConfigMap and the example Secret carry every setting the apps need in production', () => {
+    const keys = [...Object.keys(find('ConfigMap', 'analytics-config')!.data), ...Object.keys(find('Secret', 'analytics-secrets')!.stringData)];
+    for (const k of ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'DATABASE_URL', 'REDIS_URL', 'IP_HASH_SECRET', 'ADMIN_TOKEN', 'INTERNAL_SECRET', 'TRUST_PROXY', 'PORT']) {
+      expect(keys).toContain(k);
+    }
+  });
+
+  it('ingest-api scales with an HPA; retention runs daily as a CronJob of `main.js --once`', () => {
+    const hpa = find('HorizontalPodAutoscaler', 'ingest-api');
+    expect(hpa?.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'ingest-api' });
+    expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    const cron = find('CronJob', 'retention-daily');
+    expect(cron?.spec.schedule).toMatch(/^\d+ \d+ \* \* \*$/);
+    const [c] = cron!.spec.jobTemplate.spec.template.spec.containers;
+    expect(c.command).toEqual(['node', 'dist/apps/retention-worker/main.js', '--once']);
+    expect(c.image).toMatch(/^analytics\/retention-worker:/);
+  });
+
+  it('the Ingress routes exactly the public paths, to the right Services, and never /internal/', () => {
+    const ing = find('Ingress', 'analytics');
+    const paths = ing!.spec.rules.flatMap((r: Loose) => r.http.paths) as Array<{ path: string; pathType: string; backend: { service: { name: string } } }>;
+    expect(paths.map((p) => ({ path: p.path, match: p.pathType === 'Exact' ? 'exact' : 'prefix', app: p.backend.service.name })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
+      ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app })).sort((a, b) => a.path.localeCompare(b.path)),
+    );
+    expect(paths.some((p) => p.path.startsWith('/internal') || p.path === '/')).toBe(false);
+    expect(ing!.metadata).toMatchObject({ annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
+  });
+
+  it('kustomization.yaml lists every manifest except the example Secret', () => {
+    const k = parse(readDocker('k8s/kustomization.yaml')) as { resources: string[] };
+    const files = readdirSync(`${__dirname}/../../../docker/k8s`).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'secret.example.yaml');
+    expect([...k.resources].sort()).toEqual(files.sort());
+  });
+});
+
+describe('compose file (docker/compose.yml)', () => {
+  const compose = parse(readDocker('compose.yml'), { merge: true }) as { services: Record<string, Loose> };
+  const services = compose.services;
+
+  it('parses and names every required service: a ClickHouse cluster with Keeper, PostgreSQL, Redis, nginx, every app', () => {
+    for (const s of ['keeper', 'postgres', 'redis', 'nginx', ...APPS]) expect(Object.keys(services)).toContain(s);
+    const clickhouse = Object.entries(services).filter(([, s]) => String(s.image).startsWith('clickhouse/clickhouse-server'));
+    expect(clickhouse.length).toBeGreaterThanOrEqual(2);
+    const shards = new Map<string, string[]>();
+    for (const [name, s] of clickhouse) {
+      shards.set(s.environment.CH_SHARD, [...(shards.get(s.environment.CH_SHARD) ?? []), s.environment.CH_REPLICA]);
+      expect(s.environment.CH_REPLICA).toBe(name);
+      expect(s.volumes).toContain('./clickhouse/config.d/cluster.xml:/etc/clickhouse-server/config.d/cluster.xml:ro');
+    }
+    // every shard has at least two replicas
+    for (const replicas of shards.values()) expect(replicas.length).toBeGreaterThanOrEqual(2);
+    expect(String(services.keeper.image)).toMatch(/^clickhouse\/clickhouse-keeper:/);
+  });
+
+  it('ingest-api can be scaled (no container_name, no host port) and every app gets the production settings', () => {
+    expect(services['ingest-api'].container_name).toBeUndefined();
+    expect(services['ingest-api'].ports).toBeUndefined();
+    for (const app of APPS) {
+      const s = services[app];
+      expect(s.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile', args: { APP: app } });
+      for (const k of ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'DATABASE_URL', 'REDIS_URL', 'IP_HASH_SECRET', 'ADMIN_TOKEN', 'INTERNAL_SECRET', 'TRUST_PROXY']) {
+        expect(s.environment[k]).toBeTruthy();
+      }
+      expect(s.environment.CLICKHOUSE_CLUSTER).toBe('analytics');
+    }
+    // Secrets are never written into the file: each is required from docker/.env.
+    for (const k of ['IP_HASH_SECRET', 'ADMIN_TOKEN', 'INTERNAL_SECRET']) expect(services['ingest-api'].environment[k]).toMatch(new RegExp(`^\\$\\{${k}:\\?`));
+  });
+
+  it('nginx mounts docker/nginx.conf and its compose upstreams, which name the compose services the routes need', () => {
+    expect(services.nginx.volumes).toEqual(expect.arrayContaining(['./nginx.conf:/etc/nginx/nginx.conf:ro', './nginx.d:/etc/nginx/nginx.d:ro']));
+    const upstreams = readDocker('nginx.d/upstreams.conf');
+    for (const app of new Set(ROUTES.map((r) => r.app))) {
+      expect(upstreams).toMatch(new RegExp(`upstream ${upstreamOf(app)} \\{[^}]*server ${app}:8080 resolve;`));
+      expect(services[app]).toBeDefined();
+    }
+  });
+});
+
+describe('nginx.conf routing rules (docker/nginx.conf)', () => {
+  it('routes exactly the public paths to the right upstreams and answers /internal/ itself', () => {
+    const conf = readDocker('nginx.conf');
+    expect(nginxRoutes(conf).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
+      ROUTES.map((r) => ({ path: r.path, match: r.match, upstream: upstreamOf(r.app) })).sort((a, b) => a.path.localeCompare(b.path)),
+    );
+    expect(conf).toMatch(/location \/internal\/ \{ return 404 /);
+    expect(conf).toMatch(/client_max_body_size 16m;/);
+    expect(conf).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
+    // The raw caller IP is never stored: no address and no query string in the access log, no error-level lines.
+    const logFormat = /log_format analytics ([^;]*);/.exec(conf)?.[1];
+    expect(logFormat).toMatch(/\$uri/);
+    expect(logFormat).not.toMatch(/remote_addr|forwarded_for|request_uri|\$request |\$args|query_string/);
+    expect(conf).toMatch(/^error_log stderr crit;$/m);
+  });
+});

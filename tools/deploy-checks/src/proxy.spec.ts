@@ -1,0 +1,279 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { APPS, type App, type Loose, ROUTES, dockerDir, root, upstreamOf } from './routes';
+
+// docker/nginx.conf, validated by Debian's nginx (`nginx -t`) and served on loopback in front of the five apps,
+// each started alone as in production (`node dist/apps/<app>/main.js`, its own port), on real PostgreSQL for keys
+// and each on its own embedded chDB (DATA_DIR: the documented opt-in when no ClickHouse server can run here).
+// Every app names itself in an X-Service header, so each check proves WHICH deployable answered.
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_TOKEN = randomBytes(16).toString('hex');
+const INTERNAL_SECRET = randomBytes(16).toString('hex');
+
+function nginxBinary(): string {
+  for (const candidate of [process.env.NGINX_BIN, '/usr/sbin/nginx', 'nginx'].filter(Boolean) as string[]) {
+    if (spawnSync(candidate, ['-v'], { encoding: 'utf8' }).status === 0) return candidate;
+  }
+  throw new Error("nginx is not installed: the deploy checks validate and serve docker/nginx.conf with Debian's nginx (apt-get install -y nginx-light)");
+}
+
+const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => done(port));
+    });
+  });
+
+interface Running {
+  proc: ChildProcess;
+  port: number;
+  output: () => string;
+}
+
+/** Starts `node dist/apps/<app>/main.js` on a free port (PORT=0) and resolves with the port it logged as listening. */
+function startApp(app: App, env: NodeJS.ProcessEnv, onSpawn: (proc: ChildProcess) => void): Promise<Running> {
+  const proc = spawn(process.execPath, [`dist/apps/${app}/main.js`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  onSpawn(proc);
+  let out = '';
+  const output = () => out;
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${app} did not start within 60 s:\n${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      for (const line of out.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        clearTimeout(timer);
+        done({ proc, port: (JSON.parse(line) as { port: number }).port, output });
+        return;
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`${app} exited with ${code} before listening:\n${out}`));
+    });
+  });
+}
+
+const stop = (proc: ChildProcess | undefined) =>
+  new Promise<void>((done) => {
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return done();
+    const force = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    proc.once('exit', () => {
+      clearTimeout(force);
+      done();
+    });
+    proc.kill('SIGTERM');
+  });
+
+interface Answer {
+  status: number;
+  service: string | undefined;
+  body: string;
+  json: () => Loose;
+}
+
+/** A raw HTTP request (the path goes out exactly as written: no client-side dot-segment normalisation). */
+function http(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        done({ status: res.statusCode!, service: res.headers['x-service'] as string | undefined, body: text, json: () => JSON.parse(text) });
+      });
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+/**
+ * Serves the routing rules exactly as committed (docker/nginx.conf, copied unchanged) with the per-environment
+ * includes written for loopback: upstreams at 127.0.0.1:<port of each app>, a free listen port. `nginx -t` first.
+ * Returns the proxy's port; the process joins `procs`.
+ */
+async function startNginx(bin: string, ports: Record<App, number>): Promise<number> {
+  const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
+  dataDirs.push(prefix);
+  chmodSync(prefix, 0o755); // nginx's workers (nobody, when started as root) use the temp dirs under the prefix
+  mkdirSync(join(prefix, 'conf/nginx.d'), { recursive: true });
+  copyFileSync(resolve(dockerDir, 'nginx.conf'), join(prefix, 'conf/nginx.conf'));
+  const upstreams = [...new Set(ROUTES.map((r) => r.app))].map((app) => `upstream ${upstreamOf(app)} { server 127.0.0.1:${ports[app]}; keepalive 4; }\n`);
+  writeFileSync(join(prefix, 'conf/nginx.d/upstreams.conf'), upstreams.join(''));
+  const port = await freePort();
+  writeFileSync(join(prefix, 'conf/nginx.d/listen.conf'), `listen 127.0.0.1:${port};\n`);
+  const args = ['-p', `${prefix}/`, '-c', join(prefix, 'conf/nginx.conf')];
+  // nginx.conf logs to /dev/stdout and stderr (as in a container); a file stands in for them (a socket cannot).
+  const log = join(prefix, 'nginx.log');
+  const logFd = openSync(log, 'a');
+  const test = spawnSync(bin, ['-t', ...args, '-g', `pid ${prefix}/nginx.pid;`], { stdio: ['ignore', logFd, logFd] });
+  if (test.status !== 0 || !readFileSync(log, 'utf8').includes('test is successful')) {
+    closeSync(logFd);
+    throw new Error(`nginx -t rejects docker/nginx.conf:\n${readFileSync(log, 'utf8')}`);
+  }
+  const proc = spawn(bin, [...args, '-g', `pid ${prefix}/nginx.pid; daemon off;`], { stdio: ['ignore', logFd, logFd] });
+  procs.push(proc);
+  closeSync(logFd);
+  for (let i = 0; ; i++) {
+    if (await http(port, 'GET', '/healthz').then((r) => r.status === 200, () => false)) return port;
+    if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not serve docker/nginx.conf:\n${readFileSync(log, 'utf8')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let proxyPort = 0;
+let schema: string;
+let bin: string;
+const apps = new Map<App, Running>();
+/** Every process started, listening or not: all are stopped in afterAll whatever happened. */
+const procs: ChildProcess[] = [];
+const dataDirs: string[] = [];
+
+beforeAll(async () => {
+  bin = nginxBinary();
+  execFileSync(process.execPath, ['tools/build.mjs'], { cwd: root, stdio: 'ignore' });
+
+  // Keys on real PostgreSQL, in a schema of their own (every app migrates it at start, under an advisory lock).
+  schema = `deploy_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch (e) {
+    throw new Error(`the proxy check needs PostgreSQL at TEST_DATABASE_URL (${DATABASE_URL}): ${(e as Error).message}`);
+  }
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const dbUrl = new URL(DATABASE_URL);
+  dbUrl.searchParams.set('options', `-c search_path=${schema}`);
+
+  const base: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PORT: '0', LOG_LEVEL: 'info' };
+  for (const k of ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'REDIS_URL']) delete base[k];
+  await Promise.all(
+    APPS.map(async (app) => {
+      const dataDir = mkdtempSync(join(tmpdir(), `deploy-${app}-`));
+      dataDirs.push(dataDir);
+      const env = {
+        ...base, DATA_DIR: dataDir, DATABASE_URL: dbUrl.toString(), CLICKHOUSE_DATABASE: 'analytics',
+        IP_HASH_SECRET: 'deploy-checks', ADMIN_TOKEN, INTERNAL_SECRET,
+        // nginx on loopback is the trusted proxy here (compose: the one hop, TRUST_PROXY=1).
+        TRUST_PROXY: 'loopback',
+      };
+      // All five at once on a fresh database, as a rollout starts them: migrations must not race.
+      apps.set(app, await startApp(app, env, (proc) => procs.push(proc)));
+    }),
+  );
+
+  proxyPort = await startNginx(bin, Object.fromEntries(APPS.map((app) => [app, apps.get(app)!.port])) as Record<App, number>);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(procs.map(stop));
+  for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
+  if (schema) {
+    const admin = new Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}, 60_000);
+
+describe('nginx in front of the five deployables (docker/nginx.conf on loopback)', () => {
+  it('passes nginx -t, and each app started alone answers /healthz with its own name', async () => {
+    for (const app of APPS) {
+      const r = await http(apps.get(app)!.port, 'GET', '/healthz');
+      expect({ status: r.status, body: r.json(), service: r.service }).toEqual({ status: 200, body: { ok: true, service: app }, service: app });
+    }
+    const own = await http(proxyPort, 'GET', '/healthz');
+    expect({ status: own.status, body: own.json(), service: own.service }).toEqual({ status: 200, body: { ok: true, service: 'proxy' }, service: undefined });
+  });
+
+  it.each(ROUTES.map((r) => [r.method, r.match === 'prefix' ? `${r.path}projects` : r.path, r.app] as const))('%s %s reaches %s', async (method, path, app) => {
+    const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);
+    expect(r.service).toBe(app);
+    // no credentials: the app's own auth answer, not nginx's
+    expect(r.status).toBe(401);
+    expect(r.json().error).toBe(app === 'admin-api' ? 'invalid_session' : 'missing_bearer_token');
+  });
+
+  it('keeps /internal/ inside: retention answers directly but never through the proxy', async () => {
+    const secret = { 'x-internal-secret': INTERNAL_SECRET };
+    const direct = await http(apps.get('retention-worker')!.port, 'POST', '/internal/retention/run', secret);
+    expect({ status: direct.status, service: direct.service, ok: direct.json().ok }).toEqual({ status: 200, service: 'retention-worker', ok: true });
+    for (const path of ['/internal/retention/run', '/internal/retention/run/', '/INTERNAL/retention/run', '/Internal/Retention/Run', '/v1/track/../../internal/retention/run', '/v1/%2e%2e/internal/retention/run', '/%69nternal/retention/run', '//internal/retention/run', '/v1/../internal/retention/run?x=1']) {
+      const r = await http(proxyPort, 'POST', path, secret);
+      expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
+    }
+  });
+
+  it('answers unknown paths itself with the API error envelope', async () => {
+    for (const path of ['/', '/v1/unknown', '/v1/track/extra', '/v2/track', '/healthz/x']) {
+      const r = await http(proxyPort, 'GET', path);
+      expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
+    }
+  });
+
+  it('forwards the caller: X-Forwarded-For with the address nginx saw appended, Host, proto and a request id', async () => {
+    // The same rules in front of a recorder instead of the apps: what exactly arrives upstream.
+    const seen: Array<Record<string, string | string[] | undefined>> = [];
+    const recorder = createHttpServer((req, res) => {
+      seen.push(req.headers);
+      res.setHeader('x-service', 'recorder');
+      res.end('{}');
+    });
+    await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
+    const port = (recorder.address() as AddressInfo).port;
+    try {
+      const proxy = await startNginx(bin, Object.fromEntries(APPS.map((app) => [app, port])) as Record<App, number>);
+      const r = await http(proxy, 'POST', '/v1/track?x=1', { host: 'shop.example.com', 'x-forwarded-for': '8.8.8.8' }, '{}');
+      expect(r.service).toBe('recorder');
+      expect(seen[0]).toMatchObject({ 'x-forwarded-for': '8.8.8.8, 127.0.0.1', host: 'shop.example.com', 'x-forwarded-host': 'shop.example.com', 'x-forwarded-proto': 'http' });
+      expect(seen[0]!['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+      await http(proxy, 'GET', '/v1/stats');
+      expect(seen[1]!['x-forwarded-for']).toBe('127.0.0.1');
+    } finally {
+      recorder.close();
+    }
+  });
+
+  it('passes X-Forwarded-For: the app sees the caller behind the proxy (geo of 8.8.8.8 is US; loopback has none)', async () => {
+    const created = await http(proxyPort, 'POST', '/admin/projects', { authorization: `Bearer ${ADMIN_TOKEN}` }, JSON.stringify({ name: 'deploy-checks', allowed_origins: ['*'] }));
+    expect({ status: created.status, service: created.service }).toEqual({ status: 201, service: 'admin-api' });
+    const keys = created.json().keys as { sk: string; rk: string };
+    const mcp = (key: string, name: string, args: object, headers: Record<string, string> = {}) =>
+      http(proxyPort, 'POST', '/mcp', { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream', ...headers }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }));
+    const viaUS = await mcp(keys.sk, 'track_event', { event: 'forwarded', anonymous_id: 'via-xff' }, { 'x-forwarded-for': '8.8.8.8' });
+    expect({ status: viaUS.status, service: viaUS.service }).toEqual({ status: 200, service: 'mcp-gateway' });
+    expect(viaUS.json().result.structuredContent.ok).toBe(true);
+    await mcp(keys.sk, 'track_event', { event: 'forwarded', anonymous_id: 'no-xff' });
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 3_600_000).toISOString();
+    const q = await mcp(keys.rk, 'query_events', { from, to, event: 'forwarded' });
+    const rows = q.json().result.structuredContent.rows as Array<{ anonymous_id: string; country: string }>;
+    expect(rows.map((r) => [r.anonymous_id, r.country]).sort()).toEqual([['no-xff', ''], ['via-xff', 'US']]);
+  });
+
+  it('takes a 1000-event batch of several MB through to ingest-api, and answers a body over 16 MB with 413', async () => {
+    const created = await http(proxyPort, 'POST', '/admin/projects', { authorization: `Bearer ${ADMIN_TOKEN}` }, JSON.stringify({ name: 'batch' }));
+    const sk = created.json().keys.sk as string;
+    const properties = { blob: 'x'.repeat(7_000) };
+    const batch = JSON.stringify({ events: Array.from({ length: 1000 }, (_, i) => ({ event: 'bulk', anonymous_id: `a-${i}`, url: `https://shop.example.com/${'p'.repeat(1500)}`, properties })) });
+    expect(batch.length).toBeGreaterThan(8_000_000);
+    const ok = await http(proxyPort, 'POST', '/v1/batch', { authorization: `Bearer ${sk}` }, batch);
+    expect({ status: ok.status, service: ok.service, body: ok.json() }).toEqual({ status: 202, service: 'ingest-api', body: { ok: true, count: 1000 } });
+    const tooBig = await http(proxyPort, 'POST', '/v1/batch', { authorization: `Bearer ${sk}` }, Buffer.alloc(16 * 1024 * 1024 + 1, 0x20));
+    expect({ status: tooBig.status, service: tooBig.service, body: tooBig.json() }).toEqual({ status: 413, service: undefined, body: { error: 'payload_too_large' } });
+  });
+});

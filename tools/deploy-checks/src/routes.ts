@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export const root = resolve(__dirname, '../../..');
+export const dockerDir = resolve(root, 'docker');
+export const readDocker = (path: string) => readFileSync(resolve(dockerDir, path), 'utf8');
+
+/** The deployables and, for each public path, the one that must answer it (docker/README.md, "Deploying"). */
+export const APPS = ['ingest-api', 'read-api', 'mcp-gateway', 'admin-api', 'retention-worker'] as const;
+export type App = (typeof APPS)[number];
+
+export interface Route {
+  method: 'GET' | 'POST';
+  path: string;
+  app: App;
+  /** How the route is matched: the exact path, or every path under a prefix. */
+  match: 'exact' | 'prefix';
+}
+
+export const ROUTES: readonly Route[] = [
+  { method: 'POST', path: '/v1/track', app: 'ingest-api', match: 'exact' },
+  { method: 'POST', path: '/v1/batch', app: 'ingest-api', match: 'exact' },
+  { method: 'POST', path: '/v1/identify', app: 'ingest-api', match: 'exact' },
+  { method: 'POST', path: '/v1/forget', app: 'ingest-api', match: 'exact' },
+  { method: 'GET', path: '/v1/query', app: 'read-api', match: 'exact' },
+  { method: 'GET', path: '/v1/stats', app: 'read-api', match: 'exact' },
+  { method: 'GET', path: '/v1/sources', app: 'read-api', match: 'exact' },
+  { method: 'POST', path: '/mcp', app: 'mcp-gateway', match: 'exact' },
+  { method: 'GET', path: '/admin/', app: 'admin-api', match: 'prefix' },
+];
+
+/** nginx upstream name of an app (`ingest-api` -> `ingest_api`). */
+export const upstreamOf = (app: App) => app.replace('-', '_');
+
+/** Routes as nginx.conf states them: `location = /p { proxy_pass http://u; }` and `location /p/ { ... }`. */
+export function nginxRoutes(conf: string): Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> {
+  const out: Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> = [];
+  for (const m of conf.matchAll(/location\s+(=\s+)?(\S+)\s*\{([^}]*)\}/g)) {
+    const pass = /proxy_pass\s+http:\/\/(\w+)\s*;/.exec(m[3]!);
+    if (pass) out.push({ path: m[2]!, match: m[1] ? 'exact' : 'prefix', upstream: pass[1]! });
+  }
+  return out;
+}
+
+/** Parsed YAML and JSON answers, checked field by field by the specs: typed loosely on purpose. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Loose = any;

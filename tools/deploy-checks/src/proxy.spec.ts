@@ -190,6 +190,21 @@ afterAll(async () => {
   }
 }, 60_000);
 
+describe('each app started alone without its settings', () => {
+  const NEEDS: Record<App, string> = {
+    'ingest-api': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, IP_HASH_SECRET',
+    'read-api': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL',
+    'mcp-gateway': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, IP_HASH_SECRET',
+    'admin-api': 'DATABASE_URL, ADMIN_TOKEN',
+    'retention-worker': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, INTERNAL_SECRET',
+  };
+  it.each(APPS)('%s refuses to start and names what is missing', (app) => {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NODE_OPTIONS: '' };
+    const run = spawnSync(process.execPath, [`dist/apps/${app}/main.js`], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
+    expect({ status: run.status, stderr: run.stderr.trim() }).toEqual({ status: 1, stderr: `${app}: missing required settings ${NEEDS[app]} (see README, Configuration)` });
+  });
+});
+
 describe('nginx in front of the five deployables (docker/nginx.conf on loopback)', () => {
   it('passes nginx -t, and each app started alone answers /healthz with its own name', async () => {
     for (const app of APPS) {

@@ -1,5 +1,5 @@
 import { InvalidationBus, KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
-import { envSchema, requireSettings, serve } from '@analytics/runtime';
+import { envSchema, requireSettings, serve, runMain } from '@analytics/runtime';
 import { createLogger, createRedis, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 
@@ -25,7 +25,4 @@ async function main() {
   });
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+runMain(main);

@@ -1,4 +1,4 @@
-import { EVENT_STORE_SETTING, envSchema, openStores, requireSettings, serve } from '@analytics/runtime';
+import { EVENT_STORE_SETTING, envSchema, openStores, requireSettings, serve, runMain } from '@analytics/runtime';
 import { createLogger, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { retentionJob } from './retention.routes';
@@ -28,7 +28,4 @@ async function main() {
   await serve(app, env.PORT, logger, () => stores.close());
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
-});
+runMain(main);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { envSchema, openStores, rateRulesOf, serve } from '@analytics/runtime';
+import { envSchema, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
 import { createLogger, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { resolveSecrets } from './secrets';
@@ -20,7 +20,4 @@ async function main() {
   await serve(app, env.PORT, logger, () => stores.close());
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
-  process.exit(1);
-});
+runMain(main);

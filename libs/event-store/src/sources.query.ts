@@ -1,16 +1,9 @@
-import type { SourcesParams } from '@analytics/schema';
+import type { SourcesParams, SourcesRow } from '@analytics/schema';
 import { toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
-/** A row of GET /v1/sources; `medium` only with breakdown=source_medium. */
-export interface SourcesRow {
-  source: string;
-  medium?: string;
-  events: number;
-  uniques: number;
-  paid_share: number;
-}
+export type { SourcesRow };
 
 export interface SourcesAnswer {
   breakdown: SourcesParams['breakdown'];

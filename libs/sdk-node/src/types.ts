@@ -9,11 +9,12 @@ import type {
   QUERY_ROW_COLUMNS,
   QueryParams as ParsedQuery,
   SourcesParams as ParsedSources,
+  SourcesRow,
   StatsGroupBy,
   StatsParams as ParsedStats,
 } from '@analytics/schema';
 
-export type { StatsGroupBy };
+export type { SourcesRow, StatsGroupBy };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -69,14 +70,6 @@ export interface StatsResponse<G extends StatsGroupBy = never> {
   rows: StatsRow<G>[];
 }
 
-/** A row of `GET /v1/sources`; `medium` only with `breakdown=source_medium`. */
-export interface SourcesRow {
-  source: string;
-  medium?: string;
-  events: number;
-  uniques: number;
-  paid_share: number;
-}
 export interface SourcesResponse {
   breakdown: ParsedSources['breakdown'];
   rows: SourcesRow[];

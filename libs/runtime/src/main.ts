@@ -1,0 +1,34 @@
+import type { Express } from 'express';
+import { type Logger, createLogger, loadConfig } from '@analytics/service-kit';
+import { type Env, type Requirement, envSchema, requireSettings } from './config';
+import { serve } from './serve';
+import { type Stores, openStores } from './stores';
+
+/** Runs an app's entry point: a failure to start prints its message (never a stack of secrets) and exits 1. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}
+
+export interface ServiceContext {
+  env: Env;
+  logger: Logger;
+  stores: Stores;
+}
+
+/**
+ * The entry point of an app deployed alone: config (refusing to start without `required`), logger, stores,
+ * the app from `build`, then listen with graceful shutdown (stop accepting, flush the writer, close stores).
+ */
+export function runService(name: string, required: ReadonlyArray<Requirement>, build: (ctx: ServiceContext) => Express, options: { prepare?: () => void } = {}): void {
+  runMain(async () => {
+    const env = loadConfig(envSchema);
+    requireSettings(env, required, name);
+    const logger = createLogger({ level: env.LOG_LEVEL, name });
+    options.prepare?.();
+    const stores = await openStores(env, logger);
+    await serve(build({ env, logger, stores }), env.PORT, logger, () => stores.close());
+  });
+}

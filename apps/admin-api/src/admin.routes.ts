@@ -12,8 +12,13 @@ export interface AdminRouterDeps {
   onProjectChanged?: (projectId: string) => void | Promise<void>;
 }
 
+// PostgreSQL text cannot hold NUL: refuse it here (400) instead of letting the insert fail (500).
+const noNul = (s: string) => !s.includes('\u0000');
+const NUL_MESSAGE = { message: 'must not contain NUL characters' };
+const name = z.string().trim().min(1).max(200).refine(noNul, NUL_MESSAGE);
+
 const origins = z
-  .array(z.string().max(2048))
+  .array(z.string().max(2048).refine(noNul, NUL_MESSAGE))
   .max(1000)
   .transform((list, ctx) => {
     const out: string[] = [];
@@ -27,13 +32,13 @@ const origins = z
 const retentionDays = z.number().int().min(1).max(3650);
 
 const createProjectSchema = z.object({
-  name: z.string().trim().min(1).max(200),
+  name,
   allowed_origins: origins.optional(),
   retention_days: retentionDays.optional(),
   env: z.enum(KEY_ENVS).optional(),
 });
 const patchProjectSchema = z.object({
-  name: z.string().trim().min(1).max(200).optional(),
+  name: name.optional(),
   allowed_origins: origins.optional(),
   retention_days: retentionDays.optional(),
 });

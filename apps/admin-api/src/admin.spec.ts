@@ -69,6 +69,18 @@ describe('admin API', () => {
     }
   });
 
+  it('refuses a NUL character in a name or origin with 400 invalid_payload (PostgreSQL text cannot hold it)', async () => {
+    const { body: created } = await admin('post', '/admin/projects').send({ name: 'nul' });
+    for (const [method, path, body] of [
+      ['post', '/admin/projects', { name: 'a\u0000b' }],
+      ['post', '/admin/projects', { name: 'x', allowed_origins: ['https://a.example\u0000'] }],
+      ['patch', `/admin/projects/${created.project.id}`, { name: '\u0000' }],
+    ] as const) {
+      const res = await admin(method, path).send(body);
+      expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: 'invalid_payload' });
+    }
+  });
+
   it('patches origins and retention and tells caches', async () => {
     const { body } = await admin('post', '/admin/projects').send({ name: 'p' });
     const res = await admin('patch', `/admin/projects/${body.project.id}`).send({ allowed_origins: ['https://new.example'], retention_days: 7 });

@@ -115,6 +115,15 @@ describe('POST /v1/track', () => {
     expect(await countOf('project_id = {p:UUID}', { p: projectId })).toBe(before);
   });
 
+  it('stores a lone surrogate escape as U+FFFD instead of failing the INSERT it shares with other requests', async () => {
+    const lone = request(app).post('/v1/batch').set('authorization', `Bearer ${keys.sk}`).set('content-type', 'application/json')
+      .send('{"events":[{"event":"lone\\ud800","event_id":"lone-1","user_id":"\\udc00"}]}');
+    const [res, other] = await Promise.all([lone, track({ event: 'same_group', event_id: 'lone-2' })]);
+    expect([res.status, other.status]).toEqual([202, 202]);
+    const [row] = await rowsOf('event_id = {id:String}', { id: 'lone-1' });
+    expect(row).toMatchObject({ event_name: 'lone\uFFFD', user_id: '\uFFFD' });
+  });
+
   it('rejects malformed JSON with 400 invalid_payload', async () => {
     const res = await request(app).post('/v1/track').set('authorization', `Bearer ${keys.sk}`).set('content-type', 'application/json').send('{"event":');
     expect(res.status).toBe(400);

@@ -4,7 +4,14 @@ import { LIMITS } from './limits';
 
 // Optional fields accept null as "absent": SDKs commonly serialise unset values that way.
 const optional = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema.optional());
-const boundedString = (min: number, max: number) => z.string().min(min).max(max);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/**
+ * Lone UTF-16 surrogates (a JSON "\ud800" escape) become U+FFFD, as invalid UTF-8 bytes in a body already do:
+ * ClickHouse refuses them, and one such value used to fail the whole group-committed INSERT (a 500 for every request in it).
+ */
+export const toWellFormed = (s: string): string => s.replace(LONE_SURROGATE, '\uFFFD');
+const text = (max: number) => z.string().max(max).transform(toWellFormed);
+const boundedString = (min: number, max: number) => z.string().min(min).max(max).transform(toWellFormed);
 
 export const eventNameSchema = boundedString(1, LIMITS.eventName);
 export const userIdSchema = boundedString(1, LIMITS.userId);
@@ -13,7 +20,8 @@ export const idSchema = boundedString(1, LIMITS.id);
 const urlSchema = z
   .string()
   .max(LIMITS.urlLike)
-  .refine((v) => URL.canParse(v), { message: 'must be a valid absolute URL' });
+  .refine((v) => URL.canParse(v), { message: 'must be a valid absolute URL' })
+  .transform(toWellFormed);
 
 /** Whether a parsed JSON value nests deeper than `max` levels; iterative, so any depth is safe to measure. */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
@@ -48,8 +56,8 @@ export const eventInputSchema = z.object({
   user_id: optional(userIdSchema),
   session_id: optional(idSchema),
   url: optional(urlSchema),
-  path: optional(z.string().max(LIMITS.urlLike)),
-  referrer: optional(z.string().max(LIMITS.urlLike)),
+  path: optional(text(LIMITS.urlLike)),
+  referrer: optional(text(LIMITS.urlLike)),
   properties: optional(propertiesSchema),
 });
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { toWellFormed } from './ingest.schema';
 import { isoDate } from './iso-date';
 import { LIMITS } from './limits';
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
-const optionalText = (max: number) => z.string().min(1).max(max).optional();
+const optionalText = (max: number) => z.string().min(1).max(max).transform(toWellFormed).optional();
 
 /** `from` (inclusive) and `to` (exclusive), both ISO 8601, `to` after `from`. */
 const range = z.object({ from: isoDate(), to: isoDate() });

@@ -42,6 +42,11 @@ describe('event input', () => {
     expect(identifyInputSchema.safeParse({ anonymous_id: 'a', user_id: 'u', traits: JSON.parse(`{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`) }).success).toBe(false);
     expect(eventInputSchema.safeParse({ event: 'x', properties: nest(1000) }).success).toBe(true);
   });
+  it('turns lone surrogates (JSON "\\ud800" escapes) into U+FFFD in every text field, keeping pairs', () => {
+    const parsed = eventInputSchema.parse(JSON.parse('{"event":"a\\ud800","event_id":"\\udc00b","user_id":"u\\ud83d\\ude00","url":"https://a.example/\\ud800","referrer":"\\udbff","path":"/\\ud800\\ud800"}'));
+    expect(parsed).toMatchObject({ event: 'a\uFFFD', event_id: '\uFFFDb', user_id: 'u\u{1F600}', url: 'https://a.example/\uFFFD', referrer: '\uFFFD', path: '/\uFFFD\uFFFD' });
+    expect(queryParamsSchema.parse({ from: '2026-01-01', to: '2026-02-01', user_id: 'x\uD800' }).user_id).toBe('x\uFFFD');
+  });
   it('drops server-computed fields a client sends', () => {
     const parsed = eventInputSchema.parse({ event: 'x', source: 'evil', ip_hash: 'x', country: 'ZZ' });
     expect(parsed).toEqual({ event: 'x' });

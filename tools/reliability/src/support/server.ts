@@ -1,0 +1,205 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '../../../..');
+export const ADMIN_TOKEN = 'rel-admin-token-7f3a9c2e5b1d4f6a8c0e2b4d6f8a0c2e';
+export const INTERNAL_SECRET = 'rel-internal-secret-1a2b3c4d5e6f7a8b9c0d';
+export const IP_HASH_SECRET = 'rel-ip-hash-secret-0f9e8d7c6b5a4f3e2d1c';
+export const ORIGIN = 'https://shop.example.com';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface Server {
+  base: string;
+  port: number;
+  dataDir: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr. */
+  log(): string;
+  /** SIGTERM (graceful: drain, flush, close); resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** kill -9: no drain, no flush, no close. */
+  kill9(): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+}
+
+/** The built standalone server (dist/apps/standalone/main.js, what `npm start` execs) on a free port. */
+export async function startServer(options: StartOptions = {}): Promise<Server> {
+  const port = await freePort();
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rel-data-'));
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    INTERNAL_SECRET,
+    IP_HASH_SECRET,
+    TRUST_PROXY: 'loopback',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    NODE_OPTIONS: '',
+    ...options.env,
+  };
+  for (const name of ['CLICKHOUSE_URL', 'DATABASE_URL', 'REDIS_URL']) if (!options.env?.[name]) delete env[name];
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/standalone/main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout!.on('data', (d) => (log += d));
+  child.stderr!.on('data', (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const deadline = Date.now() + 60_000;
+  let up = false;
+  while (!up && Date.now() < deadline && !exited()) {
+    up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (!up) await sleep(100);
+  }
+  if (!up) {
+    child.kill('SIGKILL');
+    throw new Error(`server did not start:\n${log}`);
+  }
+  const waitExit = async (ms: number) => {
+    const t = Date.now();
+    while (!exited() && Date.now() - t < ms) await sleep(50);
+  };
+  return {
+    base,
+    port,
+    dataDir,
+    child,
+    log: () => log,
+    async stop() {
+      if (!exited()) {
+        child.kill('SIGTERM');
+        await waitExit(30_000);
+        if (!exited()) child.kill('SIGKILL');
+        await waitExit(5_000);
+      }
+      return child.exitCode;
+    },
+    async kill9() {
+      child.kill('SIGKILL');
+      await waitExit(10_000);
+    },
+  };
+}
+
+export interface Response<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+/** One HTTP call; `body` objects are sent as JSON, strings and buffers as they are. */
+export async function call<T = Record<string, unknown>>(
+  base: string,
+  method: string,
+  path: string,
+  { key, body, headers = {} }: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Response<T>> {
+  const h: Record<string, string> = { ...headers };
+  if (key !== undefined) h.authorization = `Bearer ${key}`;
+  let payload: string | Buffer | undefined;
+  if (typeof body === 'string' || Buffer.isBuffer(body)) payload = body;
+  else if (body !== undefined) payload = JSON.stringify(body);
+  if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['content-type'] = 'application/json';
+  // Bounded: a hang shows as a failure naming the request, not as a test timeout.
+  const res = await fetch(base + path, { method, headers: h, body: payload, signal: AbortSignal.timeout(30_000) }).catch((e: unknown) => {
+    throw new Error(`${method} ${path}: ${(e as Error).message}`, { cause: e });
+  });
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed as T, text, headers: res.headers };
+}
+
+export interface ProjectKeys {
+  id: string;
+  pk: string;
+  sk: string;
+  rk: string;
+}
+
+export async function createProject(base: string, name = 'rel', origins = [ORIGIN]): Promise<ProjectKeys> {
+  const r = await call<{ project: { id: string }; keys: { pk: string; sk: string; rk: string } }>(base, 'POST', '/admin/projects', {
+    key: ADMIN_TOKEN,
+    body: { name, allowed_origins: origins },
+  });
+  if (r.status !== 201) throw new Error(`create project: ${r.status} ${r.text}`);
+  return { id: r.body.project.id, ...r.body.keys };
+}
+
+export async function createKey(base: string, projectId: string, kind: string): Promise<string> {
+  const r = await call<{ key: string }>(base, 'POST', `/admin/projects/${projectId}/keys`, { key: ADMIN_TOKEN, body: { kind } });
+  if (r.status !== 201) throw new Error(`create key: ${r.status} ${r.text}`);
+  return r.body.key;
+}
+
+// The embedded stores of a STOPPED server, read in a child process: chDB binds one data directory per process
+// and PGlite holds its directory exclusively.
+const CHDB_SCRIPT = `
+const { Session } = require('chdb');
+const s = new Session(process.argv[1]);
+process.stdout.write(s.query(process.argv[2], 'JSONEachRow'));
+s.close?.();`;
+
+export function queryEvents<T = Record<string, unknown>>(dataDir: string, sql: string): T[] {
+  const out = execFileSync(process.execPath, ['-e', CHDB_SCRIPT, join(dataDir, 'clickhouse'), sql], { cwd: ROOT, maxBuffer: 1 << 30, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  return out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+}
+
+const DUMP_SCRIPT = `
+const { Session } = require('chdb');
+const s = new Session(process.argv[1]);
+const q = (sql) => s.query(sql, 'JSONEachRow').split('\\n').filter(Boolean).map((l) => JSON.parse(l));
+const tables = q("SELECT database, name FROM system.tables WHERE database NOT IN ('system','INFORMATION_SCHEMA','information_schema') AND engine NOT IN ('MaterializedView','View')");
+const out = {};
+for (const t of tables) out[t.database + '.' + t.name] = s.query('SELECT * FROM \`' + t.database + '\`.\`' + t.name + '\`', 'TSVWithNames');
+// Binary columns as hex too, so a raw address stored as bytes would show as well.
+out['events.hex'] = s.query("SELECT hex(ip_hash) FROM analytics.events", 'TSV');
+s.close?.();
+process.stdout.write(JSON.stringify(out));`;
+
+/** Every non-view table of every database of the event store, as text (harness.mjs's dumpStore). */
+export function dumpEventStore(dataDir: string): Record<string, string> {
+  const out = execFileSync(process.execPath, ['-e', DUMP_SCRIPT, join(dataDir, 'clickhouse')], { cwd: ROOT, maxBuffer: 1 << 30, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  return JSON.parse(out) as Record<string, string>;
+}
+
+const PGLITE_SCRIPT = `
+(async () => {
+  const { PGlite } = require('@electric-sql/pglite');
+  const db = await PGlite.create(process.argv[1]);
+  const { rows } = await db.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog','information_schema') AND table_type = 'BASE TABLE'");
+  const out = {};
+  for (const t of rows) out[t.table_schema + '.' + t.table_name] = JSON.stringify((await db.query('SELECT * FROM "' + t.table_schema + '"."' + t.table_name + '"')).rows);
+  await db.close();
+  process.stdout.write(JSON.stringify(out));
+})();`;
+
+/** Every table of the embedded key store (PGlite), as JSON text. */
+export function dumpKeyStore(dataDir: string): Record<string, string> {
+  const out = execFileSync(process.execPath, ['-e', PGLITE_SCRIPT, join(dataDir, 'postgres')], { cwd: ROOT, maxBuffer: 1 << 30, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  return JSON.parse(out) as Record<string, string>;
+}

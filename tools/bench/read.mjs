@@ -1,0 +1,203 @@
+// Read-path benchmark: loads N synthetic events straight into the embedded event store (INSERT ... SELECT FROM
+// numbers(), generated inside ClickHouse; the materialized views fill daily_rollup and sessions as in production),
+// waits for the background merges to settle, then measures GET /v1/stats, /v1/sources and /v1/query latency
+// through the real HTTP app (listen + fetch). --optimize also runs OPTIMIZE TABLE ... FINAL before measuring.
+//
+//   npm run bench:read                      # 10,000,000 events
+//   BENCH_EVENTS=1000000 npm run bench:read # or: npm run bench:read -- --events=1000000
+//   BENCH_REQUESTS=200 (per mix), BENCH_DIR=<dir> (data directory, default a temp dir removed afterwards)
+//
+// The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
+import { build } from 'esbuild';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 10_000_000);
+const REQUESTS = Number(arg('requests') ?? process.env.BENCH_REQUESTS ?? 200);
+const CHUNK = 1_000_000;
+const DAY = 86_400_000;
+const D0 = Date.UTC(2026, 2, 1);
+const SPAN_DAYS = 30;
+const EVENTS_PER_SESSION = 5;
+
+const outfile = 'dist/bench/read-bench.cjs';
+await build({
+  stdin: {
+    contents: [
+      "export { buildApp } from './apps/read-api/src/app';",
+      "export { envSchema, openStores } from './libs/runtime/src/index';",
+      "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+      "export { planStats, readTablesOf } from './libs/event-store/src/index';",
+      "export { statsParamsSchema } from './libs/schema/src/index';",
+    ].join('\n'),
+    resolveDir: process.cwd(),
+    loader: 'ts',
+  },
+  outfile,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  packages: 'external',
+  loader: { '.sql': 'text' },
+  tsconfig: 'tsconfig.base.json',
+  logLevel: 'warning',
+});
+const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+
+const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-'));
+const logger = lib.createLogger({ level: 'warn', name: 'bench' });
+const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench' });
+const stores = await lib.openStores(env, logger, dataDir);
+const db = stores.events.db;
+const count = async (sql) => Number((await stores.events.select(sql, {}))[0].c);
+// BENCH_DIR holding a finished load of the same size is reused (iterating on queries without reloading).
+const reuse = (await count(`SELECT count() AS c FROM ${db}.events`)) === EVENTS;
+const projectId = reuse
+  ? (await stores.events.select(`SELECT toString(project_id) AS id FROM ${db}.events LIMIT 1`, {}))[0].id
+  : (await stores.keyStore.createProject({ name: 'bench' })).project.id;
+const readKey = (await stores.keyStore.createKey(projectId, 'rk')).key;
+
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
+console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session) into ${dataDir}`);
+
+// One session = EVENTS_PER_SESSION consecutive numbers: same visitor, entry source/medium, device, country.
+const pick = (list, seed, key = 's') => `[${list.map((v) => `'${v}'`).join(',')}][cityHash64(${key}, ${seed}) % ${list.length} + 1]`;
+const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/social', 'direct/direct', 'newsletter/email', 'twitter/social', 'bing/organic', 'blog-example-org/referral', 'linkedin/paid', 'email/email', 'internal/direct'];
+const insertChunk = (offset, rows) => `
+INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
+  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties)
+SELECT
+  toUUID('${projectId}'),
+  toDateTime64(${D0 / 1000}, 3, 'UTC') + toIntervalMillisecond(cityHash64(s, 1) % ${SPAN_DAYS * DAY}) + toIntervalSecond((n % ${EVENTS_PER_SESSION}) * 45),
+  toString(n),
+  ['$pageview','$pageview','$pageview','$pageview','$pageview','$pageview','signup','purchase','clicked_pricing','feature_used'][cityHash64(n, 2) % 10 + 1],
+  concat('anon-', toString(cityHash64(s, 3) % 400000)),
+  NULL,
+  concat('sess-', toString(s)),
+  splitByChar('/', src)[1],
+  splitByChar('/', src)[2],
+  NULL, 'high', 'bench', NULL, NULL,
+  ${pick(['/', '/pricing', '/docs', '/blog/launch', '/signup', '/features', '/about', '/contact'], 4, 'n')},
+  ${pick(['US', 'GB', 'DE', 'FR', 'JP', 'BR', 'IN', 'CA', 'AU', 'ES', 'IT', 'NL', 'SE', 'PL', 'MX', 'KR', 'CN', 'RU', 'ZA', ''], 5)},
+  ${pick(['desktop', 'desktop', 'mobile', 'mobile', 'tablet', 'bot'], 6)},
+  ${pick(['Chrome', 'Safari', 'Firefox', 'Edge', 'Mobile Safari', 'Samsung Internet'], 7)},
+  ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
+  '00112233445566778899aabbccddeeff',
+  '{}'
+FROM (SELECT number AS n, intDiv(number, ${EVENTS_PER_SESSION}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;
+
+const loadStart = performance.now();
+for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {
+  await stores.events.command(insertChunk(offset, Math.min(CHUNK, EVENTS - offset)));
+}
+const loadMs = performance.now() - loadStart;
+if (reuse) console.log('reusing the events already loaded in BENCH_DIR');
+else console.log(`load: ${(loadMs / 1000).toFixed(1)} s (${Math.round(EVENTS / (loadMs / 1000)).toLocaleString('en')} events/s, views included)`);
+
+// Measure the steady state, not the load: wait for the background merges the inserts started.
+const settleStart = performance.now();
+const parts = () => count(`SELECT count() AS c FROM system.parts WHERE database = '${db}' AND active`);
+for (let last = -1, now = await parts(); ; last = now, now = await parts()) {
+  const merging = await count(`SELECT count() AS c FROM system.merges WHERE database = '${db}'`);
+  if (merging === 0 && now === last) break;
+  await new Promise((r) => setTimeout(r, 2000));
+}
+console.log(`background merges settled after ${((performance.now() - settleStart) / 1000).toFixed(1)} s; active parts: ${await parts()}`);
+if (process.argv.includes('--optimize')) {
+  const t = performance.now();
+  for (const table of ['events', 'daily_rollup', 'sessions']) await stores.events.command(`OPTIMIZE TABLE ${db}.${table} FINAL`);
+  console.log(`OPTIMIZE FINAL: ${((performance.now() - t) / 1000).toFixed(1)} s; active parts: ${await parts()}`);
+}
+const sizes = {
+  events: await count(`SELECT count() AS c FROM ${db}.events`),
+  daily_rollup: await count(`SELECT count() AS c FROM ${db}.daily_rollup`),
+  sessions: await count(`SELECT count() AS c FROM ${db}.sessions`),
+};
+console.log(`rows: ${JSON.stringify(sizes)}`);
+
+const app = lib.buildApp({ logger, authenticator: stores.authenticator, events: stores.events });
+const server = await new Promise((resolve) => {
+  const s = app.listen(0, '127.0.0.1', () => resolve(s));
+});
+const base = `http://127.0.0.1:${server.address().port}`;
+const iso = (ms) => new Date(ms).toISOString();
+const FROM = iso(D0);
+const TO = iso(D0 + SPAN_DAYS * DAY);
+// Shifting `from` by one second keeps the same question but forces the raw-events path (not at UTC midnight).
+const FROM_RAW = iso(D0 + 1000);
+
+const statsMix = (from) => [
+  { from, to: TO, group_by: 'source,medium' },
+  { from, to: TO, group_by: 'country' },
+  { from, to: TO, interval: 'day' },
+  { from, to: TO, metric: 'uniques' },
+];
+const MIXES = [
+  ['stats (rollup)', '/v1/stats', statsMix(FROM)],
+  ['stats (raw events)', '/v1/stats', statsMix(FROM_RAW)],
+  ['sources', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }, { from: iso(D0 + 7 * DAY), to: iso(D0 + 14 * DAY) }]],
+  ['query', '/v1/query', [{ from: FROM, to: TO }, { from: FROM, to: TO, source: 'facebook', medium: 'paid', limit: 1000 }]],
+];
+
+// Sanity: the planner takes the paths the labels claim.
+const tables = lib.readTablesOf(stores.events);
+for (const [label, path, shapes] of MIXES) {
+  if (path !== '/v1/stats') continue;
+  const p = lib.statsParamsSchema.parse(shapes[0]);
+  const source = lib.planStats(tables, projectId, p, (p.group_by ?? '').split(',').filter(Boolean)).source;
+  if (!label.includes(source === 'rollup' ? 'rollup' : 'raw')) throw new Error(`${label}: planner chose ${source}`);
+}
+
+const get = async (path, params) => {
+  const res = await fetch(`${base}${path}?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${readKey}` } });
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`${path} ${res.status} ${JSON.stringify(body)}`);
+  return body;
+};
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+console.log(`\n${REQUESTS} sequential requests per mix (after ${Math.min(20, REQUESTS)} warm-up), keep-alive HTTP on 127.0.0.1.`);
+console.log('cpu = CPU time of this process (HTTP server + in-process ClickHouse) per request: unlike wall time, it does not');
+console.log('grow when other processes compete for the 2 cores; the 1-minute load average before/after each mix says how busy it was.');
+const f = (v) => v.toFixed(1).padStart(8);
+console.log(`${'mix / request'.padEnd(44)}  p50 ms   p95 ms   p99 ms   max ms   cpu p50`);
+const summarize = (samples) => {
+  const wall = samples.map((x) => x.wall).sort((a, b) => a - b);
+  const cpu = samples.map((x) => x.cpu).sort((a, b) => a - b);
+  return { p50: pct(wall, 50), p95: pct(wall, 95), p99: pct(wall, 99), max: wall.at(-1), cpu_p50: pct(cpu, 50) };
+};
+const line = (label, r) => `${label.padEnd(44)}${f(r.p50)} ${f(r.p95)} ${f(r.p99)} ${f(r.max)} ${f(r.cpu_p50)}`;
+const results = {};
+for (const [label, path, shapes] of MIXES) {
+  for (let i = 0; i < Math.min(20, REQUESTS); i++) await get(path, shapes[i % shapes.length]);
+  const loadBefore = loadavg()[0];
+  const samples = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const shape = i % shapes.length;
+    const t = performance.now();
+    const c = process.cpuUsage();
+    await get(path, shapes[shape]);
+    const used = process.cpuUsage(c);
+    samples.push({ shape, wall: performance.now() - t, cpu: (used.user + used.system) / 1000 });
+  }
+  const load = [loadBefore, loadavg()[0]].map((l) => +l.toFixed(2));
+  results[label] = { ...summarize(samples), load, shapes: {} };
+  console.log(`${line(`${label} (load ${load.join(' -> ')})`, results[label])}`);
+  shapes.forEach((params, i) => {
+    const days = (Date.parse(params.to) - Date.parse(params.from)) / DAY;
+    const rest = new URLSearchParams(Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to')).toString();
+    const shapeLabel = `${Number.isInteger(days) ? days : days.toFixed(5)} days${rest ? ` ${rest}` : ''}`;
+    results[label].shapes[shapeLabel] = summarize(samples.filter((x) => x.shape === i));
+    console.log(line(`  ${shapeLabel}`, results[label].shapes[shapeLabel]));
+  });
+}
+
+server.close();
+await stores.close();
+if (!process.env.BENCH_DIR) rmSync(dataDir, { recursive: true, force: true });
+console.log(JSON.stringify({ events: EVENTS, load_s: reuse ? null : +(loadMs / 1000).toFixed(1), rows: sizes, latency_ms: results }));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { classify } from '@analytics/classifier';
-import { type EventInput, type EventRow, toClickHouseTime } from '@analytics/schema';
+import { type EventInput, type EventRow, propertiesJson, toClickHouseTime } from '@analytics/schema';
 import { countryOf } from './geo';
 import { ipHash } from './ip-hash';
 import { parseUserAgent } from './user-agent';
@@ -65,7 +65,7 @@ export function createEnricher(ctx: RequestContext) {
       browser: device.browser,
       os: device.os,
       ip_hash_hex: hash,
-      properties: input.properties ? JSON.stringify(input.properties) : '{}',
+      properties: input.properties ? propertiesJson(input.properties) : '{}',
     };
   };
 }

@@ -34,6 +34,14 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+// The 8 KB check stringifies properties anyway: enrichment reuses that text instead of stringifying them again.
+const stringified = new WeakMap<object, string>();
+
+/** properties/traits as stored: the JSON text the validation already made, or made now. */
+export function propertiesJson(value: Record<string, unknown>): string {
+  return stringified.get(value) ?? JSON.stringify(value);
+}
+
 /** Free-form JSON object, at most 8 KB once stringified. */
 export const propertiesSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
   // JSON.stringify recurses: a deeply nested body (JSON.parse is iterative) would overflow the stack as a 500.
@@ -41,7 +49,9 @@ export const propertiesSchema = z.record(z.string(), z.unknown()).superRefine((v
     ctx.addIssue({ code: 'custom', message: `must be nested at most ${LIMITS.propertiesDepth} levels deep` });
     return;
   }
-  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  const json = JSON.stringify(value);
+  stringified.set(value, json);
+  const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > LIMITS.propertiesBytes) {
     ctx.addIssue({ code: 'custom', message: `must be at most ${LIMITS.propertiesBytes} bytes once stringified (got ${bytes})` });
   }

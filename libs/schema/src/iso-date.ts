@@ -40,8 +40,16 @@ export const isoDate = () =>
     return ms;
   });
 
+// Every event of a request without its own timestamp has the request's arrival time: format it once.
+let lastMs = Number.NaN;
+let lastText = '';
+
 /** `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the DateTime64(3, 'UTC') text form the event store reads and writes. */
 export function toClickHouseTime(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  if (ms !== lastMs) {
+    const iso = new Date(ms).toISOString();
+    lastText = `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+    lastMs = ms;
+  }
+  return lastText;
 }

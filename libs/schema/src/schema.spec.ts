@@ -1,4 +1,4 @@
-import { ApiError, ERROR_STATUS, batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, queryParamsSchema, statsParamsSchema, sourcesParamsSchema } from './index';
+import { ApiError, ERROR_STATUS, batchInputSchema, eventInputSchema, propertiesJson, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, queryParamsSchema, statsParamsSchema, sourcesParamsSchema } from './index';
 
 describe('event input', () => {
   const ok = (body: unknown) => eventInputSchema.safeParse(body).success;
@@ -46,6 +46,13 @@ describe('event input', () => {
     const parsed = eventInputSchema.parse(JSON.parse('{"event":"a\\ud800","event_id":"\\udc00b","user_id":"u\\ud83d\\ude00","url":"https://a.example/\\ud800","referrer":"\\udbff","path":"/\\ud800\\ud800"}'));
     expect(parsed).toMatchObject({ event: 'a\uFFFD', event_id: '\uFFFDb', user_id: 'u\u{1F600}', url: 'https://a.example/\uFFFD', referrer: '\uFFFD', path: '/\uFFFD\uFFFD' });
     expect(queryParamsSchema.parse({ from: '2026-01-01', to: '2026-02-01', user_id: 'x\uD800' }).user_id).toBe('x\uFFFD');
+  });
+  it('hands enrichment the properties JSON its 8 KB check already made (stringified once per event)', () => {
+    const parsed = eventInputSchema.parse({ event: 'x', properties: { plan: 'pro', n: [1, 2] } });
+    expect(propertiesJson(parsed.properties!)).toBe('{"plan":"pro","n":[1,2]}');
+    (parsed.properties as Record<string, unknown>).late = 1; // the validated text is reused, not made again
+    expect(propertiesJson(parsed.properties!)).toBe('{"plan":"pro","n":[1,2]}');
+    expect(propertiesJson({ never: 'validated' })).toBe('{"never":"validated"}');
   });
   it('drops server-computed fields a client sends', () => {
     const parsed = eventInputSchema.parse({ event: 'x', source: 'evil', ip_hash: 'x', country: 'ZZ' });

@@ -1,11 +1,13 @@
 // Read-path benchmark: loads N synthetic events straight into the embedded event store (INSERT ... SELECT FROM
-// numbers(), generated inside ClickHouse; the materialized views fill daily_rollup and sessions as in production),
+// numbers(), generated inside ClickHouse; the materialized views fill daily_rollup, daily_uniques and sessions as in
+// production),
 // waits for the background merges to settle, then measures GET /v1/stats, /v1/sources and /v1/query latency
 // through the real HTTP app (listen + fetch). --optimize also runs OPTIMIZE TABLE ... FINAL before measuring.
 //
 //   npm run bench:read                      # 10,000,000 events
 //   BENCH_EVENTS=1000000 npm run bench:read # or: npm run bench:read -- --events=1000000
 //   BENCH_REQUESTS=200 (per mix), BENCH_DIR=<dir> (data directory, default a temp dir removed afterwards)
+//   BENCH_MIX=<substring> (or --mix=...): run only the mixes whose label contains it, e.g. BENCH_MIX=uniques
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
 import { build } from 'esbuild';
@@ -18,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 10_000_000);
 const REQUESTS = Number(arg('requests') ?? process.env.BENCH_REQUESTS ?? 200);
+const MIX_FILTER = arg('mix') ?? process.env.BENCH_MIX ?? '';
 const CHUNK = 1_000_000;
 const DAY = 86_400_000;
 const D0 = Date.UTC(2026, 2, 1);
@@ -31,7 +34,7 @@ await build({
       "export { buildApp } from './apps/read-api/src/app';",
       "export { envSchema, openStores } from './libs/runtime/src/index';",
       "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
-      "export { planStats, readTablesOf } from './libs/event-store/src/index';",
+      "export { parseGroupBy, planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
       "export { statsParamsSchema } from './libs/schema/src/index';",
     ].join('\n'),
     resolveDir: process.cwd(),
@@ -110,12 +113,13 @@ for (let last = -1, now = await parts(); ; last = now, now = await parts()) {
 console.log(`background merges settled after ${((performance.now() - settleStart) / 1000).toFixed(1)} s; active parts: ${await parts()}`);
 if (process.argv.includes('--optimize')) {
   const t = performance.now();
-  for (const table of ['events', 'daily_rollup', 'sessions']) await stores.events.command(`OPTIMIZE TABLE ${db}.${table} FINAL`);
+  for (const table of ['events', 'daily_rollup', 'daily_uniques', 'sessions']) await stores.events.command(`OPTIMIZE TABLE ${db}.${table} FINAL`);
   console.log(`OPTIMIZE FINAL: ${((performance.now() - t) / 1000).toFixed(1)} s; active parts: ${await parts()}`);
 }
 const sizes = {
   events: await count(`SELECT count() AS c FROM ${db}.events`),
   daily_rollup: await count(`SELECT count() AS c FROM ${db}.daily_rollup`),
+  daily_uniques: await count(`SELECT count() AS c FROM ${db}.daily_uniques`),
   sessions: await count(`SELECT count() AS c FROM ${db}.sessions`),
 };
 console.log(`rows: ${JSON.stringify(sizes)}`);
@@ -137,23 +141,40 @@ const statsMix = (from) => [
   { from, to: TO, interval: 'day' },
   { from, to: TO, metric: 'uniques' },
 ];
-const MIXES = [
+// metric=uniques over 30 whole days: without grouping, by event_name, by day (daily_uniques), by country (daily_rollup).
+const uniquesMix = [
+  { from: FROM, to: TO, metric: 'uniques' },
+  { from: FROM, to: TO, metric: 'uniques', group_by: 'event_name' },
+  { from: FROM, to: TO, metric: 'uniques', interval: 'day' },
+  { from: FROM, to: TO, metric: 'uniques', group_by: 'country' },
+];
+// `inprocess:<source>`: the same shapes planned with that source forced and run in-process (no HTTP; ~1 ms less),
+// so the old daily_rollup path and daily_uniques are measured side by side under the same machine load.
+const ALL_MIXES = [
   ['stats (rollup)', '/v1/stats', statsMix(FROM)],
   ['stats (raw events)', '/v1/stats', statsMix(FROM_RAW)],
+  ['stats uniques (planner)', '/v1/stats', uniquesMix],
+  ['stats uniques forced daily_rollup (in-process)', 'inprocess:rollup', uniquesMix],
+  ['stats uniques forced daily_uniques (in-process)', 'inprocess:uniques', uniquesMix.slice(0, 3)],
   ['sources', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }, { from: iso(D0 + 7 * DAY), to: iso(D0 + 14 * DAY) }]],
   ['query', '/v1/query', [{ from: FROM, to: TO }, { from: FROM, to: TO, source: 'facebook', medium: 'paid', limit: 1000 }]],
 ];
+const MIXES = ALL_MIXES.filter(([label]) => label.includes(MIX_FILTER));
 
-// Sanity: the planner takes the paths the labels claim.
+// Sanity: the planner takes the paths the labels claim (the source of each stats shape is printed with it).
 const tables = lib.readTablesOf(stores.events);
+const planned = (params, force) => {
+  const p = lib.statsParamsSchema.parse(params);
+  return lib.planStats(tables, projectId, p, lib.parseGroupBy(p.group_by), force);
+};
 for (const [label, path, shapes] of MIXES) {
   if (path !== '/v1/stats') continue;
-  const p = lib.statsParamsSchema.parse(shapes[0]);
-  const source = lib.planStats(tables, projectId, p, (p.group_by ?? '').split(',').filter(Boolean)).source;
-  if (!label.includes(source === 'rollup' ? 'rollup' : 'raw')) throw new Error(`${label}: planner chose ${source}`);
+  const sources = shapes.map((s) => planned(s).source);
+  if (label.includes('raw') !== sources.every((s) => s === 'events')) throw new Error(`${label}: planner chose ${sources}`);
 }
 
 const get = async (path, params) => {
+  if (path.startsWith('inprocess:')) return lib.runStatsPlan(stores.events, planned(params, path.slice('inprocess:'.length)));
   const res = await fetch(`${base}${path}?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${readKey}` } });
   const body = await res.json();
   if (res.status !== 200) throw new Error(`${path} ${res.status} ${JSON.stringify(body)}`);
@@ -191,7 +212,8 @@ for (const [label, path, shapes] of MIXES) {
   shapes.forEach((params, i) => {
     const days = (Date.parse(params.to) - Date.parse(params.from)) / DAY;
     const rest = new URLSearchParams(Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to')).toString();
-    const shapeLabel = `${Number.isInteger(days) ? days : days.toFixed(5)} days${rest ? ` ${rest}` : ''}`;
+    const via = path === '/v1/stats' ? ` [${planned(params).source}]` : '';
+    const shapeLabel = `${Number.isInteger(days) ? days : days.toFixed(5)} days${rest ? ` ${rest}` : ''}${via}`;
     results[label].shapes[shapeLabel] = summarize(samples.filter((x) => x.shape === i));
     console.log(line(`  ${shapeLabel}`, results[label].shapes[shapeLabel]));
   });

@@ -177,29 +177,52 @@ describe('GET /v1/sources matches the sessions of the events', () => {
   });
 });
 
-describe('stats planner: daily_rollup and raw events agree', () => {
+describe('stats planner: daily_uniques, daily_rollup and raw events agree', () => {
   const fitting: Array<Partial<StatsParams> & { group_by?: string }> = [];
   // the rollup-shaped ranges within the data (the wider one adds nothing here and costs time)
   for (const [, from, to] of RANGES.slice(0, 2)) {
-    for (const group_by of ['', 'source', 'source,medium', 'country', 'device_type', 'event_name,source,medium,country,device_type']) {
+    for (const group_by of ['', 'event_name', 'source', 'source,medium', 'country', 'device_type', 'event_name,country', 'event_name,source,medium,country,device_type']) {
       for (const interval of [undefined, 'day', 'week'] as const) fitting.push({ from, to, group_by, interval });
     }
   }
 
-  it.each(['alpha', 'big'] as const)('gives identical answers on both paths for every rollup-shaped request (%s)', async (name) => {
+  const checked = { uniques: 0 };
+  it.each(['alpha', 'big'] as const)('gives identical answers on every path for every rollup-shaped request (%s)', async (name) => {
     const tables = readTablesOf(stores.events);
     for (const shape of fitting) {
       for (const metric of ['count', 'uniques'] as const) {
         for (const event of [undefined, 'signup']) {
           const params: StatsParams = { from: shape.from!, to: shape.to!, interval: shape.interval, metric, event, limit: 1000 };
           const groupBy = (shape.group_by ?? '').split(',').filter(Boolean) as StatsGroupBy[];
-          const rollup = planStats(tables, ids[name], params, groupBy);
-          const events = planStats(tables, ids[name], params, groupBy, 'events');
-          expect(rollup.source).toBe('rollup');
-          expect(await runStatsPlan(stores.events, rollup)).toEqual(await runStatsPlan(stores.events, events));
+          const planned = planStats(tables, ids[name], params, groupBy);
+          const events = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'events'));
+          const rollup = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'rollup'));
+          // daily_uniques answers uniques without grouping or by event_name only; daily_rollup the rest
+          const viaUniques = metric === 'uniques' && groupBy.every((g) => g === 'event_name');
+          expect(planned.source).toBe(viaUniques ? 'uniques' : 'rollup');
+          expect(rollup).toEqual(events);
+          if (viaUniques) {
+            checked.uniques++;
+            expect(await runStatsPlan(stores.events, planned)).toEqual(events);
+          } else {
+            expect(() => planStats(tables, ids[name], params, groupBy, 'uniques')).toThrow(/does not fit daily_uniques/);
+          }
         }
       }
     }
+  });
+
+  it('compared daily_uniques with raw events on every uniques request it answers (2 ranges x 2 group_by x 3 intervals x 2 event filters x 2 projects)', () => {
+    expect(checked.uniques).toBe(48);
+  });
+
+  it('answers uniques with a finer grouping from daily_rollup, and from raw events for hour buckets or sub-day ranges', () => {
+    const tables = readTablesOf(stores.events);
+    const base: StatsParams = { from: D0, to: D0 + 7 * DAY_MS, metric: 'uniques', limit: 100 };
+    expect(planStats(tables, ids.alpha, base, []).source).toBe('uniques');
+    expect(planStats(tables, ids.alpha, base, ['event_name', 'country']).source).toBe('rollup');
+    expect(planStats(tables, ids.alpha, { ...base, interval: 'hour' }, ['event_name']).source).toBe('events');
+    expect(planStats(tables, ids.alpha, { ...base, to: D0 + 7 * DAY_MS - 1 }, []).source).toBe('events');
   });
 
   it('answers from raw events for browser, os, path, hour buckets and sub-day ranges', () => {

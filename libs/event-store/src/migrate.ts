@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import m001 from './migrations/001_events.sql';
 import m002 from './migrations/002_aggregates.sql';
+import m003 from './migrations/003_daily_uniques.sql';
 
 export interface Migration {
   version: number;
@@ -12,6 +13,7 @@ export interface Migration {
 export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: '001_events', sql: m001 },
   { version: 2, name: '002_aggregates', sql: m002 },
+  { version: 3, name: '003_daily_uniques', sql: m003 },
 ];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -41,10 +43,11 @@ function replicated(layout: TableLayout, engine: 'MergeTree' | 'AggregatingMerge
 /**
  * Fills the placeholders of a migration for single-node or cluster mode:
  * - `${db}`; `${on_cluster}` ('' or `ON CLUSTER <name>`); `${cluster}` (the cluster name, cluster mode only);
- * - `${events_table}`, `${daily_rollup_table}`, `${sessions_table}`: the tables that hold the rows: `events`,
- *   `daily_rollup`, `sessions` single-node; `events_local`, ... in a cluster, where the plain names are the
- *   Distributed tables over them;
- * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`: (Replicated)(Aggregating)MergeTree;
+ * - `${events_table}`, `${daily_rollup_table}`, `${sessions_table}`, `${daily_uniques_table}`: the tables that hold
+ *   the rows: `events`, `daily_rollup`, `sessions`, `daily_uniques` single-node; `events_local`, ... in a cluster,
+ *   where the plain names are the Distributed tables over them;
+ * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`, `${engine_daily_uniques}`:
+ *   (Replicated)(Aggregating)MergeTree;
  * - `${events_sharding_key}`; `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
  *   with it exists only in cluster mode (comments are dropped below).
  * Single-node output is exactly what it was before cluster mode existed: existing embedded databases depend on it.
@@ -59,9 +62,11 @@ export function renderMigration(sql: string, layout: TableLayout): string[] {
     events_table: localTableOf(layout, 'events'),
     daily_rollup_table: localTableOf(layout, 'daily_rollup'),
     sessions_table: localTableOf(layout, 'sessions'),
+    daily_uniques_table: localTableOf(layout, 'daily_uniques'),
     engine_events: replicated(layout, 'MergeTree', 'events'),
     engine_daily_rollup: replicated(layout, 'AggregatingMergeTree', 'daily_rollup'),
     engine_sessions: replicated(layout, 'AggregatingMergeTree', 'sessions'),
+    engine_daily_uniques: replicated(layout, 'AggregatingMergeTree', 'daily_uniques'),
     events_sharding_key: EVENTS_SHARDING_KEY,
   };
   const text = sql.replace(/\$\{(\w+)\}/g, (_, name: string) => {

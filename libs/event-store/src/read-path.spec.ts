@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventRow, QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
-import { EventStore } from './event-store';
+import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
 import { EVENT_STORE_MIGRATIONS, migrateEventStore, renderMigration } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
@@ -38,7 +38,7 @@ function row(projectId: string, o: Partial<EventRow> & { at: number }): EventRow
 }
 
 const range = (from: number, to: number) => ({ from, to });
-const stats = (p: string, o: Partial<StatsParams>, force?: 'rollup' | 'events') =>
+const stats = (p: string, o: Partial<StatsParams>, force?: 'rollup' | 'uniques' | 'events') =>
   queryStats(store, p, { ...range(T0, T0 + 7 * DAY), metric: 'count', limit: 100, ...o }, force);
 const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(store, p, { ...range(T0, T0 + 7 * DAY), breakdown: 'source_medium', limit: 50, ...o });
 const query = (p: string, o: Partial<QueryParams> = {}) => queryEvents(store, p, { ...range(T0, T0 + 7 * DAY), limit: 100, ...o });
@@ -51,23 +51,36 @@ describe('migrations', () => {
       { name: 'daily_rollup_mv', engine: 'MaterializedView' },
       { name: 'sessions', engine: 'AggregatingMergeTree' },
       { name: 'sessions_mv', engine: 'MaterializedView' },
+      { name: 'daily_uniques', engine: 'AggregatingMergeTree' },
+      { name: 'daily_uniques_mv', engine: 'MaterializedView' },
     ]));
+    const [ddl] = await store.select<{ k: string; p: string }>(
+      'SELECT sorting_key AS k, partition_key AS p FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+      { db: store.db, t: 'daily_uniques' },
+    );
+    expect(ddl).toEqual({ k: 'project_id, day, event_name', p: 'toYYYYMM(day)' });
+    const versions = await store.select<{ version: number; name: string }>(`SELECT version, name FROM ${store.db}.schema_migrations ORDER BY version`, {});
+    expect(versions.map((v) => [Number(v.version), v.name])).toEqual([[1, '001_events'], [2, '002_aggregates'], [3, '003_daily_uniques']]);
     expect(await migrateEventStore(store.client, { db: store.db })).toEqual([]);
   });
 
   it('renders the single-node form exactly as before cluster mode existed (existing databases depend on it)', () => {
-    const single = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics' }));
-    expect(single.map((s) => s.length)).toEqual([1, 4]);
-    const text = single.flat().join('\n');
+    const all = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics' }));
+    expect(all.map((s) => s.length)).toEqual([1, 4, 3]);
+    const text = all.flat().join('\n');
     expect(text).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER/);
     // sha256 of the rendered statements; a change here breaks existing data. Last changed on purpose with sessions.entry
-    // as a sortable String and session_key (migration 002 unreleased then).
+    // as a sortable String and session_key (migration 002 unreleased then). Pinned per released set: 001+002 ...
+    const single = all.slice(0, 2);
     expect(createHash('sha256').update(JSON.stringify(single)).digest('hex')).toBe('d59d7a06e027d63f7380baf31a73e1339e1325c5cf7732da30e1861913d889a8');
+    // ... and 003 on its own (daily_uniques; a store that applied it depends on it as well).
+    expect(createHash('sha256').update(JSON.stringify(all[2])).digest('hex')).toBe('6f0cc223ba5462727ed2052e7ea141fb5de98094e0d9c6864f2a3ae6ca838901');
+    expect(all[2]![2]).toMatch(/^INSERT INTO analytics\.daily_uniques \(project_id, day, event_name, uniques\)\nSELECT[\s\S]*FROM analytics\.events\nGROUP BY project_id, day, event_name\nSETTINGS parallel_distributed_insert_select = 2$/);
   });
 
   it('renders the cluster form: replicated *_local tables, views between them, Distributed tables named as single-node', () => {
-    const [m1, m2] = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics', cluster: 'main' }));
-    for (const s of [...m1!, ...m2!]) expect(s).toContain('ON CLUSTER main');
+    const [m1, m2, m3] = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics', cluster: 'main' }));
+    for (const s of [...m1!, ...m2!, ...m3!.slice(0, 3)]) expect(s).toContain('ON CLUSTER main');
     expect(m1).toHaveLength(2);
     expect(m1![0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.events_local ON CLUSTER main\n/);
     expect(m1![0]).toContain("ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/analytics/events_local', '{replica}')");
@@ -79,6 +92,13 @@ describe('migrations', () => {
     expect(m2![3]).toMatch(/TO analytics\.sessions_local AS[\s\S]*FROM analytics\.events_local\n/);
     expect(m2![4]).toBe('CREATE TABLE IF NOT EXISTS analytics.daily_rollup ON CLUSTER main AS analytics.daily_rollup_local\nENGINE = Distributed(main, analytics, daily_rollup_local)');
     expect(m2![5]).toBe('CREATE TABLE IF NOT EXISTS analytics.sessions ON CLUSTER main AS analytics.sessions_local\nENGINE = Distributed(main, analytics, sessions_local, cityHash64(project_id, session_id))');
+    expect(m3).toHaveLength(4);
+    expect(m3![0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.daily_uniques_local ON CLUSTER main\n/);
+    expect(m3![0]).toContain("ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/daily_uniques_local', '{replica}')");
+    expect(m3![1]).toMatch(/^CREATE MATERIALIZED VIEW IF NOT EXISTS analytics\.daily_uniques_mv ON CLUSTER main TO analytics\.daily_uniques_local AS[\s\S]*FROM analytics\.events_local\n/);
+    expect(m3![2]).toBe('CREATE TABLE IF NOT EXISTS analytics.daily_uniques ON CLUSTER main AS analytics.daily_uniques_local\nENGINE = Distributed(main, analytics, daily_uniques_local)');
+    // the backfill: Distributed to Distributed, run shard-locally (parallel_distributed_insert_select = 2)
+    expect(m3![3]).toMatch(/^INSERT INTO analytics\.daily_uniques \([\s\S]*FROM analytics\.events\n[\s\S]*SETTINGS parallel_distributed_insert_select = 2$/);
   });
 });
 
@@ -124,6 +144,69 @@ describe('materialized views', () => {
       { session_id: 'tie', source: 'bing', medium: 'paid', first: '2026-03-02 00:00:05.000', last: '2026-03-02 00:00:05.000', events: 2, paid: 1 },
       { session_id: 'tie', source: 'direct', medium: 'direct', first: '2026-03-02 00:00:06.000', last: '2026-03-02 00:00:06.000', events: 1, paid: 0 },
     ]);
+  });
+});
+
+describe('daily_uniques (migration 003)', () => {
+  const P = randomUUID();
+  const perDay = (db: string, table: 'daily_uniques' | 'daily_rollup') =>
+    store.select<{ day: string; event_name: string; u: string }>(
+      `SELECT day, event_name, uniqCombinedMerge(uniques) AS u FROM ${db}.${table} WHERE project_id = {p:UUID} GROUP BY day, event_name ORDER BY day, event_name`,
+      { p: P },
+    );
+  beforeAll(async () => {
+    // two inserts, so the same visitor sits in two sketches of one (day, event_name) that must merge, not add up
+    await store.insertRows([
+      row(P, { at: T0 + 1000, anonymous_id: 'v1', source: 'google', medium: 'organic' }),
+      row(P, { at: T0 + 2000, anonymous_id: 'v2', country: 'US' }),
+      row(P, { at: T0 + 3000, anonymous_id: '', user_id: 'u-only' }),
+      row(P, { at: T0 + 4000, anonymous_id: 'v1', event_name: 'signup' }),
+      row(P, { at: T0 + DAY + 5000, anonymous_id: 'v3', device_type: 'mobile' }),
+    ]);
+    await store.insertRows([row(P, { at: T0 + 9000, anonymous_id: 'v1', source: 'bing', medium: 'paid' }), row(P, { at: T0 + DAY + 9000, anonymous_id: 'v3' })]);
+  });
+
+  it('is filled at insert time: one sketch per (day, event_name), equal to daily_rollup merged to that grain', async () => {
+    const rows = await perDay(store.db, 'daily_uniques');
+    expect(rows.map((r) => ({ ...r, u: Number(r.u) }))).toEqual([
+      { day: '2026-03-02', event_name: '$pageview', u: 2 }, // v1 (twice, two inserts), v2; '' is no visitor
+      { day: '2026-03-02', event_name: 'signup', u: 1 },
+      { day: '2026-03-03', event_name: '$pageview', u: 1 },
+    ]);
+    expect(rows).toEqual(await perDay(store.db, 'daily_rollup'));
+    expect((await stats(P, { metric: 'uniques', group_by: 'event_name' })).rows).toEqual([{ event_name: '$pageview', value: 3 }, { event_name: 'signup', value: 1 }]);
+    for (const force of ['rollup', 'events'] as const) {
+      expect(await stats(P, { metric: 'uniques', interval: 'day' }, force)).toEqual(await stats(P, { metric: 'uniques', interval: 'day' }, 'uniques'));
+    }
+  });
+
+  it('answers one zero row without group_by when nothing matches', async () => {
+    expect(await stats(P, { metric: 'uniques', event: 'nothing' }, 'uniques')).toEqual({ metric: 'uniques', rows: [{ value: 0 }] });
+  });
+
+  it('is backfilled from the events already stored when migration 3 runs on a store at version 2', async () => {
+    const db2 = `t_${randomBytes(6).toString('hex')}`;
+    try {
+      expect(await migrateEventStore(store.client, { db: db2 })).toEqual([1, 2, 3]);
+      // back to a store at version 2 ...
+      await store.command(`DROP TABLE ${db2}.daily_uniques_mv`);
+      await store.command(`DROP TABLE ${db2}.daily_uniques`);
+      await store.command(`ALTER TABLE ${db2}.schema_migrations DELETE WHERE version = 3 SETTINGS mutations_sync = 2`);
+      // ... holding events (the MV of 002 fills daily_rollup as usual)
+      const cols = [...EVENT_INSERT_COLUMNS.filter((c) => c !== 'ip_hash_hex'), 'ip_hash'].join(', ');
+      await store.command(`INSERT INTO ${db2}.events (${cols}) SELECT ${cols} FROM ${store.db}.events WHERE project_id = {p:UUID}`, { p: P });
+      expect(await migrateEventStore(store.client, { db: db2 })).toEqual([3]);
+      const backfilled = await perDay(db2, 'daily_uniques');
+      expect(backfilled).toHaveLength(3);
+      expect(backfilled).toEqual(await perDay(store.db, 'daily_uniques'));
+      expect(backfilled).toEqual(await perDay(db2, 'daily_rollup'));
+      // new rows after the migration go through the view and merge with the backfilled sketches
+      await store.command(`INSERT INTO ${db2}.events (${cols}) SELECT ${cols} FROM ${store.db}.events WHERE project_id = {p:UUID}`, { p: P });
+      expect(await perDay(db2, 'daily_uniques')).toEqual(backfilled);
+      expect(await migrateEventStore(store.client, { db: db2 })).toEqual([]);
+    } finally {
+      await store.command(`DROP DATABASE IF EXISTS ${db2}`);
+    }
   });
 });
 

@@ -4,9 +4,10 @@ import type { EventStore } from './event-store';
 export interface ReadTables {
   events: string;
   dailyRollup: string;
+  dailyUniques: string;
   sessions: string;
 }
 
 export function readTablesOf(store: EventStore): ReadTables {
-  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, sessions: `${store.db}.sessions` };
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions` };
 }

@@ -1,7 +1,7 @@
 import { ApiError, STATS_GROUP_BY, type StatsParams } from '@analytics/schema';
-import { parseGroupBy, planStats, rollupFits } from './stats.planner';
+import { parseGroupBy, planStats, rollupFits, uniquesFits } from './stats.planner';
 
-const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', sessions: 'db.sessions' };
+const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', dailyUniques: 'db.daily_uniques', sessions: 'db.sessions' };
 const P = '11111111-1111-4111-8111-111111111111';
 const MIDNIGHT = Date.UTC(2026, 2, 1);
 const DAY = 86_400_000;
@@ -54,6 +54,40 @@ describe('rollupFits / planStats source', () => {
     expect(planStats(TABLES, P, p, [...groupBy]).source).toBe(source);
   });
 
+  it.each([
+    ['uniques, no group_by', 'uniques', {}, []],
+    ['uniques by event_name', 'uniques', {}, ['event_name']],
+    ['uniques, interval day', 'uniques', { interval: 'day' }, []],
+    ['uniques, interval week by event_name', 'uniques', { interval: 'week' }, ['event_name']],
+    ['uniques, event filter', 'uniques', { event: 'signup' }, []],
+    ['uniques by event_name and source', 'rollup', {}, ['event_name', 'source']],
+    ['uniques by country', 'rollup', { interval: 'day' }, ['country']],
+    ['uniques, interval hour', 'events', { interval: 'hour' }, []],
+    ['uniques by browser', 'events', {}, ['browser']],
+    ['uniques, from not at midnight', 'events', { from: MIDNIGHT + 1000 }, []],
+    ['uniques by event_name, to not at midnight', 'events', { to: MIDNIGHT + DAY + 1 }, ['event_name']],
+  ] as const)('metric=uniques: %s -> %s', (_name, source, over, groupBy) => {
+    const p = params({ metric: 'uniques', ...(over as Partial<StatsParams>) });
+    expect(uniquesFits(p, groupBy)).toBe(source === 'uniques');
+    expect(planStats(TABLES, P, p, [...groupBy]).source).toBe(source);
+  });
+
+  it('never answers count from daily_uniques (it holds no counts)', () => {
+    expect(uniquesFits(params(), [])).toBe(false);
+    expect(planStats(TABLES, P, params(), []).source).toBe('rollup');
+    expect(planStats(TABLES, P, params({ interval: 'day' }), ['event_name']).source).toBe('rollup');
+    expect(() => planStats(TABLES, P, params(), [], 'uniques')).toThrow(/does not fit daily_uniques/);
+  });
+
+  it('still runs every path when forced on a request daily_uniques would answer', () => {
+    const p = params({ metric: 'uniques', interval: 'week' });
+    expect(planStats(TABLES, P, p, ['event_name'], 'rollup')).toMatchObject({ source: 'rollup', sql: expect.stringContaining('FROM db.daily_rollup ') });
+    expect(planStats(TABLES, P, p, ['event_name'], 'events')).toMatchObject({ source: 'events', sql: expect.stringContaining('FROM db.events ') });
+    expect(planStats(TABLES, P, p, ['event_name'], 'uniques')).toMatchObject({ source: 'uniques', sql: expect.stringContaining('FROM db.daily_uniques ') });
+    expect(() => planStats(TABLES, P, p, ['source'], 'uniques')).toThrow(/does not fit daily_uniques/);
+    expect(() => planStats(TABLES, P, { ...p, interval: 'hour' }, [], 'uniques')).toThrow(/does not fit daily_uniques/);
+  });
+
   it('answers from events when forced, and refuses to force the rollup on a request outside its grain', () => {
     expect(planStats(TABLES, P, params(), [], 'events')).toMatchObject({ source: 'events', sql: expect.stringContaining('FROM db.events') });
     expect(() => planStats(TABLES, P, params({ interval: 'hour' }), [], 'rollup')).toThrow(/does not fit/);
@@ -84,8 +118,20 @@ describe('planStats SQL', () => {
     expect(plan.sql).toContain("formatDateTime(toMonday(day), '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket");
   });
 
+  it('daily_uniques: merged sketches, day bounds, day/week buckets, event filter bound, project first', () => {
+    const evil = "x' OR 1=1 --";
+    const plan = planStats(TABLES, P, params({ metric: 'uniques', interval: 'week', event: evil }), ['event_name']);
+    expect(plan.source).toBe('uniques');
+    expect(plan.sql).toBe(
+      "SELECT formatDateTime(toMonday(day), '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket, event_name, uniqCombinedMerge(uniques) AS value FROM db.daily_uniques " +
+        'WHERE project_id = {p:UUID} AND day >= {from_day:Date} AND day < {to_day:Date} AND event_name = {event:String} ' +
+        'GROUP BY toMonday(day), event_name ORDER BY bucket ASC, value DESC, event_name ASC LIMIT {limit:UInt32}',
+    );
+    expect(plan.params).toEqual({ p: P, limit: 100, from_day: '2026-03-01', to_day: '2026-03-08', event: evil });
+  });
+
   it('uses merged sketches for uniques on the rollup and the same sketch on raw events', () => {
-    expect(planStats(TABLES, P, params({ metric: 'uniques' }), []).sql).toContain('uniqCombinedMerge(uniques) AS value');
+    expect(planStats(TABLES, P, params({ metric: 'uniques' }), [], 'rollup').sql).toContain('uniqCombinedMerge(uniques) AS value');
     expect(planStats(TABLES, P, params({ metric: 'uniques' }), [], 'events').sql).toContain("uniqCombinedIf(anonymous_id, anonymous_id != '') AS value");
   });
 });

@@ -2,12 +2,14 @@ import { ApiError, STATS_GROUP_BY, type StatsGroupBy, type StatsParams } from '@
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { ReadTables } from './read-tables';
 
-/** Which table answers a stats request. */
-export type StatsSource = 'rollup' | 'events';
+/** Which table answers a stats request: daily_rollup, daily_uniques (metric=uniques only) or raw events. */
+export type StatsSource = 'rollup' | 'uniques' | 'events';
 export type StatsInterval = NonNullable<StatsParams['interval']>;
 
 /** The group_by columns daily_rollup keeps: a request grouped only by these may be answered from it. */
 export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
+/** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
+export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
 
 // The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
 const COLUMN_SQL: Record<StatsGroupBy, string> = {
@@ -24,11 +26,14 @@ const COLUMN_SQL: Record<StatsGroupBy, string> = {
 const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
   rollup: { day: 'day', week: 'toMonday(day)' },
+  uniques: { day: 'day', week: 'toMonday(day)' },
 };
 
-const VALUE_SQL: Record<StatsSource, Record<StatsParams['metric'], string>> = {
+// daily_uniques has no event counts: it answers metric=uniques only.
+const VALUE_SQL: Record<StatsSource, Partial<Record<StatsParams['metric'], string>>> = {
   events: { count: 'count()', uniques: "uniqCombinedIf(anonymous_id, anonymous_id != '')" },
   rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
+  uniques: { uniques: 'uniqCombinedMerge(uniques)' },
 };
 
 /**
@@ -57,6 +62,17 @@ export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'>
   );
 }
 
+/** True when daily_uniques answers the request: metric=uniques, the rollup's time shape, no group_by but event_name. */
+export function uniquesFits(params: Pick<StatsParams, 'from' | 'to' | 'interval' | 'metric'>, groupBy: readonly StatsGroupBy[]): boolean {
+  return params.metric === 'uniques' && groupBy.every((c) => UNIQUES_GROUP_BY.includes(c)) && rollupFits(params, groupBy);
+}
+
+const FROM: Record<StatsSource, (t: ReadTables) => string> = {
+  events: (t) => t.events,
+  rollup: (t) => t.dailyRollup,
+  uniques: (t) => t.dailyUniques,
+};
+
 export interface StatsPlan {
   source: StatsSource;
   sql: string;
@@ -66,17 +82,20 @@ export interface StatsPlan {
 }
 
 /**
- * Plans GET /v1/stats: daily_rollup when the request fits its grain, events otherwise (or the source `force`d,
- * for tests proving both agree). Rows: bucket ascending, value descending, then group columns ascending.
+ * Plans GET /v1/stats: daily_uniques for uniques without grouping (or by event_name only) over whole days,
+ * daily_rollup when the request fits its grain, events otherwise (or the source `force`d, for tests proving all
+ * three agree). Rows: bucket ascending, value descending, then group columns ascending.
  */
 export function planStats(tables: ReadTables, projectId: string, params: StatsParams, groupBy: StatsGroupBy[], force?: StatsSource): StatsPlan {
   const fits = rollupFits(params, groupBy);
+  const uniquesFit = uniquesFits(params, groupBy);
   if (force === 'rollup' && !fits) throw new Error('stats planner: this request does not fit daily_rollup');
-  const source: StatsSource = force ?? (fits ? 'rollup' : 'events');
+  if (force === 'uniques' && !uniquesFit) throw new Error('stats planner: this request does not fit daily_uniques');
+  const source: StatsSource = force ?? (uniquesFit ? 'uniques' : fits ? 'rollup' : 'events');
 
   const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
   const where = ['project_id = {p:UUID}'];
-  if (source === 'rollup') {
+  if (source !== 'events') {
     where.push('day >= {from_day:Date}', 'day < {to_day:Date}');
     bound.from_day = toClickHouseDate(params.from);
     bound.to_day = toClickHouseDate(params.to);
@@ -92,12 +111,12 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
 
   const columns = groupBy.map((c) => COLUMN_SQL[c]);
   const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
-  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...columns, `${VALUE_SQL[source][params.metric]} AS value`];
+  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...columns, `${VALUE_SQL[source][params.metric]!} AS value`];
   const keys = [...(bucket ? [bucket] : []), ...columns];
   const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
   const sql = [
     `SELECT ${select.join(', ')}`,
-    `FROM ${source === 'rollup' ? tables.dailyRollup : tables.events}`,
+    `FROM ${FROM[source](tables)}`,
     `WHERE ${where.join(' AND ')}`,
     ...(keys.length > 0 ? [`GROUP BY ${keys.join(', ')}`] : []),
     `ORDER BY ${order.join(', ')}`,

@@ -14,7 +14,9 @@ import {
   parseGroupBy,
   planStats,
   renderMigration,
+  rollupFits,
   runRetention,
+  uniquesFits,
 } from '@analytics/event-store';
 import type { EventRow, StatsParams } from '@analytics/schema';
 import { dockerDir, root } from './routes';
@@ -178,6 +180,7 @@ describe('the cluster topology answers like a single node', () => {
       expect(engines).toMatchObject({
         events: 'Distributed', events_local: 'MergeTree', daily_rollup: 'Distributed', daily_rollup_local: 'AggregatingMergeTree',
         sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_rollup_mv: 'MaterializedView', sessions_mv: 'MaterializedView',
+        daily_uniques: 'Distributed', daily_uniques_local: 'AggregatingMergeTree', daily_uniques_mv: 'MaterializedView',
       });
 
       const body = rows().map((r) => JSON.stringify(r)).join('\n');
@@ -188,8 +191,9 @@ describe('the cluster topology answers like a single node', () => {
       expect(count(`${cluster}.events_local`)).toBe(400);
       expect(count(`${cluster}.daily_rollup_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.sessions_local`)).toBeGreaterThan(0);
+      expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);
 
-      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, sessions: `${db}.sessions` });
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions` });
       const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
         const [a, b] = [single, cluster].map((db) => {
           const q = build(tables(db));
@@ -204,14 +208,36 @@ describe('the cluster topology answers like a single node', () => {
         { group_by: 'source,medium', interval: 'day' },
         { group_by: 'country', metric: 'uniques' },
         { group_by: 'path,browser', interval: 'hour' },
+        { metric: 'uniques', interval: 'day' },
+        { metric: 'uniques', group_by: 'event_name', interval: 'week' },
       ] as Array<Partial<StatsParams>>) {
-        for (const force of ['rollup', 'events'] as const) {
+        for (const force of ['uniques', 'rollup', 'events'] as const) {
           const params = { ...range, metric: 'count', limit: 1000, ...stats } as StatsParams;
           const groupBy = parseGroupBy(params.group_by);
-          if (force === 'rollup' && groupBy.some((g) => g === 'path' || g === 'browser')) continue;
+          if (force === 'rollup' && !rollupFits(params, groupBy)) continue;
+          if (force === 'uniques' && !uniquesFits(params, groupBy)) continue;
           both((t) => planStats(t, P, params, groupBy, force));
         }
       }
+      // migration 3's backfill, run again now that events exist: through the Distributed tables it writes shard-locally
+      // (parallel_distributed_insert_select = 2), and a second pass over the same events changes no sketch.
+      const uniquesByDay = () =>
+        [single, cluster].map((db) => {
+          const q = planStats(tables(db), P, { ...range, metric: 'uniques', interval: 'day', limit: 1000 }, [], 'uniques');
+          return jsonRows(run(q.sql, q.params));
+        });
+      const before = uniquesByDay();
+      const m3 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 3)!;
+      const backfill = (layout: { db: string; cluster?: string }) => renderMigration(m3.sql, layout).at(-1)!;
+      expect(backfill({ db: cluster, cluster: CLUSTER })).toMatch(/^INSERT INTO c_\w+\.daily_uniques [\s\S]*FROM c_\w+\.events\n[\s\S]*parallel_distributed_insert_select = 2$/);
+      const localRows = count(`${cluster}.daily_uniques_local`);
+      s.query(backfill({ db: single }));
+      s.query(backfill({ db: cluster, cluster: CLUSTER }));
+      expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(localRows);
+      const after = uniquesByDay();
+      expect(after[0]!.length).toBe(3);
+      expect(after).toEqual(before);
+      expect(after[1]).toEqual(after[0]);
       both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', limit: 200 }));
       both((t) => buildSources(t, P, { ...range, breakdown: 'source', limit: 200 }));
     });

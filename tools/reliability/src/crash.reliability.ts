@@ -8,8 +8,8 @@ describe('crash: kill -9 during load loses no acknowledged event', () => {
   const tally = newTally();
 
   afterAll(async () => {
-    await first?.stop();
     await second?.stop();
+    await first?.dispose(); // the same DATA_DIR
   });
 
   it('restarts on the same DATA_DIR with every event acknowledged before the kill', async () => {

@@ -31,7 +31,7 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
     server = await startServer({ env: { DATABASE_URL: viaProxy(PG_URL!, proxy) } });
   });
   afterAll(async () => {
-    await server?.stop();
+    await server?.dispose();
     await proxy?.close();
   });
 
@@ -77,7 +77,7 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
     server = await startServer({ env: { REDIS_URL: viaProxy(REDIS_URL!, proxy) } });
   });
   afterAll(async () => {
-    await server?.stop();
+    await server?.dispose();
     await proxy?.close();
     redis?.disconnect();
   });

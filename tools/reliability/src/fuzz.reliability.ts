@@ -62,7 +62,7 @@ describe('fuzzing every endpoint', () => {
     m = await createProject(server.base, 'fuzz-mcp');
     ak = await createKey(server.base, m.id, 'ak');
   });
-  afterAll(() => server?.stop());
+  afterAll(() => server?.dispose());
 
   const expectCode = (res: { status: number; body: unknown }, allowed: Record<number, string[] | null>) => {
     expect(Object.keys(allowed).map(Number)).toContain(res.status);

@@ -86,7 +86,7 @@ describe('tenant isolation and auth', () => {
       expect((await call(server.base, 'POST', '/v1/batch', { key: p.sk, body: { events } })).status).toBe(202);
     }
   });
-  afterAll(() => server?.stop());
+  afterAll(() => server?.dispose());
 
   it('stops a revoked key at once on the instance that revoked it, even though it was cached', async () => {
     for (const label of ['A', 'B'] as const) {

@@ -15,7 +15,7 @@ describe('load: nothing lost, nothing duplicated, no 5xx', () => {
     projects = [await createProject(server.base, 'load-a'), await createProject(server.base, 'load-b')];
     await runLoad({ base: server.base, projects, workers: 12, ms: LOAD_MS, tally, tag: 'L' });
   });
-  afterAll(() => server?.stop());
+  afterAll(() => server?.dispose());
 
   it('answered every request without a 5xx or a dropped connection', () => {
     const fivexx = [...tally.statuses].filter(([s]) => s >= 500);

@@ -44,6 +44,8 @@ describe('privacy: no raw IP or key secret stored or logged, no cookies', () => 
     expect(await server.stop()).toBe(0);
   });
 
+  afterAll(() => server?.dispose());
+
   it('sets no cookie on any response', () => {
     expect(responses.length).toBeGreaterThan(60);
     expect(responses.filter((r) => r.headers.has('set-cookie')).map((r) => r.headers.get('set-cookie'))).toEqual([]);

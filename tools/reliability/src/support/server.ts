@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,6 +33,8 @@ export interface Server {
   stop(): Promise<number | null>;
   /** kill -9: no drain, no flush, no close. */
   kill9(): Promise<void>;
+  /** stop(), then remove DATA_DIR. */
+  dispose(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -78,24 +80,29 @@ export async function startServer(options: StartOptions = {}): Promise<Server> {
     const t = Date.now();
     while (!exited() && Date.now() - t < ms) await sleep(50);
   };
+  const stop = async () => {
+    if (!exited()) {
+      child.kill('SIGTERM');
+      await waitExit(30_000);
+      if (!exited()) child.kill('SIGKILL');
+      await waitExit(5_000);
+    }
+    return child.exitCode;
+  };
   return {
     base,
     port,
     dataDir,
     child,
     log: () => log,
-    async stop() {
-      if (!exited()) {
-        child.kill('SIGTERM');
-        await waitExit(30_000);
-        if (!exited()) child.kill('SIGKILL');
-        await waitExit(5_000);
-      }
-      return child.exitCode;
-    },
+    stop,
     async kill9() {
       child.kill('SIGKILL');
       await waitExit(10_000);
+    },
+    async dispose() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -12,7 +12,7 @@
 //
 // The server runs with RATE_LIMIT_*_PER_S/BURST raised to 1,000,000 so the token bucket does not cap the measurement.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -119,6 +119,7 @@ async function benchTrack() {
   const [{ total }] = queryStore(srv.dataDir, `SELECT count() AS total FROM analytics.events WHERE project_id = '${project.id}'`);
   const stored = new Set(queryStore(srv.dataDir, `SELECT event_id FROM analytics.events WHERE project_id = '${project.id}' AND startsWith(event_id, 'run-')`).map((r) => r.event_id));
   const missing = ours.acked.filter((id) => !stored.has(id)).length;
+  rmSync(srv.dataDir, { recursive: true, force: true });
   const ackedAll = warm.acked.length + ours.acked.length;
   return {
     bare: { ...summary(bareRun.result), peakRssMiB: bareRss },
@@ -132,8 +133,6 @@ async function benchTrack() {
       cutInFlight: Number(total) - ackedAll,
       distinctIdsRun: stored.size,
     },
-    dataDir: srv.dataDir,
-    pid: srv.pid,
   };
 }
 
@@ -156,6 +155,7 @@ async function benchBatch(bundle) {
 
   const [{ total }] = queryStore(srv.dataDir, `SELECT count() AS total FROM analytics.events WHERE project_id = '${project.id}'`);
   const present = new Set(queryStore(srv.dataDir, `SELECT event_id FROM analytics.events WHERE project_id = '${project.id}' AND (startsWith(event_id, 'run-') OR startsWith(event_id, 'warm-'))`).map((r) => r.event_id));
+  rmSync(srv.dataDir, { recursive: true, force: true });
   const acked = [...warm.acked, ...ours.acked];
   const eventsPerS = (ours.result['2xx'] * 1000) / DURATION;
   return {

@@ -1,5 +1,6 @@
 // Bundles each app's main.ts into dist/apps/<app>/main.js (dependencies stay in node_modules; SQL files inlined as text).
 import { build } from 'esbuild';
+import { nodeBundleOptions } from './esbuild-options.mjs';
 import { existsSync, readdirSync } from 'node:fs';
 
 const apps = readdirSync('apps').filter((a) => existsSync(`apps/${a}/src/main.ts`));
@@ -8,15 +9,8 @@ await Promise.all(
     build({
       entryPoints: [`apps/${app}/src/main.ts`],
       outfile: `dist/apps/${app}/main.js`,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      packages: 'external',
-      loader: { '.sql': 'text' },
+      ...nodeBundleOptions,
       sourcemap: true,
-      tsconfig: 'tsconfig.base.json',
-      logLevel: 'warning',
     }),
   ),
 );

@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { UAS, batchBodies, createProject, fmt, memoryOf, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 const ONLY = arg('only', 'track,batch').split(',');
@@ -189,14 +190,7 @@ await build({
     loader: 'ts',
   },
   outfile: bundle,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  packages: 'external',
-  loader: { '.sql': 'text' },
-  tsconfig: 'tsconfig.base.json',
-  logLevel: 'warning',
+  ...nodeBundleOptions,
 });
 
 const out = { machine, duration: DURATION, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, at: new Date().toISOString() };

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { UAS, batchBodies } from './lib.mjs';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
 
 const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.slice(10) ?? 5);
 const bundle = resolve('dist/bench/pipeline-bench.cjs');
@@ -22,14 +23,7 @@ await build({
     loader: 'ts',
   },
   outfile: bundle,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  packages: 'external',
-  loader: { '.sql': 'text' },
-  tsconfig: 'tsconfig.base.json',
-  logLevel: 'warning',
+  ...nodeBundleOptions,
 });
 const lib = createRequire(import.meta.url)(bundle);
 lib.loadGeo();

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 10_000_000);
@@ -41,14 +42,7 @@ await build({
     loader: 'ts',
   },
   outfile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  packages: 'external',
-  loader: { '.sql': 'text' },
-  tsconfig: 'tsconfig.base.json',
-  logLevel: 'warning',
+  ...nodeBundleOptions,
 });
 const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
 

@@ -5,7 +5,8 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type * as Sdk from './index';
 import { DIST, launchChromium, startPageServer } from './test-support/browser';
-import { type RealService, closeServer, listen, startRealService, urlOf } from './test-support/service';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: an SDK's tests run against the whole service
+import { type RealService, closeServer, listen, startRealService, urlOf } from '../../../apps/standalone/src/test-service';
 
 declare global {
   interface Window {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Analytics, AnalyticsError } from './index';
-import { type RealService, closeServer, listen, startRealService, urlOf } from './test-support/service';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: an SDK's tests run against the whole service
+import { type RealService, closeServer, listen, startRealService, urlOf } from '../../../apps/standalone/src/test-service';
 
 let service: RealService;
 let keys: { pk: string; sk: string; rk: string };

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
-import { listen, urlOf } from './service';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the shared loopback helpers of the service tests
+import { listen, urlOf } from '../../../../apps/standalone/src/test-service';
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it. */
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';

@@ -2,27 +2,52 @@ import { once } from 'node:events';
 import { type RequestListener, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openTestStores, silentLogger } from '@analytics/testing';
-// The SDK is tested against the real service: the standalone app (what `npm start` runs) on real embedded stores.
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: an SDK's tests need the whole service
-import { buildApp } from '../../../../apps/standalone/src/app';
+import { buildApp } from './app';
+
+// The whole service for client tests (the SDKs'): the standalone app (what `npm start` runs) on real embedded
+// stores, on a free loopback port, recording every request it answered. Test-only: main.ts never imports it.
 
 export type TestStores = Awaited<ReturnType<typeof openTestStores>>;
+
+/** One request the service answered (preflights included). */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  origin: string | undefined;
+  /** The bearer key presented, '' when none. */
+  key: string;
+  contentType: string | undefined;
+  status: number;
+  /** The parsed JSON body (what the app's body parser made of it). */
+  body: unknown;
+  at: number;
+}
 
 export interface RealService {
   stores: TestStores;
   endpoint: string;
-  /** Every request the service received (method and path), in arrival order. */
-  requests: { method: string; path: string }[];
+  requests: SeenRequest[];
   close(): Promise<void>;
 }
 
-/** Opens real embedded stores and serves the standalone app on 127.0.0.1 (a free port). */
+/** Opens real embedded stores and serves the standalone app on 127.0.0.1 (a free port), logging every request. */
 export async function startRealService(): Promise<RealService> {
   const stores = await openTestStores();
   const app = buildApp({ stores, logger: silentLogger, secrets: { ADMIN_TOKEN: 'admin-token-test', IP_HASH_SECRET: 'ip-secret-test', INTERNAL_SECRET: 'internal-secret-test' } });
-  const requests: RealService['requests'] = [];
+  const requests: SeenRequest[] = [];
   const server = await listen((req, res) => {
-    requests.push({ method: req.method ?? '', path: req.url ?? '' });
+    res.on('finish', () =>
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        origin: req.headers.origin,
+        key: /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '',
+        contentType: req.headers['content-type'],
+        status: res.statusCode,
+        body: (req as { body?: unknown }).body,
+        at: Date.now(),
+      }),
+    );
     app(req, res);
   });
   return {

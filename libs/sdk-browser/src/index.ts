@@ -16,7 +16,8 @@ export interface InitOptions {
   flushInterval?: number;
 }
 
-interface WireEvent {
+/** One event as the SDK sends it in a `POST /v1/batch` body. */
+export interface WireEvent {
   event: string;
   event_id: string;
   timestamp: string;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type * as Sdk from './index';
+import type { WireEvent } from './index';
 import { DIST, launchChromium, startPageServer } from './test-support/browser';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: an SDK's tests run against the whole service
 import { type RealService, closeServer, listen, startRealService, urlOf } from '../../../apps/standalone/src/test-service';
@@ -16,17 +17,6 @@ declare global {
   }
 }
 
-interface SentEvent {
-  event: string;
-  event_id: string;
-  timestamp: string;
-  anonymous_id: string;
-  user_id?: string;
-  url: string;
-  path: string;
-  referrer?: string;
-  properties: Record<string, unknown>;
-}
 
 let service: RealService;
 let browser: Browser;
@@ -83,7 +73,7 @@ async function openPage(key: string, prepare?: (context: BrowserContext) => Prom
 
 const seen = (key: string) => service.requests.filter((r) => r.key === key);
 const batches = (key: string) => seen(key).filter((r) => r.method === 'POST' && r.path === '/v1/batch');
-const sentEvents = (key: string) => batches(key).flatMap((r) => (r.body as { events: SentEvent[] }).events);
+const sentEvents = (key: string) => batches(key).flatMap((r) => (r.body as { events: WireEvent[] }).events);
 const rowsOf = (projectId: string) =>
   service.stores.events.select<Record<string, string | null>>(
     `SELECT * FROM ${service.stores.events.eventsTable} WHERE project_id = {p:UUID} ORDER BY timestamp, event_name`,
@@ -199,7 +189,7 @@ describe('browser SDK in headless Chromium against the real service', () => {
     expect(batches(key)).toHaveLength(1); // the 21st waits for the timer
     await page.clock.runFor(2000);
     await until(() => batches(key).length === 2, 'the timed flush of the 21st event');
-    expect((batches(key)[1]!.body as { events: SentEvent[] }).events.map((e) => e.properties['i'])).toEqual([20]);
+    expect((batches(key)[1]!.body as { events: WireEvent[] }).events.map((e) => e.properties['i'])).toEqual([20]);
   });
 
   it('flushes 2 s after the first buffered event, not before', async () => {
@@ -359,7 +349,7 @@ describe('browser SDK in headless Chromium against the real service', () => {
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         const status = statuses[posts.length] ?? 202;
-        posts.push({ status, ids: (JSON.parse(body) as { events: SentEvent[] }).events.map((e) => e.event_id) });
+        posts.push({ status, ids: (JSON.parse(body) as { events: WireEvent[] }).events.map((e) => e.event_id) });
         res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(status < 300 ? { ok: true } : { error: 'x' }));
       });
     });

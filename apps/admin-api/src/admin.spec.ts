@@ -120,6 +120,20 @@ describe('admin API', () => {
     expect((await admin('delete', `/admin/keys/${rkPrefix}`)).status).toBe(204);
   });
 
+  it('answers CORS preflight on /admin/* (the spec: CORS is permissive there) and sets no cookie', async () => {
+    const pre = await request(app)
+      .options('/admin/projects')
+      .set('origin', 'https://dashboard.example')
+      .set('access-control-request-method', 'POST')
+      .set('access-control-request-headers', 'authorization,content-type');
+    expect(pre.status).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('*');
+    expect(pre.headers['access-control-allow-headers']).toMatch(/authorization/i);
+    const res = await admin('get', '/admin/projects').set('origin', 'https://dashboard.example');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['set-cookie']).toBeUndefined();
+  });
+
   it('lists projects', async () => {
     const res = await admin('get', '/admin/projects');
     expect(res.status).toBe(200);

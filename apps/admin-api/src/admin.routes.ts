@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { KEY_ENVS, KEY_KINDS, type KeyStore, extractPrefix, normalizeOrigin } from '@analytics/auth';
+import { KEY_ENVS, KEY_KINDS, type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
 import { ApiError, parseOrThrow } from '@analytics/schema';
 
 export interface AdminRouterDeps {
@@ -23,9 +23,9 @@ const origins = z
   .transform((list, ctx) => {
     const out: string[] = [];
     list.forEach((value, i) => {
-      const o = normalizeOrigin(value);
-      if (o) out.push(o);
-      else ctx.addIssue({ code: 'custom', path: [i], message: `not an origin (scheme://host[:port], "*" or https://*.example.com): ${value}` });
+      const entry = parseOriginEntry(value);
+      if ('origin' in entry) out.push(entry.origin);
+      else ctx.addIssue({ code: 'custom', path: [i], message: `${entry.problem}: ${value}` });
     });
     return [...new Set(out)];
   });

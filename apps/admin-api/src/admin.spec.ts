@@ -90,6 +90,34 @@ describe('admin API', () => {
     expect((await admin('patch', `/admin/projects/${body.project.id}`).send({ retention_days: -1 })).status).toBe(400);
   });
 
+  it.each([
+    ['https://*.com', 'wildcard over a public suffix (com) would allow every site under it'],
+    ['https://*.co.uk', 'wildcard over a public suffix (co.uk) would allow every site under it'],
+    ['https://*.github.io', 'wildcard over a public suffix (github.io) would allow every site under it'],
+    ['https://*', 'a bare wildcard host matches no origin'],
+    ['https://*.10.0.0.1', 'a wildcard over an IP address (10.0.0.1)'],
+  ])('refuses the origin %s on create and on patch with 400 invalid_payload saying why', async (origin, why) => {
+    const { body: created } = await admin('post', '/admin/projects').send({ name: 'o', allowed_origins: ['https://shop.example.com'] });
+    for (const res of [
+      await admin('post', '/admin/projects').send({ name: 'x', allowed_origins: ['https://shop.example.com', origin] }),
+      await admin('patch', `/admin/projects/${created.project.id}`).send({ allowed_origins: [origin] }),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_payload');
+      expect(res.body.details.fieldErrors.allowed_origins).toEqual([expect.stringContaining(why)]);
+    }
+    expect((await admin('get', `/admin/projects/${created.project.id}`)).body.project.allowed_origins).toEqual(['https://shop.example.com']);
+  });
+
+  it('keeps wildcards over a registrable domain, *.localhost and "*" (any origin)', async () => {
+    const allowed_origins = ['*', 'https://*.example.com', 'https://*.shop.example.co.uk', 'https://*.alice.github.io', 'http://*.localhost:3000'];
+    const res = await admin('post', '/admin/projects').send({ name: 'w', allowed_origins });
+    expect(res.status).toBe(201);
+    expect(res.body.project.allowed_origins).toEqual(allowed_origins);
+    const patched = await admin('patch', `/admin/projects/${res.body.project.id}`).send({ allowed_origins: ['https://*.Example.com:443/'] });
+    expect(patched.body.project.allowed_origins).toEqual(['https://*.example.com']);
+  });
+
   it('answers unknown projects with 404 not_found', async () => {
     expect((await admin('get', '/admin/projects/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await admin('get', '/admin/projects/nope')).body).toEqual({ error: 'not_found' });

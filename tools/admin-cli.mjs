@@ -2,8 +2,9 @@
 // Operator CLI over the admin HTTP API (PGlite holds its directory exclusively, so tools go through the server).
 //   npm run admin -- <command> [options]
 // Server: --url or ADMIN_URL (default http://localhost:$PORT or 8080). Token: --token, ADMIN_TOKEN, or DATA_DIR/secrets.json.
+// Exit codes: 0 success, 1 request failed or answered non-2xx, 2 usage error or no admin token (nothing sent).
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -28,12 +29,29 @@ if (!command || values.help) {
   process.exit(command ? 0 : 2);
 }
 
+// A server started with ADMIN_TOKEN in its environment keeps it out of secrets.json: say so instead of sending `Bearer undefined`.
 function token() {
   if (values.token) return values.token;
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  const file = join(process.env.DATA_DIR ?? './.data', 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')).ADMIN_TOKEN;
-  throw new Error('no admin token: pass --token, set ADMIN_TOKEN, or run from the directory holding DATA_DIR');
+  const file = resolve(process.env.DATA_DIR ?? './.data', 'secrets.json');
+  let why = 'file missing';
+  if (existsSync(file)) {
+    try {
+      const stored = JSON.parse(readFileSync(file, 'utf8'))?.ADMIN_TOKEN;
+      if (typeof stored === 'string' && stored) return stored;
+      why = 'no ADMIN_TOKEN in it';
+    } catch (e) {
+      why = `unreadable (${e.message})`;
+    }
+  }
+  console.error(`admin: no admin token, nothing sent. Looked for:
+  --token          not given
+  ADMIN_TOKEN      not set in this environment
+  ${file}: ${why}
+A server started with ADMIN_TOKEN in its environment does not write it to secrets.json. Pass the same token:
+  ADMIN_TOKEN=<token> npm run admin -- ${command} ...   or   npm run admin -- ${command} ... --token <token>
+or set DATA_DIR to the directory the server was started with.`);
+  process.exit(2);
 }
 const base = (values.url ?? process.env.ADMIN_URL ?? `http://localhost:${process.env.PORT ?? 8080}`).replace(/\/$/, '');
 const need = (v, what) => {
@@ -65,11 +83,12 @@ if (!routes[command]) {
   process.exit(2);
 }
 
+const [method, path, payload] = routes[command]();
+const bearer = token();
 try {
-  const [method, path, payload] = routes[command]();
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token()}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${bearer}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
     body: payload ? JSON.stringify(payload) : undefined,
   });
   const text = await res.text();

@@ -1,9 +1,9 @@
 import { Router, type Request } from 'express';
-import { type Authenticator, authOf, requireKey } from '@analytics/auth';
+import { type AuthContext, type Authenticator, authOf, requireKey } from '@analytics/auth';
 import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, forgetUser } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
-import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseOrThrow } from '@analytics/schema';
+import { batchInputSchema, browserIdentifyInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseOrThrow } from '@analytics/schema';
 
 export interface IngestRouterDeps {
   authenticator: Authenticator;
@@ -17,30 +17,33 @@ export interface IngestRouterDeps {
 export function createIngestRouter(deps: IngestRouterDeps): Router {
   const router = Router();
   const now = deps.clock ?? Date.now;
-  const context = (req: Request, projectId: string): RequestContext => ({
+  const context = (req: Request, { projectId, kind }: AuthContext): RequestContext => ({
     projectId,
     ip: req.ip,
     userAgent: req.get('user-agent'),
     host: req.get('host'),
     nowMs: now(),
     ipHashSecret: deps.ipHashSecret,
+    // pk_ callers are browsers that may store nothing on the device: their events without ids get the daily visitor id.
+    anonymousIds: kind === 'pk' ? 'derived' : 'random',
   });
 
   router.post('/v1/track', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const input = parseOrThrow(eventInputSchema, req.body);
-    const { event_id } = await deps.ingest.track(context(req, authOf(res).projectId), input);
+    const { event_id } = await deps.ingest.track(context(req, authOf(res)), input);
     res.status(202).json({ ok: true, event_id });
   });
 
   router.post('/v1/batch', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const { events } = parseOrThrow(batchInputSchema, req.body);
-    const { count } = await deps.ingest.batch(context(req, authOf(res).projectId), events);
+    const { count } = await deps.ingest.batch(context(req, authOf(res)), events);
     res.status(202).json({ ok: true, count });
   });
 
   router.post('/v1/identify', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
-    const input = parseOrThrow(identifyInputSchema, req.body);
-    await deps.ingest.identify(context(req, authOf(res).projectId), input);
+    const auth = authOf(res);
+    const input = parseOrThrow(auth.kind === 'pk' ? browserIdentifyInputSchema : identifyInputSchema, req.body);
+    await deps.ingest.identify(context(req, auth), input);
     res.status(200).json({ ok: true });
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { classify } from '@analytics/classifier';
 import { type EventInput, type EventRow, propertiesJson, toClickHouseTime } from '@analytics/schema';
 import { countryOf } from './geo';
-import { ipHash } from './ip-hash';
+import { dailyAnonymousId, ipHash } from './ip-hash';
 import { parseUserAgent } from './user-agent';
 
 export const SESSION_BUCKET_MS = 30 * 60_000;
@@ -18,6 +18,16 @@ export interface RequestContext {
   /** Arrival time, the default timestamp. */
   nowMs: number;
   ipHashSecret: string;
+  /**
+   * How the anonymous_id of an event with neither id is made: `random` (the default) a UUID v4; `derived` the daily
+   * visitor id of (project, IP, user agent), for pk_ requests from browsers that store nothing on the device.
+   */
+  anonymousIds?: 'random' | 'derived';
+}
+
+/** The daily visitor id of a `derived` request, else undefined. */
+export function derivedAnonymousId(ctx: RequestContext): string | undefined {
+  return ctx.anonymousIds === 'derived' ? dailyAnonymousId(ctx.projectId, ctx.ip ?? '', ctx.userAgent ?? '', ctx.ipHashSecret, ctx.nowMs) : undefined;
 }
 
 export function defaultSessionId(owner: string, timestampMs: number): string {
@@ -38,11 +48,14 @@ export function createEnricher(ctx: RequestContext) {
   const hash = ipHash(ctx.ip ?? '', ctx.ipHashSecret, ctx.nowMs);
   const country = countryOf(ctx.ip);
   const device = parseUserAgent(ctx.userAgent);
+  // Derived on first need, then shared by every event of the request (a batch of 1000 hashes once).
+  let derived: string | undefined;
+  const newAnonymousId = () => (derived ??= derivedAnonymousId(ctx)) ?? randomUUID();
 
   return (input: EventInput): EventRow => {
     const timestamp = input.timestamp ?? ctx.nowMs;
     // anonymous_id is generated only when neither it nor user_id is sent (the event is then still attributable).
-    const anonymousId = input.anonymous_id ?? (input.user_id ? '' : randomUUID());
+    const anonymousId = input.anonymous_id ?? (input.user_id ? '' : newAnonymousId());
     const c = classify({ url: input.url, referrer: input.referrer, requestHost: ctx.host });
     return {
       project_id: ctx.projectId,

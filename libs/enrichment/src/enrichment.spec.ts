@@ -1,7 +1,8 @@
+import { createHmac } from 'node:crypto';
 import { countryOf } from './geo';
 import { toClickHouseTime } from '@analytics/schema';
-import { createEnricher, defaultSessionId } from './enrich';
-import { ipHash, normalizeIp } from './ip-hash';
+import { createEnricher, defaultSessionId, derivedAnonymousId } from './enrich';
+import { dailyAnonymousId, ipHash, normalizeIp } from './ip-hash';
 import { parseUserAgent } from './user-agent';
 
 const DAY = 86_400_000;
@@ -18,6 +19,30 @@ describe('ip hash', () => {
     expect(ipHash('::ffff:203.0.113.9', 's', T)).toBe(h);
   });
   it('normalises v4-mapped v6 addresses', () => expect(normalizeIp('::ffff:10.0.0.1')).toBe('10.0.0.1'));
+});
+
+describe('daily anonymous id', () => {
+  const IP = '203.0.113.9';
+  const UA = 'Mozilla/5.0 (X11; Linux x86_64) Chrome/124.0.0.0';
+  const id = dailyAnonymousId('p1', IP, UA, 's', T);
+
+  it('is d_ + 32 hex of HMAC-SHA256(secret:YYYY-MM-DD, "anon\\0" + project + "\\0" + ip + "\\0" + ua), as the README documents', () => {
+    const expected = createHmac('sha256', 's:2026-05-10').update(`anon\0p1\0${IP}\0${UA}`).digest('hex').slice(0, 32);
+    expect(id).toBe(`d_${expected}`);
+    expect(id.slice(2)).not.toBe(ipHash(IP, 's', T));
+  });
+
+  it.each<[string, boolean, string, string, string, string, number]>([
+    ['later the same UTC day', true, 'p1', IP, UA, 's', T + 11 * 3_600_000],
+    ['the same IPv4 seen through an IPv6 socket', true, 'p1', `::ffff:${IP}`, UA, 's', T],
+    ['the next UTC day', false, 'p1', IP, UA, 's', T + DAY],
+    ['another project', false, 'p2', IP, UA, 's', T],
+    ['another IP', false, 'p1', '203.0.113.10', UA, 's', T],
+    ['another user agent', false, 'p1', IP, `${UA} Edg/124`, 's', T],
+    ['another secret', false, 'p1', IP, UA, 't', T],
+  ])('%s -> same id: %s', (_name, same, project, ip, ua, secret, at) => {
+    expect(dailyAnonymousId(project, ip, ua, secret, at) === id).toBe(same);
+  });
 });
 
 describe('geo', () => {
@@ -72,6 +97,28 @@ describe('enricher', () => {
     const row = createEnricher(ctx)({ event: 'x', user_id: 'u1', timestamp: T });
     expect(row.anonymous_id).toBe('');
     expect(row.session_id).toBe(`u1-${Math.floor(T / 1_800_000)}`);
+  });
+
+  it("'derived' requests give every event without ids the request's daily id, and sessions follow it", () => {
+    const derived = { ...ctx, anonymousIds: 'derived' as const };
+    const enrich = createEnricher(derived);
+    const rows = [enrich({ event: 'a' }), enrich({ event: 'b', timestamp: T + 1_800_000 })];
+    const id = dailyAnonymousId('p', '81.2.69.160', 'curl/8', 's', T);
+    expect(derivedAnonymousId(derived)).toBe(id);
+    expect(rows.map((r) => [r.anonymous_id, r.session_id])).toEqual([
+      [id, `${id}-${Math.floor(T / 1_800_000)}`],
+      [id, `${id}-${Math.floor(T / 1_800_000) + 1}`],
+    ]);
+    expect(enrich({ event: 'c', anonymous_id: 'client-id' }).anonymous_id).toBe('client-id');
+    expect(enrich({ event: 'd', user_id: 'u1' }).anonymous_id).toBe('');
+  });
+
+  it("'random' requests (the default) get a fresh UUID per event and no daily id", () => {
+    const enrich = createEnricher({ ...ctx, anonymousIds: 'random' });
+    const [a, b] = [enrich({ event: 'a' }).anonymous_id, createEnricher(ctx)({ event: 'b' }).anonymous_id];
+    expect([a, b]).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    expect(a).not.toBe(b);
+    expect(derivedAnonymousId(ctx)).toBeUndefined();
   });
 
   it('classifies with the Host header when the event has no url', () => {

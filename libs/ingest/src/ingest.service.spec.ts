@@ -1,3 +1,4 @@
+import { dailyAnonymousId } from '@analytics/enrichment';
 import { MemoryRateLimiter } from '@analytics/service-kit';
 import { openTestStores } from '@analytics/testing';
 import { IngestService } from './ingest.service';
@@ -33,5 +34,15 @@ describe('IngestService', () => {
     for (let i = 0; i < 5; i++) await svc.identify(ctx(p), { anonymous_id: 'a', user_id: 'u' });
     // a rate-limited request writes nothing
     expect(await count(p)).toBe(2 + 2 + 5);
+  });
+
+  it("identify without anonymous_id binds the daily visitor id on a 'derived' request and is invalid_payload otherwise", async () => {
+    const svc = new IngestService({ store: stores.events, limiter: new MemoryRateLimiter() });
+    const p = '33333333-3333-4333-8333-333333333333';
+    await svc.identify({ ...ctx(p), anonymousIds: 'derived' }, { user_id: 'u-1' });
+    const rows = await stores.events.select<{ anonymous_id: string; user_id: string }>(`SELECT anonymous_id, user_id FROM ${stores.events.eventsTable} WHERE project_id = {p:UUID}`, { p });
+    expect(rows).toEqual([{ anonymous_id: dailyAnonymousId(p, '203.0.113.5', 'curl/8', 's', Date.UTC(2026, 5, 1)), user_id: 'u-1' }]);
+    await expect(svc.identify(ctx(p), { user_id: 'u-2' })).rejects.toMatchObject({ code: 'invalid_payload', extra: { details: { fieldErrors: { anonymous_id: [expect.stringContaining('required')] } } } });
+    expect(await count(p)).toBe(1);
   });
 });

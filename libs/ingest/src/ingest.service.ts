@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, type EventInput, type IdentifyInput } from '@analytics/schema';
-import { type RequestContext, createEnricher } from '@analytics/enrichment';
+import { ApiError, type BrowserIdentifyInput, type EventInput, identifyInputSchema, parseOrThrow } from '@analytics/schema';
+import { type RequestContext, createEnricher, derivedAnonymousId } from '@analytics/enrichment';
 import type { EventStore } from '@analytics/event-store';
 import type { BucketRule, RateLimiter } from '@analytics/service-kit';
 
@@ -55,12 +55,17 @@ export class IngestService {
     return { count: rows.length };
   }
 
-  /** Stores a `$identify` event binding anonymous_id to user_id, with traits as properties. Earlier events stay as they are. */
-  async identify(ctx: RequestContext, input: IdentifyInput): Promise<void> {
+  /**
+   * Stores a `$identify` event binding anonymous_id to user_id, with traits as properties. Earlier events stay as they
+   * are. Without anonymous_id, a `derived` (pk_) request binds the caller's daily visitor id.
+   */
+  async identify(ctx: RequestContext, input: BrowserIdentifyInput): Promise<void> {
     await this.rateLimit(ctx.projectId, 'identify');
+    // Other requests must send anonymous_id: the strict schema answers 400 invalid_payload with its details.
+    const anonymousId = input.anonymous_id ?? derivedAnonymousId(ctx) ?? parseOrThrow(identifyInputSchema, input).anonymous_id;
     const row = createEnricher(ctx)({
       event: '$identify',
-      anonymous_id: input.anonymous_id,
+      anonymous_id: anonymousId,
       user_id: input.user_id,
       properties: input.traits,
     } as EventInput);

@@ -76,10 +76,13 @@ export const batchInputSchema = z.object({
 });
 
 export const identifyInputSchema = z.object({
-  anonymous_id: idSchema,
+  anonymous_id: z.string({ error: (i) => (i.input === undefined ? 'required (only a pk_ key may omit it)' : undefined) }).pipe(idSchema),
   user_id: userIdSchema,
   traits: optional(propertiesSchema),
 });
+
+/** Identify from a pk_ key: anonymous_id may be omitted, the server then binds the caller's daily visitor id. */
+export const browserIdentifyInputSchema = identifyInputSchema.extend({ anonymous_id: optional(idSchema) });
 
 export const forgetInputSchema = z.object({
   user_id: userIdSchema,
@@ -88,4 +91,5 @@ export const forgetInputSchema = z.object({
 export type EventInput = z.output<typeof eventInputSchema>;
 export type BatchInput = z.output<typeof batchInputSchema>;
 export type IdentifyInput = z.output<typeof identifyInputSchema>;
+export type BrowserIdentifyInput = z.output<typeof browserIdentifyInputSchema>;
 export type ForgetInput = z.output<typeof forgetInputSchema>;

@@ -1,14 +1,20 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  InitializeRequestSchema,
   JSONRPCMessageSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
   ReadResourceRequestSchema,
+  isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type AuthContext, type Authenticator, requiredScope, scopeOf } from '@analytics/auth';
 import type { RequestContext } from '@analytics/enrichment';
@@ -30,8 +36,39 @@ export interface McpRouterDeps {
   maxResultBytes?: number;
 }
 
+interface McpLocals {
+  auth: AuthContext;
+}
+
 const SERVER_INFO = { name: 'event-analytics', version: '1.0.0' };
 const DEFAULT_MAX_RESULT_BYTES = 512 * 1024;
+
+/** Params schema of each method this server answers (initialize and ping are the SDK's own handlers). */
+const PARAMS_SCHEMAS = new Map<string, z.ZodType>(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema, ListPromptsRequestSchema].map(
+    (schema) => [schema.shape.method.value, schema.shape.params] as const,
+  ),
+);
+
+/**
+ * Answers requests whose params fail their schema with -32602 invalid_params and the validation details.
+ * Checked per message between transport and Server because the SDK parses params inside its handler wrapper and
+ * answers a failure with -32603 (-32602 for tools/call) and a zod dump as message; the transport still pairs this
+ * answer with its request id, batches included.
+ */
+function guardParams(transport: Transport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message)) {
+      const parsed = PARAMS_SCHEMAS.get(message.method)?.safeParse(message.params);
+      if (parsed && !parsed.success) {
+        const error = { code: ErrorCode.InvalidParams, message: 'invalid_params', data: { details: validationDetails(parsed.error) } };
+        return void transport.send({ jsonrpc: '2.0', id: message.id, error });
+      }
+    }
+    deliver?.(message, extra);
+  };
+}
 
 /** Error message + data for the spec's JSON-RPC codes. */
 function rpcError(code: number, message: string, data?: unknown): McpError {
@@ -85,7 +122,11 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   };
 
   const buildServer = (auth: AuthContext, req: Request): Server => {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {} } });
+    // prompts: declared so the SDK accepts a prompts/list handler; MCP Inspector lists prompts on every connect.
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {}, prompts: {} } });
+    server.fallbackRequestHandler = async (request) => {
+      throw rpcError(ErrorCode.MethodNotFound, 'method_not_found', { method: request.method });
+    };
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema })),
     }));
@@ -111,6 +152,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       }
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES.map((r) => ({ ...r })) }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }));
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
       const { id, name, retention_days, allowed_origins } = auth.project;
@@ -128,11 +171,27 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const envelopeError = (res: Response, status: number, message: string, data?: unknown) =>
     res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message, ...(data ? { data } : {}) } });
 
-  router.post('/mcp', jsonBody(), async (req, res) => {
+  // The key is checked before the body is read: a refused request's body is never buffered or parsed.
+  const authenticate = async (req: Request, res: Response<unknown, McpLocals>, next: NextFunction) => {
     // Only server-side keys: pk_ is refused before any tool runs.
     const auth = await deps.authenticator.resolve(req.get('authorization'));
     if (auth.kind === 'pk') throw new ApiError('insufficient_scope', { required: 'read|ingest (server-side key)', got: 'ingest (pk_)' });
+    res.locals.auth = auth;
+    next();
+  };
 
+  // Body errors of an authenticated request answer in the JSON-RPC envelope (the rest of the API answers { error }).
+  const parseJson = jsonBody();
+  const readBody = (req: Request, res: Response, next: NextFunction) =>
+    parseJson(req, res, (err?: unknown) => {
+      if (!err) return next();
+      const apiError = toApiError(err);
+      if (apiError.status >= 500) return next(err);
+      envelopeError(res, apiError.status, 'invalid_request', { error: apiError.code, ...apiError.extra });
+    });
+
+  router.post('/mcp', authenticate, readBody, async (req: Request, res: Response<unknown, McpLocals>) => {
+    const { auth } = res.locals;
     const body: unknown = req.body;
     const messages = Array.isArray(body) ? body : [body];
     if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
@@ -147,20 +206,13 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       void server.close();
     });
     await server.connect(transport);
+    guardParams(transport);
     await transport.handleRequest(req, res, body);
   });
 
   // Stateless: no server-initiated streams and no sessions to end.
   router.all('/mcp', (_req, res) => {
     res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'method_not_allowed' } });
-  });
-
-  // Body errors on /mcp answer in the JSON-RPC envelope (the rest of the API answers { error }).
-  router.use('/mcp', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const type = (err as { type?: string })?.type;
-    if (type === 'entity.parse.failed') return envelopeError(res, 400, 'invalid_request', { reason: 'body is not valid JSON' });
-    if (type === 'entity.too.large') return envelopeError(res, 413, 'invalid_request', { reason: 'body too large' });
-    next(err);
   });
 
   return router;

@@ -1,6 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Express } from 'express';
+import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { IngestService } from '@analytics/ingest';
@@ -10,6 +16,7 @@ import { capRows } from './mcp.routes';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 let stores: Stores;
+let app: Express;
 let http: HttpServer;
 let url: string;
 let keys: { pk: string; sk: string; rk: string };
@@ -21,7 +28,7 @@ const TO = '2027-01-01T00:00:00Z';
 beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 0.001, burst: 8 }, batch: { ratePerS: 1, burst: 1 } } });
-  const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
   const p = await stores.keyStore.createProject({ name: 'agents', allowed_origins: ['https://a.example'], retention_days: 42 });
   keys = p.keys;
   projectId = p.project.id;
@@ -138,6 +145,14 @@ describe('MCP gateway with the SDK client', () => {
     await client.close();
   });
 
+  it('declares prompts and answers resources/templates/list and prompts/list with empty lists (MCP Inspector asks both on connect)', async () => {
+    const client = await connect(keys.rk);
+    expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
+    expect(await client.listResourceTemplates()).toEqual({ resourceTemplates: [] });
+    expect(await client.listPrompts()).toEqual({ prompts: [] });
+    await client.close();
+  });
+
   it('keeps tenants apart: another project sees none of these events', async () => {
     const client = await connect(otherKeys.rk);
     const q = (await client.callTool({ name: 'query_events', arguments: { from: FROM, to: TO } })).structuredContent as { rows: unknown[] };
@@ -179,10 +194,37 @@ describe('MCP gateway over raw HTTP', () => {
     expect(json).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: 'invalid_request' } });
   });
 
-  it('answers an unknown method with -32601', async () => {
+  it('answers an unknown method with -32601 method_not_found and the method in data', async () => {
     const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/explode', params: {} }));
     const json = await res.json();
-    expect(json).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601 } });
+    expect(json).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'method_not_found', data: { method: 'tools/explode' } } });
+  });
+
+  type Details = { formErrors: string[]; fieldErrors: Record<string, string[]>; issues: Array<{ path: string; message: string }> };
+  it.each([
+    ['tools/call without name', { method: 'tools/call', params: { arguments: {} } }, 'name'],
+    ['tools/call with arguments that are not an object', { method: 'tools/call', params: { name: 'get_stats', arguments: ['from', 'to'] } }, 'arguments'],
+    ['resources/read without uri', { method: 'resources/read', params: {} }, 'uri'],
+    ['initialize without params', { method: 'initialize' }, undefined],
+  ])('answers %s with -32602 invalid_params and the validation details', async (_n, call, field) => {
+    const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 9, ...call }));
+    const json = (await res.json()) as { id: number; error: { code: number; message: string; data: { details: Details } } };
+    expect([json.id, json.error.code, json.error.message]).toEqual([9, -32602, 'invalid_params']);
+    const { details } = json.error.data;
+    if (field) expect(details.fieldErrors[field]?.length).toBeGreaterThan(0);
+    else expect(details.formErrors.length).toBeGreaterThan(0);
+    expect(details.issues.length).toBeGreaterThan(0);
+  });
+
+  it('answers each request of a batch on its own: invalid params do not spoil the valid request beside them', async () => {
+    const res = await raw(JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: {} },
+    ]));
+    const json = (await res.json()) as Array<{ id: number; result?: { tools: unknown[] }; error?: { code: number; message: string } }>;
+    const byId = new Map(json.map((m) => [m.id, m]));
+    expect(byId.get(1)?.result?.tools).toHaveLength(4);
+    expect(byId.get(2)?.error).toMatchObject({ code: -32602, message: 'invalid_params' });
   });
 
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
@@ -190,6 +232,82 @@ describe('MCP gateway over raw HTTP', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
   });
+});
+
+describe('POST /mcp checks the key before it reads the body', () => {
+  const malformed = '{"jsonrpc":';
+  const huge = `{"pad":"${'x'.repeat(17 * 1024 * 1024)}"}`;
+  const wrongSecret = () => keys.rk.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
+
+  it('answers no key with a malformed body with 401 missing_bearer_token, not a parse error', async () => {
+    const res = await request(app).post('/mcp').set('content-type', 'application/json').send(malformed);
+    expect([res.status, res.body]).toEqual([401, { error: 'missing_bearer_token' }]);
+  });
+
+  it('answers a wrong key with a 17 MB body with 401 invalid_api_key, not 413', async () => {
+    const res = await request(app).post('/mcp').set('authorization', `Bearer ${wrongSecret()}`).set('content-type', 'application/json').send(huge);
+    expect([res.status, res.body]).toEqual([401, { error: 'invalid_api_key' }]);
+  });
+
+  it('refuses a pk_ key with a malformed body with 403 insufficient_scope, not a parse error', async () => {
+    const res = await request(app).post('/mcp').set('authorization', `Bearer ${keys.pk}`).set('content-type', 'application/json').send(malformed);
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('insufficient_scope');
+  });
+
+  it('answers a refused key before the body has arrived, so the body is never buffered', async () => {
+    const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${wrongSecret()}`, 'content-type': 'application/json', 'content-length': String(huge.length) } });
+    const answered = new Promise<IncomingMessage>((resolve, reject) => req.on('response', resolve).on('error', reject));
+    req.write(huge.slice(0, 1024));
+    const res = await Promise.race([answered, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5_000).unref())]);
+    req.destroy();
+    expect(res?.statusCode).toBe(401);
+  });
+
+  it('keeps an authenticated request\'s body errors in the JSON-RPC envelope: 17 MB is 413 -32600', async () => {
+    const res = await request(app).post('/mcp').set('authorization', `Bearer ${keys.rk}`).set('content-type', 'application/json').send(huge);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid_request', data: { error: 'payload_too_large' } } });
+  });
+
+  it.each([
+    ['no body', undefined, undefined],
+    ['a body that is not sent as JSON', 'application/x-www-form-urlencoded', 'a=1'],
+  ])('answers an authenticated request with %s with -32600 invalid_request in the envelope', async (_n, type, body) => {
+    const req = request(app).post('/mcp').set('authorization', `Bearer ${keys.rk}`);
+    const res = await (type ? req.set('content-type', type).send(body) : req);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid_request' } });
+  });
+});
+
+describe('stdio-only clients through mcp-remote (the README\'s Claude Desktop configuration)', () => {
+  it('lists the tools and answers get_stats exactly as a direct client, with the key sent as a header', async () => {
+    // HOME and MCP_REMOTE_CONFIG_DIR point at a temp dir so mcp-remote writes nothing into the real home.
+    const home = await mkdtemp(join(tmpdir(), 'mcp-remote-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      // The README's args, with the installed bin instead of npx; mcp-remote itself expands ${RK} from env.
+      args: [require.resolve('mcp-remote/dist/proxy.js'), url, '--header', 'Authorization: Bearer ${RK}'],
+      env: { RK: keys.rk, HOME: home, MCP_REMOTE_CONFIG_DIR: join(home, '.mcp-auth') },
+      stderr: 'pipe',
+    });
+    const viaProxy = new Client({ name: 'stdio-host', version: '1.0.0' });
+    const direct = await connect(keys.rk);
+    try {
+      await viaProxy.connect(transport);
+      const { tools } = await viaProxy.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources', 'track_event']);
+      const args = { from: FROM, to: TO, group_by: ['event_name'] };
+      const stats = await viaProxy.callTool({ name: 'get_stats', arguments: args });
+      expect(stats.structuredContent).toMatchObject({ metric: 'count', rows: expect.arrayContaining([{ event_name: 'agent_task_started', value: 1 }]) });
+      expect(stats.structuredContent).toEqual((await direct.callTool({ name: 'get_stats', arguments: args })).structuredContent);
+    } finally {
+      await viaProxy.close();
+      await direct.close();
+      await rm(home, { recursive: true, force: true });
+    }
+  }, 20_000);
 });
 
 describe('response cap', () => {

@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+import { resolveSecrets } from './secrets';
+import { closeServer, listen, urlOf } from './test-service';
+
+// The README's curl examples, followed top to bottom as a new user would (bash, curl, node; a fresh server whose
+// token npm start generated into ./.data/secrets.json), must read back the events its ingest examples sent.
+
+const README = resolve(__dirname, '../../../README.md');
+const README_BASE = 'http://localhost:8080';
+
+/** The ```sh blocks of a `## heading` section, in order. */
+function shBlocks(markdown: string, heading: string): string[] {
+  const start = markdown.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`README has no "## ${heading}" section`);
+  const end = markdown.indexOf('\n## ', start + 1);
+  const section = markdown.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+/** One curl call the examples made: its URL argument and what it printed. */
+interface CurlCall {
+  url: string;
+  output: string;
+}
+
+let stores: Awaited<ReturnType<typeof openTestStores>>;
+let server: Server;
+let home: string;
+const answered: Array<{ method: string; path: string; status: number }> = [];
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'readme-examples-'));
+  // What the first `npm start` leaves in the repository: a generated token in ./.data/secrets.json.
+  const { secrets } = resolveSecrets(join(home, '.data'), {});
+  stores = await openTestStores();
+  const app = buildApp({ stores, secrets, logger: silentLogger });
+  server = await listen((req, res) => {
+    res.on('finish', () => answered.push({ method: req.method ?? '', path: req.url ?? '', status: res.statusCode }));
+    app(req, res);
+  });
+});
+afterAll(async () => {
+  await closeServer(server);
+  await stores.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** Runs the examples in one bash (variables chain), with a curl that also logs each call's URL and output. */
+async function runExamples(script: string): Promise<{ code: number | null; stderr: string; calls: CurlCall[] }> {
+  const log = join(home, 'curl.log');
+  writeFileSync(log, '');
+  const prelude = [
+    'set -euo pipefail',
+    'curl() {',
+    '  local url="" out a',
+    '  for a in "$@"; do case "$a" in http*) url="$a";; esac; done',
+    '  out=$(command curl "$@")',
+    '  printf "%s\\t%s\\n" "$url" "$out" >> "$CURL_LOG"',
+    '  printf "%s" "$out"',
+    '}',
+  ].join('\n');
+  const env = { PATH: process.env.PATH, HOME: home, CURL_LOG: log };
+  const child = spawn('bash', ['-c', `${prelude}\n${script}`], { cwd: home, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  const calls = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [url, ...rest] = line.split('\t');
+      return { url: url!, output: rest.join('\t') };
+    });
+  return { code, stderr, calls };
+}
+
+describe('README examples', () => {
+  it('followed top to bottom on a fresh server, the read examples return the events the ingest examples sent', async () => {
+    const markdown = readFileSync(README, 'utf8');
+    const projects = shBlocks(markdown, 'Projects and keys').filter((block) => block.includes('curl'));
+    const ingest = shBlocks(markdown, 'Ingest');
+    const read = shBlocks(markdown, 'Read');
+    expect([projects.length, ingest.length, read.length]).toEqual([1, 1, 1]);
+    const script = [...projects, ...ingest, ...read].join('\n');
+    expect(script).toContain(`BASE=${README_BASE}`);
+
+    const { code, stderr, calls } = await runExamples(script.replaceAll(README_BASE, urlOf(server)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(answered.filter((r) => r.status >= 400)).toEqual([]);
+
+    const readOutput = (path: string) => {
+      const call = calls.find((c) => new URL(c.url).pathname === path);
+      if (!call) throw new Error(`the examples never call ${path}`);
+      return JSON.parse(call.output);
+    };
+    const query = readOutput('/v1/query');
+    expect(query.rows).toEqual([expect.objectContaining({ event_name: 'signup', anonymous_id: 'a-1', properties: '{"plan":"pro"}' })]);
+    const stats = readOutput('/v1/stats');
+    expect(stats.metric).toBe('uniques');
+    expect(stats.rows.length).toBeGreaterThan(0);
+    expect(stats.rows.every((r: { value: number }) => r.value > 0)).toBe(true);
+    const sources = readOutput('/v1/sources');
+    expect(sources.rows).toContainEqual(expect.objectContaining({ source: 'newsletter' }));
+  });
+});

@@ -1,2 +1,3 @@
 export * from './test-stores';
+export * from './system-binary';
 export { keyStoreBackends, isolatedPgPort } from '@analytics/auth';

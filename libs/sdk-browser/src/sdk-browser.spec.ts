@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type * as Sdk from './index';
 import type { WireEvent } from './index';
-import { DIST, launchChromium, startPageServer } from './test-support/browser';
+import { CHROMIUM, DIST, launchChromium, startPageServer } from './test-support/browser';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: an SDK's tests run against the whole service
 import { type RealService, closeServer, listen, startRealService, urlOf } from '../../../apps/standalone/src/test-service';
 
@@ -24,20 +24,6 @@ let pages: { server: Server; origin: string };
 let foreign: { server: Server; origin: string };
 const contexts: BrowserContext[] = [];
 const extraServers: Server[] = [];
-
-beforeAll(async () => {
-  browser = await launchChromium(); // first: a missing Chromium fails the suite at once
-  [service, pages, foreign] = await Promise.all([startRealService(), startPageServer(), startPageServer()]);
-});
-afterEach(async () => {
-  await Promise.all(contexts.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([pages, foreign].filter(Boolean).map((p) => closeServer(p.server)));
-  await Promise.all(extraServers.map(closeServer));
-  await service?.close();
-});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
@@ -87,7 +73,21 @@ async function freezeClock(page: Page): Promise<void> {
 }
 const storedAnonymousId = (page: Page) => page.evaluate(() => localStorage.getItem('analytics_anonymous_id'));
 
-describe('browser SDK in headless Chromium against the real service', () => {
+CHROMIUM.describe('browser SDK in headless Chromium against the real service', () => {
+  beforeAll(async () => {
+    browser = await launchChromium(); // first: a Chromium that cannot start fails the suite at once
+    [service, pages, foreign] = await Promise.all([startRealService(), startPageServer(), startPageServer()]);
+  });
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([pages, foreign].filter(Boolean).map((p) => closeServer(p.server)));
+    await Promise.all(extraServers.map(closeServer));
+    await service?.close();
+  });
+
   it('script tag: $pageview on load, flushed by the 2 s timer, stored with the source of the utm parameters; no cookies', async () => {
     const { key, projectId } = await newProject('load');
     const { context, page } = await openPage(key);

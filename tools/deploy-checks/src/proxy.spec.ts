@@ -6,6 +6,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
+import { systemBinary } from '@analytics/testing';
 import { APPS, type App, type Loose, ROUTES, dockerDir, root, upstreamOf } from './routes';
 
 // docker/nginx.conf, validated by Debian's nginx (`nginx -t`) and served on loopback in front of the five apps,
@@ -17,12 +18,8 @@ const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const INTERNAL_SECRET = randomBytes(16).toString('hex');
 
-function nginxBinary(): string {
-  for (const candidate of [process.env.NGINX_BIN, '/usr/sbin/nginx', 'nginx'].filter(Boolean) as string[]) {
-    if (spawnSync(candidate, ['-v'], { encoding: 'utf8' }).status === 0) return candidate;
-  }
-  throw new Error("nginx is not installed: the deploy checks validate and serve docker/nginx.conf with Debian's nginx (apt-get install -y nginx-light)");
-}
+// Debian's nginx (sbin is often off a user's PATH); NGINX_BIN overrides it. Without it the proxy suite skips loudly.
+const NGINX = systemBinary({ name: 'nginx', env: 'NGINX_BIN', defaults: ['/usr/sbin/nginx', 'nginx'], aptPackage: 'nginx-light' });
 
 const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -136,16 +133,17 @@ async function startNginx(bin: string, ports: Record<App, number>): Promise<numb
 
 let proxyPort = 0;
 let schema: string;
-let bin: string;
 const apps = new Map<App, Running>();
 /** Every process started, listening or not: all are stopped in afterAll whatever happened. */
 const procs: ChildProcess[] = [];
 const dataDirs: string[] = [];
 
-beforeAll(async () => {
-  bin = nginxBinary();
+beforeAll(() => {
   execFileSync(process.execPath, ['tools/build.mjs'], { cwd: root, stdio: 'ignore' });
+});
 
+/** The five apps started alone on a fresh database, and nginx in front of them. */
+async function startDeployment(): Promise<void> {
   // Keys on real PostgreSQL, in a schema of their own (every app migrates it at start, under an advisory lock).
   schema = `deploy_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: DATABASE_URL });
@@ -176,10 +174,10 @@ beforeAll(async () => {
     }),
   );
 
-  proxyPort = await startNginx(bin, Object.fromEntries(APPS.map((app) => [app, apps.get(app)!.port])) as Record<App, number>);
-}, 120_000);
+  proxyPort = await startNginx(NGINX.path, Object.fromEntries(APPS.map((app) => [app, apps.get(app)!.port])) as Record<App, number>);
+}
 
-afterAll(async () => {
+async function stopDeployment(): Promise<void> {
   await Promise.all(procs.map(stop));
   for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
   if (schema) {
@@ -188,7 +186,7 @@ afterAll(async () => {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   }
-}, 60_000);
+}
 
 describe('each app started alone without its settings', () => {
   const NEEDS: Record<App, string> = {
@@ -205,7 +203,10 @@ describe('each app started alone without its settings', () => {
   });
 });
 
-describe('nginx in front of the five deployables (docker/nginx.conf on loopback)', () => {
+NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loopback)', () => {
+  beforeAll(startDeployment, 120_000);
+  afterAll(stopDeployment, 60_000);
+
   it('passes nginx -t, and each app started alone answers /healthz with its own name', async () => {
     for (const app of APPS) {
       const r = await http(apps.get(app)!.port, 'GET', '/healthz');
@@ -251,7 +252,7 @@ describe('nginx in front of the five deployables (docker/nginx.conf on loopback)
     await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
     const port = (recorder.address() as AddressInfo).port;
     try {
-      const proxy = await startNginx(bin, Object.fromEntries(APPS.map((app) => [app, port])) as Record<App, number>);
+      const proxy = await startNginx(NGINX.path, Object.fromEntries(APPS.map((app) => [app, port])) as Record<App, number>);
       const r = await http(proxy, 'POST', '/v1/track?x=1', { host: 'shop.example.com', 'x-forwarded-for': '8.8.8.8' }, '{}');
       expect(r.service).toBe('recorder');
       expect(seen[0]).toMatchObject({ 'x-forwarded-for': '8.8.8.8, 127.0.0.1', host: 'shop.example.com', 'x-forwarded-host': 'shop.example.com', 'x-forwarded-proto': 'http' });

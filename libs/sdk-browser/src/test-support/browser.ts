@@ -1,21 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only, outside the SDK's build: the shared skip-when-missing helper
+import { systemBinary } from '@analytics/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the shared loopback helpers of the service tests
 import { listen, urlOf } from '../../../../apps/standalone/src/test-service';
 
-/** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it. */
-export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+/** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suites needing it skip without it. */
+export const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
 export const DIST = join(__dirname, '../../../../dist/libs/sdk-browser');
 
-/** Launches headless Chromium; fails (never skips) with a clear message when it is not installed. */
+/** Launches headless Chromium (inside a `CHROMIUM.describe` suite). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`sdk-browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get update && apt-get install -y chromium\` (.ci/run does this).`);
-  }
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM.path,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }

@@ -3,6 +3,7 @@ import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { KEY_ENVS, KEY_KINDS, type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
 import { ApiError, parseOrThrow } from '@analytics/schema';
+import { readJsonBody } from '@analytics/service-kit';
 
 export interface AdminRouterDeps {
   keyStore: KeyStore;
@@ -62,7 +63,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
   router.use('/admin', requireAdmin(deps.adminToken));
 
   router.post('/admin/projects', async (req, res) => {
-    const input = parseOrThrow(createProjectSchema, req.body);
+    const input = parseOrThrow(createProjectSchema, await readJsonBody(req, res));
     const created = await deps.keyStore.createProject(input, input.env);
     res.status(201).json(created);
   });
@@ -78,7 +79,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
   });
 
   router.patch('/admin/projects/:id', async (req, res) => {
-    const patch = parseOrThrow(patchProjectSchema, req.body);
+    const patch = parseOrThrow(patchProjectSchema, await readJsonBody(req, res));
     const project = await deps.keyStore.updateProject(req.params.id, patch);
     if (!project) throw new ApiError('not_found');
     await deps.onProjectChanged?.(project.id);
@@ -86,7 +87,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
   });
 
   router.post('/admin/projects/:id/keys', async (req, res) => {
-    const input = parseOrThrow(createKeySchema, req.body);
+    const input = parseOrThrow(createKeySchema, await readJsonBody(req, res));
     const key = await deps.keyStore.createKey(req.params.id, input.kind, input.env);
     if (!key) throw new ApiError('not_found');
     res.status(201).json(key);

@@ -8,5 +8,5 @@ export interface IngestAppDeps extends IngestRouterDeps {
 }
 
 export function buildApp(deps: IngestAppDeps): Express {
-  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, routers: [createIngestRouter(deps)] });
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps)] });
 }

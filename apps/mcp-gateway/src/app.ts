@@ -3,5 +3,5 @@ import { type Logger, createServiceApp } from '@analytics/service-kit';
 import { type McpRouterDeps, createMcpRouter } from './mcp.routes';
 
 export function buildApp(deps: McpRouterDeps & { logger: Logger; trustProxy?: boolean | number | string[] }): Express {
-  return createServiceApp({ name: 'mcp-gateway', logger: deps.logger, trustProxy: deps.trustProxy, selfParsedPaths: ['/mcp'], routers: [createMcpRouter(deps)] });
+  return createServiceApp({ name: 'mcp-gateway', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createMcpRouter(deps)] });
 }

@@ -8,5 +8,5 @@ export interface ReadAppDeps extends ReadRouterDeps {
 }
 
 export function buildApp(deps: ReadAppDeps): Express {
-  return createServiceApp({ name: 'read-api', logger: deps.logger, trustProxy: deps.trustProxy, routers: [createReadRouter(deps)] });
+  return createServiceApp({ name: 'read-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createReadRouter(deps)] });
 }

@@ -26,7 +26,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     name: 'standalone',
     logger: deps.logger,
     trustProxy: deps.trustProxy,
-    selfParsedPaths: ['/mcp'],
+    ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
       createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
       createReadRouter({ authenticator: stores.authenticator, events: stores.events }),

@@ -47,6 +47,11 @@ export class Authenticator {
     this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
   }
 
+  /** Readiness of the key store behind this authenticator. */
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
   /** Drops one key from this instance's cache (revocation). */
   invalidateKey(prefix: string): void {
     this.cache.delete(prefix);

@@ -48,6 +48,11 @@ function toProject(row: Record<string, unknown>): Project {
 export class KeyStore {
   constructor(private readonly db: SqlPort) {}
 
+  /** Readiness: the database answers a trivial query. */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1', []);
+  }
+
   async createProject(input: { name: string; allowed_origins?: string[]; retention_days?: number }, env: KeyEnv = 'live') {
     const id = randomUUID();
     const minted = (['pk', 'sk', 'rk'] as const).map((kind) => mintKey(kind, env));

@@ -117,9 +117,11 @@ export class EventStore {
     }
   }
 
+  /** Readiness: the server answers a ping and a trivial query. */
   async ping(): Promise<void> {
     const r = await this.client.ping();
     if (!r.success) throw new StoreUnreachableError((r as { error?: unknown }).error);
+    await this.select('SELECT 1 AS one', {});
   }
 
   /** Flushes pending writes, then closes the client. */

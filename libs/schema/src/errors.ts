@@ -13,11 +13,14 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   forget_requires_secret_key: 403,
   not_found: 404,
+  method_not_allowed: 405,
   payload_too_large: 413,
+  unsupported_encoding: 415,
   rate_limited: 429,
   internal_error: 500,
   forget_failed: 500,
   upstream_failed: 502,
+  not_ready: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

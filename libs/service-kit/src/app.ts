@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type RequestHandler, Router } from 'express';
 import { ApiError } from '@analytics/schema';
 import { errorMiddleware } from './errors.middleware';
+import { redactPath } from './redact';
 import type { Logger } from './logger';
-
-/** Largest body: a 1000-event batch with every field at its limit (8 KB properties, three 2 KB URLs, ids) fits. */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export interface ServiceAppOptions {
   /** Name answered by GET /healthz and in the X-Service header of every response (proves which app a proxy reached). */
@@ -16,10 +14,9 @@ export interface ServiceAppOptions {
   trustProxy?: boolean | number | string[];
   /** Routers mounted in order at the root. */
   routers: Router[];
-  /** Path prefixes whose routers parse (and answer errors of) their own bodies, e.g. JSON-RPC's /mcp. */
-  selfParsedPaths?: string[];
-  /** Extra readiness check for /healthz (e.g. store ping). */
-  health?: () => Promise<void>;
+  /** GET /readyz: the stores this app uses, by name; each must answer within `readyTimeoutMs`. */
+  ready?: Record<string, () => Promise<unknown>>;
+  readyTimeoutMs?: number;
 }
 
 const corsMiddleware = cors({
@@ -30,7 +27,10 @@ const corsMiddleware = cors({
   maxAge: 86_400,
 });
 
-/** The express app every service shares: JSON bodies, CORS, error envelope, 404, health, request logs. Never sets cookies. */
+/**
+ * The express app every service shares: CORS, error envelope, 404/405, liveness and readiness, request logs. Never sets
+ * cookies. No global body parser: each route mounts `jsonBody()` after its credential check (the spec's order).
+ */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -45,24 +45,71 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     next();
   });
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
-  const json = jsonBody();
-  const selfParsed = options.selfParsedPaths ?? [];
-  app.use((req, res, next) => (selfParsed.some((p) => req.path.startsWith(p)) ? next() : json(req, res, next)));
 
-  app.get('/healthz', async (_req, res) => {
-    if (options.health) await options.health();
+  // Liveness answers without touching a store; readiness pings every store the app uses.
+  app.get('/healthz', (_req, res) => {
     res.json({ ok: true, service: options.name });
   });
+  app.get('/readyz', readiness(options.ready ?? {}, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, options.name));
   for (const router of options.routers) app.use(router);
+  app.use(methodNotAllowed(options.routers));
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
   app.use(errorMiddleware(options.logger));
   return app;
 }
 
-/** JSON bodies up to MAX_BODY_BYTES; sendBeacon can only send text/plain without a preflight, so that type is JSON too. */
-export function jsonBody(): RequestHandler {
-  return express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json', 'text/plain'], strict: false });
+const DEFAULT_READY_TIMEOUT_MS = 2_000;
+
+function readiness(checks: Record<string, () => Promise<unknown>>, timeoutMs: number, service: string): RequestHandler {
+  return async (_req, res) => {
+    const results = await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<string>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        });
+        const outcome = await Promise.race([check().then(() => 'ok', () => 'failed'), timeout]);
+        clearTimeout(timer);
+        return [name, outcome] as const;
+      }),
+    );
+    const status = Object.fromEntries(results);
+    if (results.every(([, outcome]) => outcome === 'ok')) res.json({ ok: true, service, checks: status });
+    else res.status(503).json(new ApiError('not_ready', { checks: status }).toBody());
+  };
+}
+
+type RouteLayer = { route?: { path: unknown; methods: Record<string, boolean> } };
+
+/**
+ * 405 with `Allow` for a known path called with another method (`GET /v1/track`), derived from the routers' own
+ * routes so it cannot drift. Paths whose router answers every method itself (`router.all`) are left to it.
+ */
+export function methodNotAllowed(routers: Router[]): Router {
+  const methods = new Map<string, Set<string>>();
+  const selfAnswered = new Set<string>();
+  for (const router of routers) {
+    for (const layer of router.stack as RouteLayer[]) {
+      if (!layer.route || typeof layer.route.path !== 'string') continue;
+      const path = layer.route.path;
+      if (layer.route.methods['_all']) selfAnswered.add(path);
+      const set = methods.get(path) ?? new Set<string>();
+      for (const [m, on] of Object.entries(layer.route.methods)) if (on && m !== '_all') set.add(m.toUpperCase());
+      if (set.has('GET')) set.add('HEAD');
+      methods.set(path, set);
+    }
+  }
+  const out = Router();
+  for (const [path, set] of methods) {
+    if (selfAnswered.has(path)) continue;
+    const allow = [...set].sort().join(', ');
+    out.all(path, (_req, res, next) => {
+      res.setHeader('Allow', allow);
+      next(new ApiError('method_not_allowed', { allowed: [...set].sort() }));
+    });
+  }
+  return out;
 }
 
 function requestLog(logger: Logger): RequestHandler {
@@ -72,7 +119,7 @@ function requestLog(logger: Logger): RequestHandler {
     res.on('finish', () => {
       if (!logger.isLevelEnabled('debug')) return;
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      logger.debug({ reqId: res.locals.reqId, method: req.method, path: req.path, status: res.statusCode, ms }, 'request');
+      logger.debug({ reqId: res.locals.reqId, method: req.method, path: redactPath(req.path), status: res.statusCode, ms }, 'request');
     });
     next();
   };

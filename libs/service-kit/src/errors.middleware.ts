@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { ApiError } from '@analytics/schema';
 import type { Logger } from './logger';
+import { redactPath } from './redact';
 
 // Node and driver codes that mean "the store could not be reached", as opposed to "the store said no".
 const UNREACHABLE_CODES = new Set([
@@ -23,7 +24,12 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const bodyParser = error as { type?: string; status?: number };
   if (bodyParser?.type === 'entity.too.large') return new ApiError('payload_too_large');
-  if (bodyParser?.type === 'entity.parse.failed' || bodyParser?.type === 'encoding.unsupported' || bodyParser?.type === 'charset.unsupported') {
+  if (bodyParser?.type === 'encoding.unsupported' || bodyParser?.type === 'charset.unsupported') {
+    const what = bodyParser.type === 'encoding.unsupported' ? 'Content-Encoding' : 'charset';
+    const supported = what === 'Content-Encoding' ? 'identity, gzip, deflate, br or zstd' : 'utf-8';
+    return new ApiError('unsupported_encoding', { details: { formErrors: [`this ${what} is not supported: send ${supported}`], fieldErrors: {} } });
+  }
+  if (bodyParser?.type === 'entity.parse.failed') {
     return new ApiError('invalid_payload', { details: { formErrors: ['body is not valid JSON'], fieldErrors: {} } });
   }
   if (bodyParser?.status === 400 || bodyParser?.type === 'request.aborted') {
@@ -39,7 +45,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const apiError = toApiError(err);
     if (apiError.status >= 500) {
       const cause = apiError.code === 'internal_error' || apiError.code === 'upstream_failed' ? (apiError.cause ?? err) : err;
-      logger.error({ reqId: res.locals.reqId, method: req.method, path: req.path, code: apiError.code, err: cause }, 'request failed');
+      logger.error({ reqId: res.locals.reqId, method: req.method, path: redactPath(req.path), code: apiError.code, err: cause }, 'request failed');
     }
     if (res.headersSent) return;
     if (apiError.code === 'rate_limited' && typeof apiError.extra.retry_after_s === 'number') {

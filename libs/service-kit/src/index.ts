@@ -5,3 +5,5 @@ export * from './rate-limiter';
 export * from './errors.middleware';
 export * from './redis';
 export * from './redis-rate-limiter';
+export * from './json-body';
+export * from './redact';

@@ -3,6 +3,8 @@ import request from 'supertest';
 import { z } from 'zod';
 import { ApiError } from '@analytics/schema';
 import { createServiceApp } from './app';
+import { readJsonBody } from './json-body';
+import { redactPath } from './redact';
 import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
 import { isUnreachable, toApiError } from './errors.middleware';
 import { createLogger } from './logger';
@@ -64,8 +66,8 @@ describe('errors', () => {
     router.get('/v1/limited', () => {
       throw new ApiError('rate_limited', { retry_after_s: 3 });
     });
-    router.post('/v1/echo', (req, res) => {
-      res.json(req.body);
+    router.post('/v1/echo', async (req, res) => {
+      res.json(await readJsonBody(req, res));
     });
     const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
     const boom = await request(app).get('/v1/boom');
@@ -84,4 +86,82 @@ describe('errors', () => {
     expect(big.status).toBe(413);
     expect(big.body.error).toBe('payload_too_large');
   });
+});
+
+describe('bodies, methods and probes', () => {
+  const router = Router();
+  let parsed = 0;
+  // Stands in for a credential check: only `Bearer ok` gets to read the body.
+  router.post('/v1/echo', (req, _res, next) => next(req.get('authorization') === 'Bearer ok' ? undefined : new ApiError('missing_bearer_token')), async (req, res) => {
+    const body = await readJsonBody(req, res);
+    parsed++;
+    res.json(body);
+  });
+  router.get('/v1/read', (_req, res) => {
+    res.json({ ok: true });
+  });
+  const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
+  const echo = () => request(app).post('/v1/echo').set('authorization', 'Bearer ok');
+
+  it('answers a refused request before its body is read: a 17 MB malformed body gets the 401, not 413 or 400', async () => {
+    const res = await request(app).post('/v1/echo').set('content-type', 'application/json').send(`{"a":"${'x'.repeat(17 * 1024 * 1024)}`);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('missing_bearer_token');
+    expect(parsed).toBe(0);
+  });
+
+  it('says how to send the body when Content-Type is missing or not JSON, and when there is no body', async () => {
+    const untyped = await echo().set('content-type', '').send(Buffer.from('{"event":"x"}'));
+    expect(untyped.status).toBe(400);
+    expect(untyped.body.error).toBe('invalid_payload');
+    expect(untyped.body.details.formErrors[0]).toMatch(/Content-Type: application\/json.*got no Content-Type/);
+    const form = await echo().type('form').send('event=x');
+    expect(form.body.details.formErrors[0]).toContain('got Content-Type: application/x-www-form-urlencoded');
+    const empty = await echo();
+    expect(empty.status).toBe(400);
+    expect(empty.body.details.formErrors[0]).toContain('no body');
+  });
+
+  it('answers an unknown Content-Encoding with 415 unsupported_encoding', async () => {
+    const unknown = await echo().set('content-type', 'application/json').set('content-encoding', 'snappy').send('{"a":1}');
+    expect(unknown.status).toBe(415);
+    expect(unknown.body).toMatchObject({ error: 'unsupported_encoding', details: { formErrors: [expect.stringContaining('gzip')] } });
+  });
+
+  it('answers a known path called with another method with 405 method_not_allowed and Allow', async () => {
+    const wrong = await request(app).get('/v1/echo');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers['allow']).toBe('POST');
+    expect(wrong.body).toEqual({ error: 'method_not_allowed', allowed: ['POST'] });
+    const del = await request(app).delete('/v1/read');
+    expect(del.status).toBe(405);
+    expect(del.headers['allow']).toBe('GET, HEAD');
+    expect((await request(app).get('/v1/nowhere')).status).toBe(404);
+  });
+
+  it('keeps /healthz store-free and answers /readyz 200 only when every store answers in time', async () => {
+    const make = (ready: Record<string, () => Promise<unknown>>) =>
+      createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [], ready, readyTimeoutMs: 200 });
+    const up = await request(make({ event_store: async () => 1, key_store: async () => 1 })).get('/readyz');
+    expect(up.status).toBe(200);
+    expect(up.body).toEqual({ ok: true, service: 'kit', checks: { event_store: 'ok', key_store: 'ok' } });
+    const down = make({ event_store: async () => 1, key_store: () => Promise.reject(new Error('ECONNREFUSED')) });
+    const refused = await request(down).get('/readyz');
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ error: 'not_ready', checks: { event_store: 'ok', key_store: 'failed' } });
+    expect((await request(down).get('/healthz')).status).toBe(200);
+    const silent = await request(make({ event_store: () => new Promise(() => undefined) })).get('/readyz');
+    expect(silent.status).toBe(503);
+    expect(silent.body.checks).toEqual({ event_store: 'timeout' });
+  });
+});
+
+describe('redactPath', () => {
+  it.each([
+    ['/admin/keys/sk_live_AbC123_SeCrEt0123456789', '/admin/keys/sk_live_AbC123_[redacted]'],
+    ['/admin/keys/sk%5Flive%5FAbC123%5FSeCrEt0123456789', '/admin/keys/sk_live_AbC123_[redacted]'],
+    ['/v1/query?key=rk_test_P1_S2', '/v1/query'],
+    ['/admin/keys/AbC123', '/admin/keys/AbC123'],
+    ['/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b', '/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b'],
+  ])('logs %s as %s', (path, logged) => expect(redactPath(path)).toBe(logged));
 });

@@ -49,6 +49,11 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
     expect(missMs).toBeLessThan(15_000); // pg connectionTimeoutMillis (3 s) / query_timeout (10 s), never a hang
     const admin = await call(server.base, 'GET', '/admin/projects', { key: ADMIN_TOKEN });
     expect({ status: admin.status, body: admin.body }).toEqual({ status: 502, body: { error: 'upstream_failed' } });
+    const [ready, readyMs] = await timed(() => call<{ error: string; checks: Record<string, string> }>(server.base, 'GET', '/readyz'));
+    expect([ready.status, ready.body.error, ready.body.checks.event_store]).toEqual([503, 'not_ready', 'ok']);
+    expect(ready.body.checks.key_store).not.toBe('ok');
+    expect(readyMs).toBeLessThan(4_000); // bounded by the readiness timeout (2 s), never a hang
+    expect((await call(server.base, 'GET', '/healthz')).status).toBe(200); // liveness does not touch a store
 
     await proxy.restore();
     let back = await track(server.base, uncached);
@@ -58,6 +63,7 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
     }
     expect(back.status).toBe(202); // the unknown key is looked up again (missing entries are not cached on errors)
     expect((await call(server.base, 'GET', '/admin/projects', { key: ADMIN_TOKEN })).status).toBe(200);
+    expect((await call(server.base, 'GET', '/readyz')).status).toBe(200);
   });
 
   it('logged the outage without the key or the database password', () => {
@@ -137,7 +143,7 @@ describe('ClickHouse unreachable (event store client pointed at a proxy that ref
     const app = createServiceApp({
       name: 'faults',
       logger,
-      selfParsedPaths: ['/mcp'],
+      ready: { event_store: () => events.ping() },
       routers: [
         createIngestRouter({ authenticator, ingest, events, ipHashSecret: 'x' }),
         createReadRouter({ authenticator, events }),
@@ -169,6 +175,14 @@ describe('ClickHouse unreachable (event store client pointed at a proxy that ref
     ['GET /v1/sources', () => call(base, 'GET', `/v1/sources?${range}`, { key: keys.rk })],
     ['POST /internal/retention/run', () => call(base, 'POST', '/internal/retention/run', { headers: { 'x-internal-secret': INTERNAL_SECRET } })],
   ];
+
+  it.each(['refuse', 'blackhole'] as const)('GET /readyz answers 503 not_ready within its timeout while /healthz stays 200 (%s)', async (how) => {
+    await proxy.cut(how);
+    const [res, ms] = await timed(() => call(base, 'GET', '/readyz'));
+    expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: { error: 'not_ready', checks: { event_store: expect.stringMatching(/^(failed|timeout)$/) } } });
+    expect(ms).toBeLessThan(4_000);
+    expect((await call(base, 'GET', '/healthz')).status).toBe(200);
+  });
 
   for (const how of ['refuse', 'blackhole'] as const) {
     it.each(calls.map(([name, fn]) => [name, fn] as const))(`%s answers 502 upstream_failed within the request timeout (${how})`, async (_name, fn) => {

@@ -41,13 +41,26 @@ describe('privacy: no raw IP or key secret stored or logged, no cookies', () => 
       await record(call(server.base, 'OPTIONS', '/v1/track', { headers: { ...headers, 'access-control-request-method': 'POST' } }));
     }
     await record(call(server.base, 'POST', '/internal/retention/run', { headers: { 'x-internal-secret': INTERNAL_SECRET } }));
+    // Admin and MCP routes, and keys where a path or a query string can carry them: the whole key in the revoke path
+    // (plain and percent-encoded), a key in a query value, a 405 and a wrong method on a known path.
+    const revoked = [await createKey(server.base, p.id, 'sk'), await createKey(server.base, p.id, 'rk')];
+    for (const k of revoked) secrets.push(k, k.split('_')[3]!);
+    await record(call(server.base, 'DELETE', `/admin/keys/${revoked[0]}`, { key: ADMIN_TOKEN }));
+    await record(call(server.base, 'DELETE', `/admin/keys/${encodeURIComponent(revoked[1]!).replace(/_/g, '%5F')}`, { key: ADMIN_TOKEN }));
+    await record(call(server.base, 'PATCH', `/admin/projects/${p.id}`, { key: ADMIN_TOKEN, body: { retention_days: 30 } }));
+    await record(call(server.base, 'GET', '/admin/projects', { key: ADMIN_TOKEN }));
+    await record(call(server.base, 'POST', '/mcp', { key: p.rk, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }));
+    await record(call(server.base, 'POST', '/mcp', { key: p.rk, body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_stats', arguments: { from: '2020-01-01', to: '2100-01-01' } } } }));
+    await record(call(server.base, 'GET', `/v1/stats?from=2020-01-01&to=2100-01-01&key=${p.sk}&token=${ADMIN_TOKEN}`, { key: p.rk }));
+    await record(call(server.base, 'GET', `/v1/track?key=${p.pk}`));
+    await record(call(server.base, 'GET', `/nope/${p.sk}`));
     expect(await server.stop()).toBe(0);
   });
 
   afterAll(() => server?.dispose());
 
   it('sets no cookie on any response', () => {
-    expect(responses.length).toBeGreaterThan(60);
+    expect(responses.length).toBeGreaterThan(70);
     expect(responses.filter((r) => r.headers.has('set-cookie')).map((r) => r.headers.get('set-cookie'))).toEqual([]);
   });
 
@@ -62,9 +75,11 @@ describe('privacy: no raw IP or key secret stored or logged, no cookies', () => 
     expect(found).toEqual([]);
   });
 
-  it('logged requests (LOG_LEVEL=debug) without any IP, key, secret or Authorization header', () => {
+  it('logged requests of every route (LOG_LEVEL=debug, admin and MCP included) without any IP, key, secret or Authorization header', () => {
     const log = server.log();
     expect(log).toContain('"msg":"request"'); // debug request lines were written
+    for (const path of ['/admin/keys/', '/mcp', '/admin/projects', '/v1/stats', '/internal/retention/run']) expect(log).toContain(`"path":"${path}`);
+    expect(log).toContain('_[redacted]'); // the revoke paths were logged, without their secrets
     const found = [...FORMS, ...secrets].filter((needle) => log.toUpperCase().includes(needle.toUpperCase()));
     expect(found).toEqual([]);
     expect(log.toLowerCase()).not.toContain('authorization');

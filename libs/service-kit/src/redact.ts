@@ -1,0 +1,23 @@
+// A key anywhere in a segment, also percent-encoded (`sk%5Flive%5F…`): kind, env, prefix kept, the secret dropped.
+const KEY_IN_TEXT = /\b(pk|sk|rk|ak)_(live|test)_([0-9A-Za-z]{1,64})_[0-9A-Za-z]+/gi;
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** A request path fit for a log line: no query string, and every key-shaped part without its secret. */
+export function redactPath(path: string): string {
+  const bare = path.split('?')[0]!;
+  return bare
+    .split('/')
+    .map((segment) => {
+      const decoded = decode(segment);
+      const redacted = decoded.replace(KEY_IN_TEXT, '$1_$2_$3_[redacted]');
+      return redacted === decoded ? segment : redacted;
+    })
+    .join('/');
+}

@@ -47,7 +47,7 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(() => new Model({ metadata: { name: 'x' }, spec: { selector: {}, template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: 'http' }] }] } } } }).validate()).toThrow(/containerPort/);
   });
 
-  it.each(APPS)('%s: a Deployment with probes on /healthz, resources, non-root, config from the ConfigMap and Secret; a Service', (app) => {
+  it.each(APPS)('%s: a Deployment with readiness on /readyz, liveness and start-up on /healthz, resources, non-root, config from the ConfigMap and Secret; a Service', (app) => {
     const dep = find('Deployment', app);
     expect(dep).toBeDefined();
     const pod = dep!.spec.template.spec;
@@ -56,7 +56,9 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
     const [c] = pod.containers;
     expect(c.image).toMatch(new RegExp(`^analytics/${app}:`));
-    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(c[probe].httpGet).toEqual({ path: '/healthz', port: 'http' });
+    for (const probe of ['livenessProbe', 'startupProbe']) expect(c[probe].httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(c.readinessProbe.timeoutSeconds).toBeGreaterThan(2); // the app bounds each store check at 2 s
     expect(c.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
     for (const r of ['cpu', 'memory']) {
       expect(c.resources.requests[r]).toBeDefined();

@@ -207,10 +207,12 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   beforeAll(startDeployment, 120_000);
   afterAll(stopDeployment, 60_000);
 
-  it('passes nginx -t, and each app started alone answers /healthz with its own name', async () => {
+  it('passes nginx -t, and each app started alone answers /healthz with its own name and /readyz once its stores answer', async () => {
     for (const app of APPS) {
       const r = await http(apps.get(app)!.port, 'GET', '/healthz');
       expect({ status: r.status, body: r.json(), service: r.service }).toEqual({ status: 200, body: { ok: true, service: app }, service: app });
+      const ready = await http(apps.get(app)!.port, 'GET', '/readyz');
+      expect({ status: ready.status, ok: (ready.json() as { ok?: boolean }).ok }).toEqual({ status: 200, ok: true });
     }
     const own = await http(proxyPort, 'GET', '/healthz');
     expect({ status: own.status, body: own.json(), service: own.service }).toEqual({ status: 200, body: { ok: true, service: 'proxy' }, service: undefined });

@@ -1,5 +1,6 @@
 // Browser client of the analytics API: buffered events over POST /v1/batch, $pageview on load and on SPA route
-// changes, silent under Do-Not-Track / Global Privacy Control, no cookies. Built to ES module and IIFE (window.analytics).
+// changes, silent under Do-Not-Track / Global Privacy Control, nothing stored on the device unless `persistence: 'local'`.
+// Built to ES module and IIFE (window.analytics).
 
 export type Properties = Record<string, unknown>;
 
@@ -14,6 +15,12 @@ export interface InitOptions {
   flushAt?: number;
   /** Flush this long after the first buffered event, in ms. Default 2000. */
   flushInterval?: number;
+  /**
+   * `'none'` (default): nothing is stored on the device and events carry no anonymous_id (the server counts a visitor
+   * by a daily-rotating hash). `'local'`: a permanent anonymous id and the user id are kept in localStorage, for sites
+   * that have their visitors' consent.
+   */
+  persistence?: 'none' | 'local';
 }
 
 /** One event as the SDK sends it in a `POST /v1/batch` body. */
@@ -21,7 +28,7 @@ export interface WireEvent {
   event: string;
   event_id: string;
   timestamp: string;
-  anonymous_id: string;
+  anonymous_id?: string;
   user_id?: string;
   url: string;
   path: string;
@@ -38,7 +45,7 @@ const KEEPALIVE_BYTES = 60_000; // keepalive bodies share a 64 KiB budget per pa
 let cfg: Required<InitOptions> | undefined;
 let storage: Storage | undefined;
 const memory: Record<string, string> = {};
-let anonymousId = '';
+let anonymousId: string | undefined; // only with persistence 'local'
 let userId: string | undefined;
 let queue: WireEvent[] = [];
 let timer: ReturnType<typeof setTimeout> | undefined;
@@ -71,16 +78,18 @@ const optedOut = (): boolean => {
 export function init(options: InitOptions): void {
   if (cfg || optedOut()) return;
   if (!/^pk_/.test(options.key)) throw new Error('analytics: the browser client takes a pk_ key');
-  cfg = { autoPageview: true, flushAt: 20, flushInterval: 2000, ...options, endpoint: options.endpoint.replace(/\/+$/, '') };
-  try {
-    storage = localStorage;
-    storage.setItem(AID + '_probe', '1');
-    storage.removeItem(AID + '_probe');
-  } catch {
-    storage = undefined;
+  cfg = { autoPageview: true, flushAt: 20, flushInterval: 2000, persistence: 'none', ...options, endpoint: options.endpoint.replace(/\/+$/, '') };
+  if (cfg.persistence === 'local') {
+    try {
+      storage = localStorage;
+      storage.setItem(AID + '_probe', '1');
+      storage.removeItem(AID + '_probe');
+    } catch {
+      storage = undefined;
+    }
+    anonymousId = get(AID) || set(AID, uuid());
+    userId = get(UID) || undefined;
   }
-  anonymousId = get(AID) || set(AID, uuid());
-  userId = get(UID) || undefined;
   referrer = document.referrer;
 
   const hidden = () => void flush(true);
@@ -142,7 +151,10 @@ export function page(): void {
   track('$pageview');
 }
 
-/** Sets the user id sent on later events (kept across page loads) and calls `POST /v1/identify`. */
+/**
+ * Sets the user id sent on later events and calls `POST /v1/identify` (without anonymous_id under persistence 'none':
+ * the server binds its daily visitor id). Kept across page loads only with persistence 'local'.
+ */
 export function identify(id: string, traits?: Properties): Promise<void> {
   if (!cfg) return Promise.resolve();
   userId = set(UID, id);
@@ -152,12 +164,15 @@ export function identify(id: string, traits?: Properties): Promise<void> {
   );
 }
 
-/** Forgets the user id and starts a new anonymous id (e.g. on logout). Buffered events keep the ids they had. */
+/**
+ * Forgets the user id (e.g. on logout) and, with persistence 'local', starts a new anonymous id. Buffered events keep
+ * the ids they had.
+ */
 export function reset(): void {
   if (!cfg) return;
   userId = undefined;
   del(UID);
-  anonymousId = set(AID, uuid());
+  if (anonymousId) anonymousId = set(AID, uuid());
 }
 
 /**

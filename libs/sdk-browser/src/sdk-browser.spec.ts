@@ -37,11 +37,18 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
 /** A fresh project (own keys, own rate buckets) whose allowlist holds the test pages' origin. */
 async function newProject(name: string) {
   const p = await service.stores.keyStore.createProject({ name, allowed_origins: [pages.origin] });
-  return { key: p.keys.pk, projectId: p.project.id };
+  return { key: p.keys.pk, readKey: p.keys.rk, projectId: p.project.id };
 }
 
-/** A fresh browser context (own localStorage) whose pages init the SDK with `key`; fetch calls are recorded. */
-async function openPage(key: string, prepare?: (context: BrowserContext) => Promise<unknown>): Promise<{ context: BrowserContext; page: Page }> {
+interface PageOptions {
+  /** The SDK's `persistence`; left out of the config when absent, so the default applies. */
+  persistence?: Sdk.InitOptions['persistence'];
+  prepare?: (context: BrowserContext) => Promise<unknown>;
+}
+const LOCAL = { persistence: 'local' } as const;
+
+/** A fresh browser context (own storage) whose pages init the SDK with `key`; fetch calls are recorded. */
+async function openPage(key: string, { persistence, prepare }: PageOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   contexts.push(context);
   await context.addInitScript((config) => {
@@ -52,7 +59,7 @@ async function openPage(key: string, prepare?: (context: BrowserContext) => Prom
       window.__fetches.push({ url: String(input), keepalive: init?.keepalive, headers: { ...(init?.headers as Record<string, string>) }, body: String(init?.body) });
       return realFetch(input, init);
     };
-  }, { endpoint: service.endpoint, key });
+  }, { endpoint: service.endpoint, key, ...(persistence && { persistence }) });
   await prepare?.(context);
   return { context, page: await context.newPage() };
 }
@@ -73,6 +80,18 @@ async function freezeClock(page: Page): Promise<void> {
 }
 const storedAnonymousId = (page: Page) => page.evaluate(() => localStorage.getItem('analytics_anonymous_id'));
 
+/** What the SDK could have left on the device: Web Storage, cookies (the page's and the context's) and IndexedDB. */
+async function deviceStorage(page: Page, context: BrowserContext) {
+  const inPage = await page.evaluate(async () => ({
+    localStorage: Object.keys(localStorage),
+    sessionStorage: Object.keys(sessionStorage),
+    cookie: document.cookie,
+    indexedDB: (await indexedDB.databases()).map((d) => d.name),
+  }));
+  return { ...inPage, contextCookies: await context.cookies(), storageState: await context.storageState({ indexedDB: true }) };
+}
+const NOTHING_STORED = { localStorage: [], sessionStorage: [], cookie: '', indexedDB: [], contextCookies: [], storageState: { cookies: [], origins: [] } };
+
 CHROMIUM.describe('browser SDK in headless Chromium against the real service', () => {
   beforeAll(async () => {
     browser = await launchChromium(); // first: a Chromium that cannot start fails the suite at once
@@ -88,312 +107,402 @@ CHROMIUM.describe('browser SDK in headless Chromium against the real service', (
     await service?.close();
   });
 
-  it('script tag: $pageview on load, flushed by the 2 s timer, stored with the source of the utm parameters; no cookies', async () => {
-    const { key, projectId } = await newProject('load');
-    const { context, page } = await openPage(key);
-    const url = `${pages.origin}/landing?utm_source=newsletter&utm_medium=email&utm_campaign=spring`;
-    await page.goto(url);
-    await until(() => batches(key).length === 1, 'the timed flush');
-    const [batch] = batches(key);
-    // From the moment the $pageview was buffered (its client timestamp, same machine clock) to its arrival.
-    const waited = batch!.at - Date.parse(sentEvents(key)[0]!.timestamp);
-    expect(waited).toBeGreaterThanOrEqual(1990);
-    expect(waited).toBeLessThan(4000);
-    expect(batch).toMatchObject({ status: 202, origin: pages.origin, contentType: 'text/plain' });
+  describe("persistence: 'local' (ids kept in localStorage, the opt-in)", () => {
+    it('script tag: $pageview on load, flushed by the 2 s timer, stored with the source of the utm parameters; no cookies', async () => {
+      const { key, projectId } = await newProject('load');
+      const { context, page } = await openPage(key, LOCAL);
+      const url = `${pages.origin}/landing?utm_source=newsletter&utm_medium=email&utm_campaign=spring`;
+      await page.goto(url);
+      await until(() => batches(key).length === 1, 'the timed flush');
+      const [batch] = batches(key);
+      // From the moment the $pageview was buffered (its client timestamp, same machine clock) to its arrival.
+      const waited = batch!.at - Date.parse(sentEvents(key)[0]!.timestamp);
+      expect(waited).toBeGreaterThanOrEqual(1990);
+      expect(waited).toBeLessThan(4000);
+      expect(batch).toMatchObject({ status: 202, origin: pages.origin, contentType: 'text/plain' });
 
-    const anonymousId = await storedAnonymousId(page);
-    expect(anonymousId).toMatch(/^[0-9a-f-]{36}$/);
-    const rows = await rowsOf(projectId);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
-      event_name: '$pageview',
-      anonymous_id: anonymousId,
-      user_id: null,
-      url,
-      path: '/landing',
-      referrer: null,
-      source: 'newsletter',
-      medium: 'email',
-      campaign: 'spring',
-      source_confidence: 'high',
-      browser: expect.stringContaining('Chrom'), // parsed server-side from the real User-Agent
-    });
-    const properties = JSON.parse(rows[0]!.properties!);
-    expect(properties).toEqual({ viewport: expect.stringMatching(/^\d+x\d+$/), language: expect.any(String), timezone: expect.any(String) });
-    expect(properties.timezone).toBe(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone));
-    expect(await context.cookies()).toEqual([]);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
-  });
-
-  it('ES module build: click ids and the referrer travel to the classifier (gclid -> google / paid)', async () => {
-    const { key, projectId } = await newProject('esm');
-    const { page } = await openPage(key);
-    await page.goto(`${pages.origin}/ad?esm&gclid=abc123&fbclid=fb1&ttclid=tt1&msclkid=ms1&li_fat_id=li1`, { referer: 'https://www.google.com/' });
-    await page.evaluate(() => window.analytics.flush());
-    const rows = await rowsOf(projectId);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_name: '$pageview', source: 'google', medium: 'paid', source_rule_id: 'click_id', referrer: 'https://www.google.com/' });
-    expect(rows[0]!.url).toBe(`${pages.origin}/ad?esm&gclid=abc123&fbclid=fb1&ttclid=tt1&msclkid=ms1&li_fat_id=li1`);
-  });
-
-  it('emits $pageview on pushState, replaceState, popstate and bfcache restores (not on same-URL or fragment-only changes)', async () => {
-    const { key, projectId } = await newProject('spa');
-    const { page } = await openPage(key);
-    await page.goto(`${pages.origin}/app`);
-    await page.evaluate(() => {
-      history.pushState({}, '', '/app/a?x=1');
-      history.replaceState({}, '', '/app/b');
-      history.replaceState({ same: true }, '', '/app/b');
-      history.pushState({}, '', '/app/b#section');
-    });
-    const back = () => page.evaluate(() => new Promise<void>((resolve) => (addEventListener('popstate', () => resolve(), { once: true }), history.back())));
-    await back(); // /app/b#section -> /app/b: fragment only
-    await back(); // /app/b -> /app
-    // Back/forward-cache restores (headless Chromium under Playwright does not use the cache, so the event is dispatched).
-    await page.evaluate(() => {
-      dispatchEvent(new PageTransitionEvent('pageshow', { persisted: false }));
-      dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
-    });
-    await page.evaluate(() => window.analytics.flush());
-
-    const o = pages.origin;
-    expect(sentEvents(key).map((e) => [e.event, e.path, e.url, e.referrer])).toEqual([
-      ['$pageview', '/app', `${o}/app`, undefined],
-      ['$pageview', '/app/a', `${o}/app/a?x=1`, `${o}/app`],
-      ['$pageview', '/app/b', `${o}/app/b`, `${o}/app/a?x=1`],
-      ['$pageview', '/app', `${o}/app`, `${o}/app/b`],
-      ['$pageview', '/app', `${o}/app`, `${o}/app/b`],
-    ]);
-    const rows = await rowsOf(projectId);
-    expect(rows.map((r) => r.source).sort()).toEqual(['direct', 'internal', 'internal', 'internal', 'internal']);
-  });
-
-  it('flushes as soon as 20 events are buffered, without waiting for the timer', async () => {
-    const { key, projectId } = await newProject('twenty');
-    const { page } = await openPage(key);
-    await freezeClock(page); // the 2 s timer cannot fire unless the test advances the page's clock
-    await page.goto(`${pages.origin}/many`);
-    await page.evaluate(() => {
-      for (let i = 1; i <= 18; i++) window.analytics.track('step', { i });
-    });
-    await sleep(300);
-    expect(batches(key)).toHaveLength(0); // 19 buffered ($pageview + 18)
-    await page.evaluate(() => window.analytics.track('step', { i: 19 }));
-    await until(() => batches(key).length === 1, 'the 20-event flush');
-    expect(sentEvents(key)).toHaveLength(20);
-    expect(batches(key)[0]!.status).toBe(202);
-    expect(await rowsOf(projectId)).toHaveLength(20);
-
-    await page.evaluate(() => window.analytics.track('step', { i: 20 }));
-    await sleep(300);
-    expect(batches(key)).toHaveLength(1); // the 21st waits for the timer
-    await page.clock.runFor(2000);
-    await until(() => batches(key).length === 2, 'the timed flush of the 21st event');
-    expect((batches(key)[1]!.body as { events: WireEvent[] }).events.map((e) => e.properties['i'])).toEqual([20]);
-  });
-
-  it('flushes 2 s after the first buffered event, not before', async () => {
-    const { key } = await newProject('two-seconds');
-    const { page } = await openPage(key);
-    await freezeClock(page);
-    await page.goto(`${pages.origin}/timer`); // $pageview buffered at t = 0
-    await page.clock.runFor(500);
-    await page.evaluate(() => window.analytics.track('clicked_pricing'));
-    await page.clock.runFor(1400); // t = 1900
-    await sleep(300);
-    expect(batches(key)).toHaveLength(0);
-    await page.clock.runFor(100); // t = 2000
-    await until(() => batches(key).length === 1, 'the 2 s flush');
-    expect(sentEvents(key).map((e) => e.event)).toEqual(['$pageview', 'clicked_pricing']);
-  });
-
-  it('flushes with keepalive fetch and the Authorization header when the page is left, closed or hidden', async () => {
-    const { key, projectId } = await newProject('hidden');
-    const { page, context } = await openPage(key);
-    await freezeClock(page); // only the hide handlers can flush
-    await page.goto(`${pages.origin}/leaving`);
-    await page.evaluate(() => window.analytics.track('leaving'));
-    await page.goto(`${pages.origin}/next`); // pagehide + visibilitychange on /leaving
-    await until(() => batches(key).length === 1, 'the flush on leaving the page');
-    expect(sentEvents(key).map((e) => [e.event, e.path])).toEqual([
-      ['$pageview', '/leaving'],
-      ['leaving', '/leaving'],
-    ]);
-
-    // visibilitychange -> hidden on its own (a tab switch): the page stays, the flush uses keepalive.
-    await page.evaluate(() => {
-      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-      document.dispatchEvent(new Event('visibilitychange'));
-    });
-    await until(() => batches(key).length === 2, 'the flush on visibilitychange');
-    expect(sentEvents(key).slice(2).map((e) => e.path)).toEqual(['/next']);
-    const fetches = await page.evaluate(() => window.__fetches);
-    expect(fetches).toEqual([
-      {
-        url: `${service.endpoint}/v1/batch`,
-        keepalive: true,
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' },
-        body: expect.stringContaining('"path":"/next"'),
-      },
-    ]);
-
-    // Closing the tab.
-    const second = await context.newPage();
-    await freezeClock(second);
-    await second.goto(`${pages.origin}/closing`);
-    await second.evaluate(() => window.analytics.track('closing'));
-    await second.close();
-    await until(() => batches(key).length === 3, 'the flush on closing the tab');
-    expect(sentEvents(key).slice(3).map((e) => e.event)).toEqual(['$pageview', 'closing']);
-    expect(batches(key).every((b) => b.status === 202)).toBe(true);
-    expect(await rowsOf(projectId)).toHaveLength(5);
-  });
-
-  it.each([
-    ['navigator.doNotTrack = "1"', () => Object.defineProperty(Navigator.prototype, 'doNotTrack', { configurable: true, get: () => '1' })],
-    ['window.doNotTrack = "1"', () => Object.defineProperty(window, 'doNotTrack', { configurable: true, value: '1' })],
-    ['navigator.globalPrivacyControl = true', () => Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', { configurable: true, get: () => true })],
-  ])('is silent with %s: nothing is stored locally and nothing reaches the server', async (_name, optOut) => {
-    const { key, projectId } = await newProject('opted-out');
-    const { page } = await openPage(key, (context) => context.addInitScript(optOut));
-    const toService: string[] = [];
-    page.on('request', (r) => r.url().startsWith(service.endpoint) && toService.push(r.url()));
-    const before = service.requests.length;
-    await freezeClock(page);
-    await page.goto(`${pages.origin}/private?utm_source=newsletter`);
-    await page.evaluate(async () => {
-      const a = window.analytics;
-      for (let i = 0; i < 25; i++) a.track('ignored', { i });
-      a.page();
-      history.pushState({}, '', '/private/other');
-      await a.identify('user-1', { plan: 'pro' });
-      a.reset();
-      await a.flush();
-    });
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    await page.clock.runFor(10_000);
-    await page.goto(`${pages.origin}/elsewhere`); // pagehide
-    await sleep(300);
-    expect(toService).toEqual([]);
-    expect(await page.evaluate(() => window.__fetches)).toEqual([]);
-    expect(seen(key)).toEqual([]);
-    expect(service.requests.length).toBe(before);
-    expect(await rowsOf(projectId)).toEqual([]);
-  });
-
-  it('a page on an origin outside allowed_origins gets 403 origin_not_allowed, nothing is stored and the batch is not retried', async () => {
-    const { key, projectId } = await newProject('allowlist');
-    const { page } = await openPage(key);
-    await freezeClock(page);
-    await page.goto(`${foreign.origin}/elsewhere`);
-    await page.evaluate(() => window.analytics.flush());
-    expect(batches(key).map((b) => [b.status, b.origin])).toEqual([[403, foreign.origin]]);
-    const answer = await page.evaluate(
-      async ({ endpoint, key }) => {
-        const res = await fetch(`${endpoint}/v1/batch`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: JSON.stringify({ events: [{ event: 'x' }] }) });
-        return { status: res.status, body: await res.json() };
-      },
-      { endpoint: service.endpoint, key },
-    );
-    expect(answer).toEqual({ status: 403, body: { error: 'origin_not_allowed' } });
-    await page.clock.runFor(60_000);
-    await sleep(200);
-    expect(batches(key)).toHaveLength(2); // the SDK's one and the probe: a 4xx is final
-    expect(await rowsOf(projectId)).toEqual([]);
-  });
-
-  it('identify sends user_id on later events (across reloads) and calls /v1/identify; reset forgets it and starts a new anonymous id', async () => {
-    const { key, projectId } = await newProject('identify');
-    const { page } = await openPage(key);
-    await page.goto(`${pages.origin}/account?esm`);
-    const first = await storedAnonymousId(page);
-    await page.evaluate(async () => {
-      await window.analytics.identify('user-7', { plan: 'pro' });
-      window.analytics.track('after_login');
-      await window.analytics.flush();
-    });
-    expect(seen(key).filter((r) => r.path === '/v1/identify').map((r) => [r.status, r.body])).toEqual([[200, { anonymous_id: first, user_id: 'user-7', traits: { plan: 'pro' } }]]);
-    await page.reload();
-    expect(await storedAnonymousId(page)).toBe(first);
-    await page.evaluate(async () => {
-      window.analytics.track('before_logout');
-      window.analytics.reset();
-      window.analytics.track('after_logout');
-      await window.analytics.flush();
-    });
-    const second = await storedAnonymousId(page);
-    expect(second).toMatch(/^[0-9a-f-]{36}$/);
-    expect(second).not.toBe(first);
-    expect(await page.evaluate(() => localStorage.getItem('analytics_user_id'))).toBeNull();
-
-    const rows = await rowsOf(projectId);
-    const byName = (n: string) => rows.filter((r) => r.event_name === n).map((r) => [r.anonymous_id, r.user_id]);
-    expect(byName('$pageview')).toEqual([
-      [first, null],
-      [first, 'user-7'],
-    ]);
-    expect(byName('$identify')).toEqual([[first, 'user-7']]);
-    expect(rows.find((r) => r.event_name === '$identify')!.properties).toBe('{"plan":"pro"}');
-    expect(byName('after_login')).toEqual([[first, 'user-7']]);
-    expect(byName('before_logout')).toEqual([[first, 'user-7']]);
-    expect(byName('after_logout')).toEqual([[second, null]]);
-  });
-
-  it('keeps a batch answered 5xx and retries it after the back-off; drops a batch answered 4xx', async () => {
-    const statuses = [503, 202, 400];
-    const posts: { status: number; ids: string[] }[] = [];
-    const stub = await listen((req, res) => {
-      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-max-age': '600' };
-      if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const status = statuses[posts.length] ?? 202;
-        posts.push({ status, ids: (JSON.parse(body) as { events: WireEvent[] }).events.map((e) => e.event_id) });
-        res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(status < 300 ? { ok: true } : { error: 'x' }));
+      const anonymousId = await storedAnonymousId(page);
+      expect(anonymousId).toMatch(/^[0-9a-f-]{36}$/);
+      const rows = await rowsOf(projectId);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({
+        event_name: '$pageview',
+        anonymous_id: anonymousId,
+        user_id: null,
+        url,
+        path: '/landing',
+        referrer: null,
+        source: 'newsletter',
+        medium: 'email',
+        campaign: 'spring',
+        source_confidence: 'high',
+        browser: expect.stringContaining('Chrom'), // parsed server-side from the real User-Agent
       });
+      const properties = JSON.parse(rows[0]!.properties!);
+      expect(properties).toEqual({ viewport: expect.stringMatching(/^\d+x\d+$/), language: expect.any(String), timezone: expect.any(String) });
+      expect(properties.timezone).toBe(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone));
+      expect(await context.cookies()).toEqual([]);
+      expect(await page.evaluate(() => document.cookie)).toBe('');
     });
-    extraServers.push(stub);
-    const context = await browser.newContext();
-    contexts.push(context);
-    await context.addInitScript((endpoint) => (window.__analyticsConfig = { endpoint, key: 'pk_live_stub_secret' }), urlOf(stub));
-    const page = await context.newPage();
-    await freezeClock(page);
-    await page.goto(`${pages.origin}/flaky`);
-    await page.evaluate(() => window.analytics.flush());
-    expect(posts).toEqual([{ status: 503, ids: [expect.any(String)] }]);
-    await page.clock.runFor(1900);
-    await sleep(200);
-    expect(posts).toHaveLength(1);
-    await page.clock.runFor(100);
-    await until(() => posts.length === 2, 'the retry');
-    expect(posts[1]!.ids).toEqual(posts[0]!.ids); // the same event, retried
 
-    await page.evaluate(() => {
-      window.analytics.track('rejected');
-      return window.analytics.flush();
+    it('ES module build: click ids and the referrer travel to the classifier (gclid -> google / paid)', async () => {
+      const { key, projectId } = await newProject('esm');
+      const { page } = await openPage(key, LOCAL);
+      await page.goto(`${pages.origin}/ad?esm&gclid=abc123&fbclid=fb1&ttclid=tt1&msclkid=ms1&li_fat_id=li1`, { referer: 'https://www.google.com/' });
+      await page.evaluate(() => window.analytics.flush());
+      const rows = await rowsOf(projectId);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ event_name: '$pageview', source: 'google', medium: 'paid', source_rule_id: 'click_id', referrer: 'https://www.google.com/' });
+      expect(rows[0]!.url).toBe(`${pages.origin}/ad?esm&gclid=abc123&fbclid=fb1&ttclid=tt1&msclkid=ms1&li_fat_id=li1`);
     });
-    expect(posts).toHaveLength(3);
-    await page.clock.runFor(120_000);
-    await sleep(200);
-    expect(posts).toHaveLength(3);
+
+    it('emits $pageview on pushState, replaceState, popstate and bfcache restores (not on same-URL or fragment-only changes)', async () => {
+      const { key, projectId } = await newProject('spa');
+      const { page } = await openPage(key, LOCAL);
+      await page.goto(`${pages.origin}/app`);
+      await page.evaluate(() => {
+        history.pushState({}, '', '/app/a?x=1');
+        history.replaceState({}, '', '/app/b');
+        history.replaceState({ same: true }, '', '/app/b');
+        history.pushState({}, '', '/app/b#section');
+      });
+      const back = () => page.evaluate(() => new Promise<void>((resolve) => (addEventListener('popstate', () => resolve(), { once: true }), history.back())));
+      await back(); // /app/b#section -> /app/b: fragment only
+      await back(); // /app/b -> /app
+      // Back/forward-cache restores (headless Chromium under Playwright does not use the cache, so the event is dispatched).
+      await page.evaluate(() => {
+        dispatchEvent(new PageTransitionEvent('pageshow', { persisted: false }));
+        dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+      });
+      await page.evaluate(() => window.analytics.flush());
+
+      const o = pages.origin;
+      expect(sentEvents(key).map((e) => [e.event, e.path, e.url, e.referrer])).toEqual([
+        ['$pageview', '/app', `${o}/app`, undefined],
+        ['$pageview', '/app/a', `${o}/app/a?x=1`, `${o}/app`],
+        ['$pageview', '/app/b', `${o}/app/b`, `${o}/app/a?x=1`],
+        ['$pageview', '/app', `${o}/app`, `${o}/app/b`],
+        ['$pageview', '/app', `${o}/app`, `${o}/app/b`],
+      ]);
+      const rows = await rowsOf(projectId);
+      expect(rows.map((r) => r.source).sort()).toEqual(['direct', 'internal', 'internal', 'internal', 'internal']);
+    });
+
+    it('flushes as soon as 20 events are buffered, without waiting for the timer', async () => {
+      const { key, projectId } = await newProject('twenty');
+      const { page } = await openPage(key, LOCAL);
+      await freezeClock(page); // the 2 s timer cannot fire unless the test advances the page's clock
+      await page.goto(`${pages.origin}/many`);
+      await page.evaluate(() => {
+        for (let i = 1; i <= 18; i++) window.analytics.track('step', { i });
+      });
+      await sleep(300);
+      expect(batches(key)).toHaveLength(0); // 19 buffered ($pageview + 18)
+      await page.evaluate(() => window.analytics.track('step', { i: 19 }));
+      await until(() => batches(key).length === 1, 'the 20-event flush');
+      expect(sentEvents(key)).toHaveLength(20);
+      expect(batches(key)[0]!.status).toBe(202);
+      expect(await rowsOf(projectId)).toHaveLength(20);
+
+      await page.evaluate(() => window.analytics.track('step', { i: 20 }));
+      await sleep(300);
+      expect(batches(key)).toHaveLength(1); // the 21st waits for the timer
+      await page.clock.runFor(2000);
+      await until(() => batches(key).length === 2, 'the timed flush of the 21st event');
+      expect((batches(key)[1]!.body as { events: WireEvent[] }).events.map((e) => e.properties['i'])).toEqual([20]);
+    });
+
+    it('flushes 2 s after the first buffered event, not before', async () => {
+      const { key } = await newProject('two-seconds');
+      const { page } = await openPage(key, LOCAL);
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/timer`); // $pageview buffered at t = 0
+      await page.clock.runFor(500);
+      await page.evaluate(() => window.analytics.track('clicked_pricing'));
+      await page.clock.runFor(1400); // t = 1900
+      await sleep(300);
+      expect(batches(key)).toHaveLength(0);
+      await page.clock.runFor(100); // t = 2000
+      await until(() => batches(key).length === 1, 'the 2 s flush');
+      expect(sentEvents(key).map((e) => e.event)).toEqual(['$pageview', 'clicked_pricing']);
+    });
+
+    it('flushes with keepalive fetch and the Authorization header when the page is left, closed or hidden', async () => {
+      const { key, projectId } = await newProject('hidden');
+      const { page, context } = await openPage(key, LOCAL);
+      await freezeClock(page); // only the hide handlers can flush
+      await page.goto(`${pages.origin}/leaving`);
+      await page.evaluate(() => window.analytics.track('leaving'));
+      await page.goto(`${pages.origin}/next`); // pagehide + visibilitychange on /leaving
+      await until(() => batches(key).length === 1, 'the flush on leaving the page');
+      expect(sentEvents(key).map((e) => [e.event, e.path])).toEqual([
+        ['$pageview', '/leaving'],
+        ['leaving', '/leaving'],
+      ]);
+
+      // visibilitychange -> hidden on its own (a tab switch): the page stays, the flush uses keepalive.
+      await page.evaluate(() => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange'));
+      });
+      await until(() => batches(key).length === 2, 'the flush on visibilitychange');
+      expect(sentEvents(key).slice(2).map((e) => e.path)).toEqual(['/next']);
+      const fetches = await page.evaluate(() => window.__fetches);
+      expect(fetches).toEqual([
+        {
+          url: `${service.endpoint}/v1/batch`,
+          keepalive: true,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' },
+          body: expect.stringContaining('"path":"/next"'),
+        },
+      ]);
+
+      // Closing the tab.
+      const second = await context.newPage();
+      await freezeClock(second);
+      await second.goto(`${pages.origin}/closing`);
+      await second.evaluate(() => window.analytics.track('closing'));
+      await second.close();
+      await until(() => batches(key).length === 3, 'the flush on closing the tab');
+      expect(sentEvents(key).slice(3).map((e) => e.event)).toEqual(['$pageview', 'closing']);
+      expect(batches(key).every((b) => b.status === 202)).toBe(true);
+      expect(await rowsOf(projectId)).toHaveLength(5);
+    });
+
+    it.each([
+      ['navigator.doNotTrack = "1"', () => Object.defineProperty(Navigator.prototype, 'doNotTrack', { configurable: true, get: () => '1' })],
+      ['window.doNotTrack = "1"', () => Object.defineProperty(window, 'doNotTrack', { configurable: true, value: '1' })],
+      ['navigator.globalPrivacyControl = true', () => Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', { configurable: true, get: () => true })],
+    ])('is silent with %s: nothing is stored locally and nothing reaches the server', async (_name, optOut) => {
+      const { key, projectId } = await newProject('opted-out');
+      const { page } = await openPage(key, { ...LOCAL, prepare: (context) => context.addInitScript(optOut) });
+      const toService: string[] = [];
+      page.on('request', (r) => r.url().startsWith(service.endpoint) && toService.push(r.url()));
+      const before = service.requests.length;
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/private?utm_source=newsletter`);
+      await page.evaluate(async () => {
+        const a = window.analytics;
+        for (let i = 0; i < 25; i++) a.track('ignored', { i });
+        a.page();
+        history.pushState({}, '', '/private/other');
+        await a.identify('user-1', { plan: 'pro' });
+        a.reset();
+        await a.flush();
+      });
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+      await page.clock.runFor(10_000);
+      await page.goto(`${pages.origin}/elsewhere`); // pagehide
+      await sleep(300);
+      expect(toService).toEqual([]);
+      expect(await page.evaluate(() => window.__fetches)).toEqual([]);
+      expect(seen(key)).toEqual([]);
+      expect(service.requests.length).toBe(before);
+      expect(await rowsOf(projectId)).toEqual([]);
+    });
+
+    it('a page on an origin outside allowed_origins gets 403 origin_not_allowed, nothing is stored and the batch is not retried', async () => {
+      const { key, projectId } = await newProject('allowlist');
+      const { page } = await openPage(key, LOCAL);
+      await freezeClock(page);
+      await page.goto(`${foreign.origin}/elsewhere`);
+      await page.evaluate(() => window.analytics.flush());
+      expect(batches(key).map((b) => [b.status, b.origin])).toEqual([[403, foreign.origin]]);
+      const answer = await page.evaluate(
+        async ({ endpoint, key }) => {
+          const res = await fetch(`${endpoint}/v1/batch`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: JSON.stringify({ events: [{ event: 'x' }] }) });
+          return { status: res.status, body: await res.json() };
+        },
+        { endpoint: service.endpoint, key },
+      );
+      expect(answer).toEqual({ status: 403, body: { error: 'origin_not_allowed' } });
+      await page.clock.runFor(60_000);
+      await sleep(200);
+      expect(batches(key)).toHaveLength(2); // the SDK's one and the probe: a 4xx is final
+      expect(await rowsOf(projectId)).toEqual([]);
+    });
+
+    it('identify sends user_id on later events (across reloads) and calls /v1/identify; reset forgets it and starts a new anonymous id', async () => {
+      const { key, projectId } = await newProject('identify');
+      const { page } = await openPage(key, LOCAL);
+      await page.goto(`${pages.origin}/account?esm`);
+      const first = await storedAnonymousId(page);
+      await page.evaluate(async () => {
+        await window.analytics.identify('user-7', { plan: 'pro' });
+        window.analytics.track('after_login');
+        await window.analytics.flush();
+      });
+      expect(seen(key).filter((r) => r.path === '/v1/identify').map((r) => [r.status, r.body])).toEqual([[200, { anonymous_id: first, user_id: 'user-7', traits: { plan: 'pro' } }]]);
+      await page.reload();
+      expect(await storedAnonymousId(page)).toBe(first);
+      await page.evaluate(async () => {
+        window.analytics.track('before_logout');
+        window.analytics.reset();
+        window.analytics.track('after_logout');
+        await window.analytics.flush();
+      });
+      const second = await storedAnonymousId(page);
+      expect(second).toMatch(/^[0-9a-f-]{36}$/);
+      expect(second).not.toBe(first);
+      expect(await page.evaluate(() => localStorage.getItem('analytics_user_id'))).toBeNull();
+
+      const rows = await rowsOf(projectId);
+      const byName = (n: string) => rows.filter((r) => r.event_name === n).map((r) => [r.anonymous_id, r.user_id]);
+      expect(byName('$pageview')).toEqual([
+        [first, null],
+        [first, 'user-7'],
+      ]);
+      expect(byName('$identify')).toEqual([[first, 'user-7']]);
+      expect(rows.find((r) => r.event_name === '$identify')!.properties).toBe('{"plan":"pro"}');
+      expect(byName('after_login')).toEqual([[first, 'user-7']]);
+      expect(byName('before_logout')).toEqual([[first, 'user-7']]);
+      expect(byName('after_logout')).toEqual([[second, null]]);
+    });
+
+    it('keeps a batch answered 5xx and retries it after the back-off; drops a batch answered 4xx', async () => {
+      const statuses = [503, 202, 400];
+      const posts: { status: number; ids: string[] }[] = [];
+      const stub = await listen((req, res) => {
+        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-max-age': '600' };
+        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+        let body = '';
+        req.on('data', (c) => (body += c));
+        req.on('end', () => {
+          const status = statuses[posts.length] ?? 202;
+          posts.push({ status, ids: (JSON.parse(body) as { events: WireEvent[] }).events.map((e) => e.event_id) });
+          res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(status < 300 ? { ok: true } : { error: 'x' }));
+        });
+      });
+      extraServers.push(stub);
+      const context = await browser.newContext();
+      contexts.push(context);
+      await context.addInitScript((endpoint) => (window.__analyticsConfig = { endpoint, key: 'pk_live_stub_secret', persistence: 'local' }), urlOf(stub));
+      const page = await context.newPage();
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/flaky`);
+      await page.evaluate(() => window.analytics.flush());
+      expect(posts).toEqual([{ status: 503, ids: [expect.any(String)] }]);
+      await page.clock.runFor(1900);
+      await sleep(200);
+      expect(posts).toHaveLength(1);
+      await page.clock.runFor(100);
+      await until(() => posts.length === 2, 'the retry');
+      expect(posts[1]!.ids).toEqual(posts[0]!.ids); // the same event, retried
+
+      await page.evaluate(() => {
+        window.analytics.track('rejected');
+        return window.analytics.flush();
+      });
+      expect(posts).toHaveLength(3);
+      await page.clock.runFor(120_000);
+      await sleep(200);
+      expect(posts).toHaveLength(3);
+    });
+
+    it('init refuses a non-pk_ key (a secret key must never reach a page)', async () => {
+      const context = await browser.newContext(); // no __analyticsConfig: the page does not init by itself
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.goto(`${pages.origin}/plain`);
+      const outcome = await page.evaluate(() => {
+        try {
+          window.analytics.init({ endpoint: 'http://127.0.0.1:9', key: 'sk_live_abc_secret' });
+          return 'accepted';
+        } catch (e) {
+          return (e as Error).message;
+        }
+      });
+      expect(outcome).toMatch(/pk_ key/);
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    });
   });
 
-  it('init refuses a non-pk_ key (a secret key must never reach a page)', async () => {
-    const context = await browser.newContext(); // no __analyticsConfig: the page does not init by itself
-    contexts.push(context);
-    const page = await context.newPage();
-    await page.goto(`${pages.origin}/plain`);
-    const outcome = await page.evaluate(() => {
-      try {
-        window.analytics.init({ endpoint: 'http://127.0.0.1:9', key: 'sk_live_abc_secret' });
-        return 'accepted';
-      } catch (e) {
-        return (e as Error).message;
-      }
+  describe("persistence: 'none' (the default: nothing stored on the device)", () => {
+    it('leaves no localStorage, sessionStorage, cookie or IndexedDB entry through init, events, identify, reset, SPA navigation and a reload; every event arrives', async () => {
+      const { key, projectId } = await newProject('none-storage');
+      const { context, page } = await openPage(key); // no persistence option: the default
+      await page.goto(`${pages.origin}/home`);
+      expect(await deviceStorage(page, context)).toEqual(NOTHING_STORED);
+      await page.evaluate(async () => {
+        const a = window.analytics;
+        a.track('clicked_pricing', { plan: 'pro' });
+        await a.identify('user-1', { plan: 'pro' });
+        a.track('after_login');
+        history.pushState({}, '', '/pricing');
+        await a.flush();
+      });
+      expect(await deviceStorage(page, context)).toEqual(NOTHING_STORED);
+      await page.reload();
+      await page.evaluate(async () => {
+        const a = window.analytics;
+        a.track('second_load');
+        await a.identify('user-1');
+        a.track('identified_again');
+        a.reset();
+        a.track('after_reset');
+        await a.flush();
+      });
+      expect(await deviceStorage(page, context)).toEqual(NOTHING_STORED);
+
+      // On the wire: no anonymous_id anywhere; user_id only from identify to the end of that page (or reset).
+      expect(sentEvents(key).map((e) => [e.event, e.path, e.user_id, 'anonymous_id' in e])).toEqual([
+        ['$pageview', '/home', undefined, false],
+        ['clicked_pricing', '/home', undefined, false],
+        ['after_login', '/home', 'user-1', false],
+        ['$pageview', '/pricing', 'user-1', false],
+        ['$pageview', '/pricing', undefined, false],
+        ['second_load', '/pricing', undefined, false],
+        ['identified_again', '/pricing', 'user-1', false],
+        ['after_reset', '/pricing', undefined, false],
+      ]);
+      expect(seen(key).filter((r) => r.path === '/v1/identify').map((r) => [r.status, r.body])).toEqual([
+        [200, { user_id: 'user-1', traits: { plan: 'pro' } }],
+        [200, { user_id: 'user-1' }],
+      ]);
+
+      // In the store: the events without ids and both $identify events carry the one daily visitor id of this browser.
+      const rows = await rowsOf(projectId);
+      const visitor = rows.find((r) => r.event_name === '$pageview' && r.path === '/home')!.anonymous_id!;
+      expect(visitor).toMatch(/^d_[0-9a-f]{32}$/);
+      const described = rows.map((r) => `${r.event_name} ${r.path} ${r.user_id} ${r.anonymous_id === visitor ? 'visitor' : JSON.stringify(r.anonymous_id)}`);
+      expect(described.sort()).toEqual(
+        [
+          '$pageview /home null visitor',
+          'clicked_pricing /home null visitor',
+          '$identify null user-1 visitor',
+          'after_login /home user-1 ""',
+          '$pageview /pricing user-1 ""',
+          '$pageview /pricing null visitor',
+          'second_load /pricing null visitor',
+          '$identify null user-1 visitor',
+          'identified_again /pricing user-1 ""',
+          'after_reset /pricing null visitor',
+        ].sort(),
+      );
     });
-    expect(outcome).toMatch(/pk_ key/);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+
+    it('two page loads of one browser on one day share one server-side anonymous_id, and stats metric=uniques counts 1', async () => {
+      const { key, readKey, projectId } = await newProject('none-uniques');
+      const { context, page } = await openPage(key);
+      await page.goto(`${pages.origin}/first`);
+      await page.evaluate(() => window.analytics.flush());
+      await page.goto(`${pages.origin}/second`); // a new document: the SDK starts again with nothing stored
+      await page.evaluate(() => window.analytics.flush());
+      expect(await deviceStorage(page, context)).toEqual(NOTHING_STORED);
+
+      const rows = await rowsOf(projectId);
+      expect(rows.map((r) => r.path)).toEqual(['/first', '/second']);
+      expect(rows[0]!.anonymous_id).toMatch(/^d_[0-9a-f]{32}$/);
+      expect(rows[1]!.anonymous_id).toBe(rows[0]!.anonymous_id);
+
+      const day = (offset: number) => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + offset)).toISOString();
+      const stats = async (metric: string) => {
+        const res = await fetch(`${service.endpoint}/v1/stats?metric=${metric}&from=${day(-1)}&to=${day(2)}`, { headers: { authorization: `Bearer ${readKey}` } });
+        return [res.status, await res.json()];
+      };
+      expect(await stats('count')).toEqual([200, { metric: 'count', rows: [{ value: 2 }] }]);
+      expect(await stats('uniques')).toEqual([200, { metric: 'uniques', rows: [{ value: 1 }] }]);
+    });
   });
 });
 

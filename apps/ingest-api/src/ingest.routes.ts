@@ -3,6 +3,7 @@ import { type AuthContext, type Authenticator, authOf, requireKey } from '@analy
 import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, forgetUser } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
+import { readJsonBody } from '@analytics/service-kit';
 import { batchInputSchema, browserIdentifyInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseOrThrow } from '@analytics/schema';
 
 export interface IngestRouterDeps {
@@ -13,7 +14,10 @@ export interface IngestRouterDeps {
   clock?: () => number;
 }
 
-/** POST /v1/track, /v1/batch, /v1/identify, /v1/forget. Order per the spec: auth, validation, rate limit, enrichment, insert. */
+/**
+ * POST /v1/track, /v1/batch, /v1/identify, /v1/forget. Order per the spec: auth (key, scope, Origin), then the body is read
+ * and validated, rate limit, enrichment, insert: a refused request's body is never parsed.
+ */
 export function createIngestRouter(deps: IngestRouterDeps): Router {
   const router = Router();
   const now = deps.clock ?? Date.now;
@@ -29,26 +33,26 @@ export function createIngestRouter(deps: IngestRouterDeps): Router {
   });
 
   router.post('/v1/track', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
-    const input = parseOrThrow(eventInputSchema, req.body);
+    const input = parseOrThrow(eventInputSchema, await readJsonBody(req, res));
     const { event_id } = await deps.ingest.track(context(req, authOf(res)), input);
     res.status(202).json({ ok: true, event_id });
   });
 
   router.post('/v1/batch', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
-    const { events } = parseOrThrow(batchInputSchema, req.body);
+    const { events } = parseOrThrow(batchInputSchema, await readJsonBody(req, res));
     const { count } = await deps.ingest.batch(context(req, authOf(res)), events);
     res.status(202).json({ ok: true, count });
   });
 
   router.post('/v1/identify', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const auth = authOf(res);
-    const input = parseOrThrow(auth.kind === 'pk' ? browserIdentifyInputSchema : identifyInputSchema, req.body);
+    const input = parseOrThrow(auth.kind === 'pk' ? browserIdentifyInputSchema : identifyInputSchema, await readJsonBody(req, res));
     await deps.ingest.identify(context(req, auth), input);
     res.status(200).json({ ok: true });
   });
 
   router.post('/v1/forget', requireKey(deps.authenticator, 'forget'), async (req, res) => {
-    const { user_id } = parseOrThrow(forgetInputSchema, req.body);
+    const { user_id } = parseOrThrow(forgetInputSchema, await readJsonBody(req, res));
     await forgetUser(deps.events, authOf(res).projectId, user_id);
     res.status(202).json({ ok: true, queued: true });
   });

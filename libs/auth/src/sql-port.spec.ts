@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { KeyStoreUnreachableError, createPgPort } from './sql-port';
+import { UpstreamUnavailableError } from '@analytics/schema';
+import { createPgPort } from './sql-port';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
 
@@ -11,17 +12,17 @@ async function listen(onConnection: (s: net.Socket) => void): Promise<net.Server
 const portOf = (s: net.Server) => (s.address() as net.AddressInfo).port;
 
 describe('createPgPort when PostgreSQL cannot be reached', () => {
-  it('reports a server that accepts and never answers as unreachable (UPSTREAM_UNREACHABLE -> 502), not as a 500', async () => {
+  it('reports a server that accepts and never answers as unreachable (UpstreamUnavailableError -> 502), not as a 500', async () => {
     const sockets: net.Socket[] = [];
     const hole = await listen((s) => sockets.push(s));
     const db = await createPgPort(`postgres://u@127.0.0.1:${portOf(hole)}/db`);
     try {
       const started = Date.now();
       const error = await db.query('SELECT 1').catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(KeyStoreUnreachableError);
-      expect((error as KeyStoreUnreachableError).code).toBe('UPSTREAM_UNREACHABLE');
+      expect(error).toBeInstanceOf(UpstreamUnavailableError);
+      expect((error as UpstreamUnavailableError).store).toBe('key store');
       expect(Date.now() - started).toBeLessThan(6_000); // connectionTimeoutMillis, never a hang
-      await expect(db.transaction(async (tx) => tx.query('SELECT 1'))).rejects.toBeInstanceOf(KeyStoreUnreachableError);
+      await expect(db.transaction(async (tx) => tx.query('SELECT 1'))).rejects.toBeInstanceOf(UpstreamUnavailableError);
     } finally {
       sockets.forEach((s) => s.destroy());
       hole.close();
@@ -33,7 +34,7 @@ describe('createPgPort when PostgreSQL cannot be reached', () => {
     const cut = await listen((s) => s.destroy());
     const db = await createPgPort(`postgres://u@127.0.0.1:${portOf(cut)}/db`);
     try {
-      await expect(db.query('SELECT 1')).rejects.toBeInstanceOf(KeyStoreUnreachableError);
+      await expect(db.query('SELECT 1')).rejects.toBeInstanceOf(UpstreamUnavailableError);
     } finally {
       cut.close();
       await db.close();
@@ -44,7 +45,7 @@ describe('createPgPort when PostgreSQL cannot be reached', () => {
     const db = await createPgPort(PG_URL!);
     try {
       const error = await db.query('SELECT * FROM no_such_table_here').catch((e: unknown) => e);
-      expect(error).not.toBeInstanceOf(KeyStoreUnreachableError);
+      expect(error).not.toBeInstanceOf(UpstreamUnavailableError);
       expect((error as { code?: string }).code).toBe('42P01');
     } finally {
       await db.close();

@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
+import { UpstreamUnavailableError } from '@analytics/schema';
 
 export interface SqlQueryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
@@ -13,15 +14,6 @@ export interface SqlPort extends SqlQueryable {
   close(): Promise<void>;
 }
 
-/** PostgreSQL could not be reached or stopped answering (as opposed to an error the server answered with). */
-export class KeyStoreUnreachableError extends Error {
-  readonly code = 'UPSTREAM_UNREACHABLE';
-  constructor(cause: unknown) {
-    super('key store unreachable', { cause });
-    this.name = 'KeyStoreUnreachableError';
-  }
-}
-
 export async function createPgPort(connectionString: string, onError: (e: Error) => void = () => {}): Promise<SqlPort> {
   const { DatabaseError, Pool } = await import('pg');
   const pool: Pool = new Pool({ connectionString, max: 10, connectionTimeoutMillis: 3_000, query_timeout: 10_000, idleTimeoutMillis: 30_000 });
@@ -29,7 +21,7 @@ export async function createPgPort(connectionString: string, onError: (e: Error)
   pool.on('error', onError);
   // The server's own answers are DatabaseErrors (with a SQLSTATE); anything else on the way (connect timeout, query
   // read timeout, connection terminated) is the store being unreachable: 502 upstream_failed, not 500.
-  const classify = (e: unknown) => (e instanceof DatabaseError ? e : new KeyStoreUnreachableError(e));
+  const classify = (e: unknown) => (e instanceof DatabaseError ? e : new UpstreamUnavailableError('key store', e));
   const run = async <T>(op: () => Promise<T>): Promise<T> => {
     try {
       return await op();

@@ -1,5 +1,5 @@
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
-import type { EventRow } from '@analytics/schema';
+import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
 import { EventWriter, type EventWriterOptions } from './event-writer';
 import { insertEventRows } from './insert-rows';
@@ -12,20 +12,12 @@ export const EVENT_INSERT_COLUMNS = [
   'os', 'ip_hash_hex', 'properties',
 ] as const satisfies ReadonlyArray<keyof EventRow>;
 
-/** Marks errors where the store could not be reached (network, timeout) apart from errors the store answered with. */
-export class StoreUnreachableError extends Error {
-  readonly code = 'UPSTREAM_UNREACHABLE';
-  constructor(cause: unknown) {
-    super('event store unreachable', { cause });
-    this.name = 'StoreUnreachableError';
-  }
-}
-
+/** Keeps errors the store answered with; anything else on the way (network, timeout) is the store being unreachable. */
 export function classifyStoreError(e: unknown): unknown {
-  if (e instanceof ClickHouseError || e instanceof StoreUnreachableError) return e;
+  if (e instanceof ClickHouseError || e instanceof UpstreamUnavailableError) return e;
   // chDB's own errors carry a ClickHouse code: the engine answered.
   if (e && typeof e === 'object' && 'clickhouseCode' in e) return e;
-  return new StoreUnreachableError(e);
+  return new UpstreamUnavailableError('event store', e);
 }
 
 /** The event store: ClickHouse (server or embedded chDB), its migrations, the group-commit writer. */
@@ -120,7 +112,7 @@ export class EventStore {
   /** Readiness: the server answers a ping and a trivial query. */
   async ping(): Promise<void> {
     const r = await this.client.ping();
-    if (!r.success) throw new StoreUnreachableError((r as { error?: unknown }).error);
+    if (!r.success) throw new UpstreamUnavailableError('event store', (r as { error?: unknown }).error);
     await this.select('SELECT 1 AS one', {});
   }
 

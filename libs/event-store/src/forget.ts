@@ -1,5 +1,5 @@
-import { ApiError } from '@analytics/schema';
-import { type EventStore, StoreUnreachableError, classifyStoreError } from './event-store';
+import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
+import { type EventStore, classifyStoreError } from './event-store';
 
 /**
  * Queues deletion of every event of `userId` in `projectId` as a ClickHouse mutation (durable, asynchronous:
@@ -16,7 +16,7 @@ export async function forgetUser(store: EventStore, projectId: string, userId: s
     });
   } catch (e) {
     const err = classifyStoreError(e);
-    if (err instanceof StoreUnreachableError) throw err;
+    if (err instanceof UpstreamUnavailableError) throw err;
     throw new ApiError('forget_failed', {}, { cause: err });
   }
 }

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventRow } from '@analytics/schema';
-import { EVENT_INSERT_COLUMNS, EventStore, StoreUnreachableError } from './event-store';
+import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
+import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
 import { insertEventRows } from './insert-rows';
 
 let dir: string;
@@ -47,7 +47,7 @@ describe('insertEventRows (JSONCompactEachRow)', () => {
 });
 
 describe('EventStore.connect to an unreachable ClickHouse', () => {
-  it('fails an insert with StoreUnreachableError within the request timeout, refused or silent', async () => {
+  it('fails an insert with UpstreamUnavailableError within the request timeout, refused or silent', async () => {
     // A port nobody listens on, and a server that accepts and never answers (a blackhole).
     const closed = await new Promise<number>((resolve) => {
       const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -64,7 +64,7 @@ describe('EventStore.connect to an unreachable ClickHouse', () => {
         const remote = EventStore.connect({ url: `http://127.0.0.1:${port}`, database: 'analytics', requestTimeoutMs: 500 });
         const started = Date.now();
         const error = await remote.insertRows([row('x')]).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(StoreUnreachableError);
+        expect(error).toBeInstanceOf(UpstreamUnavailableError);
         expect(Date.now() - started).toBeLessThan(3_000);
         await remote.close();
       }

@@ -42,3 +42,17 @@ export class ApiError extends Error {
     return { error: this.code, ...this.extra };
   }
 }
+
+/**
+ * A backing store (event store, key store) could not be reached or stopped answering, as opposed to an answer it gave:
+ * the error middleware maps it to 502 upstream_failed with `instanceof`.
+ */
+export class UpstreamUnavailableError extends Error {
+  constructor(
+    readonly store: 'event store' | 'key store',
+    cause: unknown,
+  ) {
+    super(`${store} unreachable`, { cause });
+    this.name = 'UpstreamUnavailableError';
+  }
+}

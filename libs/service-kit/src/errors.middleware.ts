@@ -1,16 +1,17 @@
 import type { ErrorRequestHandler } from 'express';
-import { ApiError } from '@analytics/schema';
+import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import type { Logger } from './logger';
 import { redactPath } from './redact';
 
 // Node and driver codes that mean "the store could not be reached", as opposed to "the store said no".
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', '57P01', '57P03', 'UPSTREAM_UNREACHABLE',
+  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', '57P01', '57P03',
 ]);
 
 export function isUnreachable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof UpstreamUnavailableError) return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
     if (e instanceof AggregateError && e.errors.some(isUnreachable)) return true;

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
-import { ApiError } from '@analytics/schema';
+import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { createServiceApp } from './app';
 import { readJsonBody } from './json-body';
 import { redactPath } from './redact';
@@ -56,6 +56,12 @@ describe('errors', () => {
     expect(toApiError(refused).code).toBe('upstream_failed');
     expect(toApiError(new Error('boom')).code).toBe('internal_error');
     expect(toApiError(new ApiError('not_found')).code).toBe('not_found');
+  });
+
+  it('maps an UpstreamUnavailableError, thrown or as a cause, to 502 upstream_failed by its class, not by a code string', () => {
+    expect(toApiError(new UpstreamUnavailableError('event store', new Error('socket hang up'))).code).toBe('upstream_failed');
+    expect(toApiError(new Error('wrapped', { cause: new UpstreamUnavailableError('key store', undefined) })).code).toBe('upstream_failed');
+    expect(toApiError(Object.assign(new Error('look-alike'), { code: 'UPSTREAM_UNREACHABLE' })).code).toBe('internal_error');
   });
 
   it('renders { error, ...extra } with the status, 500 without leaking the message, and Retry-After on 429', async () => {

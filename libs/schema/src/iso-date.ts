@@ -1,13 +1,10 @@
 import { z } from 'zod';
+import { LIMITS } from './limits';
 
 // ISO 8601 calendar date, optionally with a time (minutes, seconds, fractions) and a zone (Z or ±hh[:mm]).
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
-/** Earliest and latest instants the event store can hold (DateTime64(3) covers far more; these keep data sane). */
-export const MIN_TIME_MS = Date.UTC(1970, 0, 1);
-export const MAX_TIME_MS = Date.UTC(2200, 0, 1);
-
-/** Parses an ISO 8601 string to epoch milliseconds; no zone means UTC. Returns null when invalid or out of range. */
+/** Parses an ISO 8601 string of any year 0000..9999 to epoch milliseconds; no zone means UTC. Returns null when invalid. */
 export function parseIsoDate(value: string): number | null {
   const m = ISO_8601.exec(value);
   if (!m) return null;
@@ -15,9 +12,12 @@ export function parseIsoDate(value: string): number | null {
   const month = Number(mo);
   const day = Number(d);
   if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
-  let ms = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3)));
-  // Date.UTC rolls 2026-02-31 over into March: reject instead.
-  if (new Date(ms).getUTCDate() !== day) return null;
+  const date = new Date(Date.UTC(2000, 0, 1, Number(h), Number(mi), Number(s), Number((frac + '000').slice(0, 3))));
+  // Date.UTC would read years 0..99 as 1900..1999; setUTCFullYear takes the year as written.
+  date.setUTCFullYear(Number(y), month - 1, day);
+  // 2026-02-31 rolls over into March: reject instead.
+  if (date.getUTCDate() !== day) return null;
+  let ms = date.getTime();
   if (zone && zone.toUpperCase() !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
@@ -25,20 +25,39 @@ export function parseIsoDate(value: string): number | null {
     if (offsetMin > 18 * 60) return null;
     ms -= sign * offsetMin * 60_000;
   }
-  if (ms < MIN_TIME_MS || ms >= MAX_TIME_MS) return null;
   return ms;
 }
 
-/** A zod string that must be ISO 8601; parses to epoch milliseconds. */
-export const isoDate = () =>
-  z.string().transform((value, ctx) => {
-    const ms = parseIsoDate(value.trim());
-    if (ms === null) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date or date-time between 1970 and 2200' });
-      return z.NEVER;
-    }
-    return ms;
+const { min, max } = LIMITS.timestamp;
+const isoSeconds = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+/** The accepted timestamp range in words, as a refusal names it. */
+export const TIMESTAMP_RANGE = `between ${isoSeconds(min)} and ${isoSeconds(max - 1)}`;
+
+/** The nearest accepted instant: no event lies outside LIMITS.timestamp, so a read range can be cut to it. */
+export function clampToAcceptedRange(ms: number): number {
+  return Math.min(Math.max(ms, min), max);
+}
+
+const NOT_ISO = 'must be an ISO 8601 date or date-time';
+// A `+` left unencoded in a query string decodes to a space: `2026-01-01T00:00:00 02:00` meant `+02:00`.
+const PLUS_AS_SPACE = / (\d{2}(?::?\d{2})?)$/;
+
+/** A zod string parsed as ISO 8601 to epoch ms, then `check`ed: a number is the value, a string the refusal. */
+const isoString = (check: (ms: number | null, value: string) => number | string) =>
+  z.string().transform((raw, ctx) => {
+    const value = raw.trim();
+    const out = check(parseIsoDate(value), value);
+    if (typeof out === 'number') return out;
+    ctx.addIssue({ code: 'custom', message: out });
+    return z.NEVER;
   });
+
+/** An event timestamp: ISO 8601 within LIMITS.timestamp; parses to epoch milliseconds. */
+export const isoDate = () => isoString((ms) => (ms === null ? NOT_ISO : ms >= min && ms < max ? ms : `must be ${TIMESTAMP_RANGE}`));
+
+/** A query-string `from`/`to`: ISO 8601 of any year (read.schema clamps the range); names an unencoded `+`. */
+export const isoDateParam = () =>
+  isoString((ms, value) => ms ?? (parseIsoDate(value.replace(PLUS_AS_SPACE, '+$1')) === null ? NOT_ISO : `${NOT_ISO}: a \`+\` in a query string must be URL-encoded as %2B (it arrived as a space)`));
 
 // Every event of a request without its own timestamp has the request's arrival time: format it once.
 let lastMs = Number.NaN;

@@ -12,4 +12,9 @@ export const LIMITS = {
   statsLimit: { max: 1000, default: 100 },
   sourcesLimit: { max: 200, default: 50 },
   keyCacheTtlMs: 5 * 60_000,
+  /**
+   * Accepted event timestamps, [min, max): every real client clock (offline buffers, backfills), not an unset clock's
+   * 1970; every table and bucket holds all of it (Date ends in 2149, DateTime in 2106, a Monday week can start before).
+   */
+  timestamp: { min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) },
 } as const;

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import { toWellFormed } from './ingest.schema';
-import { isoDate } from './iso-date';
+import { clampToAcceptedRange, isoDateParam } from './iso-date';
 import { LIMITS } from './limits';
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
 const optionalText = (max: number) => z.string().min(1).max(max).transform(toWellFormed).optional();
 
 /** `from` (inclusive) and `to` (exclusive), both ISO 8601, `to` after `from`. */
-const range = z.object({ from: isoDate(), to: isoDate() });
+const range = z.object({ from: isoDateParam(), to: isoDateParam() });
 const rangeIsOrdered = (v: { from: number; to: number }) => v.to > v.from;
 const rangeMessage = { message: '`to` must be after `from`', path: ['to'] };
+/** Cut to the accepted timestamps (after the order check, on what was sent): a wider range reads the same events. */
+const clampRange = <T extends { from: number; to: number }>(v: T): T => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to) });
 
 export const queryParamsSchema = range
   .extend({
@@ -19,7 +21,8 @@ export const queryParamsSchema = range
     user_id: optionalText(256),
     limit: limit(LIMITS.queryLimit.max, LIMITS.queryLimit.default),
   })
-  .refine(rangeIsOrdered, rangeMessage);
+  .refine(rangeIsOrdered, rangeMessage)
+  .transform(clampRange);
 
 export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
@@ -32,14 +35,16 @@ export const statsParamsSchema = range
     interval: z.enum(['hour', 'day', 'week']).optional(),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })
-  .refine(rangeIsOrdered, rangeMessage);
+  .refine(rangeIsOrdered, rangeMessage)
+  .transform(clampRange);
 
 export const sourcesParamsSchema = range
   .extend({
     breakdown: z.enum(['source_medium', 'source']).default('source_medium'),
     limit: limit(LIMITS.sourcesLimit.max, LIMITS.sourcesLimit.default),
   })
-  .refine(rangeIsOrdered, rangeMessage);
+  .refine(rangeIsOrdered, rangeMessage)
+  .transform(clampRange);
 
 export type QueryParams = z.output<typeof queryParamsSchema>;
 export type StatsParams = z.output<typeof statsParamsSchema>;

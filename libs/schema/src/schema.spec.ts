@@ -1,4 +1,5 @@
-import { ApiError, ERROR_STATUS, batchInputSchema, eventInputSchema, propertiesJson, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, queryParamsSchema, statsParamsSchema, sourcesParamsSchema } from './index';
+import fc from 'fast-check';
+import { ApiError, ERROR_STATUS, LIMITS, batchInputSchema, eventInputSchema, propertiesJson, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, queryParamsSchema, statsParamsSchema, sourcesParamsSchema } from './index';
 
 describe('event input', () => {
   const ok = (body: unknown) => eventInputSchema.safeParse(body).success;
@@ -92,8 +93,74 @@ describe('ISO 8601', () => {
     ['2026-01-02T03:04:05Z', Date.UTC(2026, 0, 2, 3, 4, 5)],
     ['2026-01-02 03:04:05.5', Date.UTC(2026, 0, 2, 3, 4, 5, 500)],
     ['2026-01-02T03:04:05-0230', Date.UTC(2026, 0, 2, 5, 34, 5)],
+    ['1969-12-31', Date.UTC(1969, 11, 31)],
+    ['0099-01-01', new Date('0099-01-01T00:00:00Z').getTime()],
+    ['2000-02-29', Date.UTC(2000, 1, 29)],
   ])('parses %s', (s, ms) => expect(parseIsoDate(s)).toBe(ms));
-  it.each(['', '2026', '2026-13-01', '2026-01-01T25:00', '1969-12-31', '01/02/2026', '2026-01-01T00:00:00+25:00'])('rejects %j', (s) => expect(parseIsoDate(s)).toBeNull());
+  it.each(['', '2026', '2026-13-01', '2026-01-01T25:00', '01/02/2026', '2026-01-01T00:00:00+25:00', '2100-02-29', '0099-02-29'])('rejects %j', (s) => expect(parseIsoDate(s)).toBeNull());
+});
+
+describe('event timestamp range', () => {
+  const RANGE = 'must be between 2000-01-01T00:00:00Z and 2099-12-31T23:59:59.999Z';
+  const refusal = (timestamp: string) => {
+    try {
+      parseOrThrow(eventInputSchema, { event: 'x', timestamp });
+    } catch (e) {
+      return (e as ApiError).toBody() as { error: string; details: { fieldErrors: Record<string, string[]> } };
+    }
+    return undefined;
+  };
+
+  it('keeps its bounds in LIMITS: 2000-01-01 inclusive to 2100-01-01 exclusive', () => {
+    expect(LIMITS.timestamp).toEqual({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) });
+  });
+
+  it.each([
+    ['the first instant', '2000-01-01T00:00:00Z', Date.UTC(2000, 0, 1)],
+    ['the first instant, as a date', '2000-01-01', Date.UTC(2000, 0, 1)],
+    ['the first instant in +05:30', '2000-01-01T05:30:00+05:30', Date.UTC(2000, 0, 1)],
+    ['the last instant', '2099-12-31T23:59:59.999Z', Date.UTC(2100, 0, 1) - 1],
+    ['the last instant in -03:00, written in 2099', '2099-12-31T20:59:59.999-03:00', Date.UTC(2100, 0, 1) - 1],
+    ['an instant in range written in 1999 (-01:00)', '1999-12-31T23:30:00-01:00', Date.UTC(2000, 0, 1, 0, 30)],
+  ])('accepts %s (%s)', (_n, timestamp, ms) => {
+    expect(eventInputSchema.parse({ event: 'x', timestamp }).timestamp).toBe(ms);
+  });
+
+  it.each([
+    ['1 ms before the range', '1999-12-31T23:59:59.999Z'],
+    ['the end of the range', '2100-01-01T00:00:00Z'],
+    ['an instant past the end though written in 2099 (-00:01)', '2099-12-31T23:59:59.999-00:01'],
+    ['2190 (its Date and DateTime buckets wrap to 2010 and 2053)', '2190-01-01T10:00:00Z'],
+    ['the epoch of an unset device clock', '1970-01-01T00:00:00Z'],
+    ['year 0099 (not 1999)', '0099-12-31T23:59:59Z'],
+    ['year 9999', '9999-12-31T23:59:59Z'],
+  ])('refuses %s with invalid_payload naming the range (%s)', (_n, timestamp) => {
+    expect(refusal(timestamp)).toEqual({ error: 'invalid_payload', details: expect.objectContaining({ fieldErrors: { timestamp: [RANGE] } }) });
+  });
+
+  it('says ISO 8601 for a timestamp that is not one', () => {
+    expect(refusal('2026-02-31T00:00:00Z')!.details.fieldErrors).toEqual({ timestamp: ['must be an ISO 8601 date or date-time'] });
+  });
+
+  it('accepts exactly the instants in the range, whatever offset they are written in (property)', () => {
+    const { min, max } = LIMITS.timestamp;
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const written = (ms: number, offsetMin: number) => {
+      const local = new Date(ms + offsetMin * 60_000).toISOString().slice(0, 23);
+      const a = Math.abs(offsetMin);
+      return offsetMin === 0 ? `${local}Z` : `${local}${offsetMin < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+    };
+    const near = (edge: number) => fc.integer({ min: edge - 2 * 86_400_000, max: edge + 2 * 86_400_000 });
+    const instant = fc.oneof(fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2200, 0, 1) }), near(min), near(max), fc.constantFrom(min - 1, min, max - 1, max));
+    fc.assert(
+      fc.property(instant, fc.integer({ min: -18 * 60, max: 18 * 60 }), (ms, offsetMin) => {
+        const parsed = eventInputSchema.safeParse({ event: 'x', timestamp: written(ms, offsetMin) });
+        if (ms >= min && ms < max) expect(parsed.data?.timestamp).toBe(ms);
+        else expect(parsed.error?.issues.map((i) => i.message)).toEqual([RANGE]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 describe('read params', () => {
@@ -113,6 +180,34 @@ describe('read params', () => {
     ['sources limit 201', sourcesParamsSchema, { ...range, limit: '201' }],
     ['bad breakdown', sourcesParamsSchema, { ...range, breakdown: 'medium' }],
   ])('rejects %s', (_n, schema, input) => expect(schema.safeParse(input).success).toBe(false));
+
+  it.each([
+    ['from', { from: '2026-01-01T00:00:00 02:00', to: range.to }],
+    ['to', { from: range.from, to: '2026-02-01T10:00:00.5 0530' }],
+  ])('tells that a + sent unencoded in %s (it arrives as a space) must be URL-encoded as %%2B', (field, input) => {
+    for (const schema of [queryParamsSchema, statsParamsSchema, sourcesParamsSchema]) {
+      const messages = schema.safeParse(input).error!.issues.filter((i) => i.path[0] === field).map((i) => i.message);
+      expect(messages).toEqual([expect.stringContaining('must be URL-encoded as %2B')]);
+    }
+  });
+
+  it('keeps the plain ISO 8601 message for other malformed values', () => {
+    expect(queryParamsSchema.safeParse({ from: 'yesterday 02:00', to: range.to }).error!.issues[0]!.message).toBe('must be an ISO 8601 date or date-time');
+  });
+
+  it.each([
+    ['a range starting before 2000', { from: '1970-01-01', to: '2026-02-01' }, { from: Date.UTC(2000, 0, 1), to: Date.UTC(2026, 1, 1) }],
+    ['a range ending after 2099', { from: '2026-01-01', to: '2200-01-01' }, { from: Date.UTC(2026, 0, 1), to: Date.UTC(2100, 0, 1) }],
+    ['a range of years 0001 to 9999', { from: '0001-01-01', to: '9999-12-31T23:59:59Z' }, { from: Date.UTC(2000, 0, 1), to: Date.UTC(2100, 0, 1) }],
+    ['a range wholly before 2000 (empty once cut)', { from: '1990-01-01', to: '1995-01-01' }, { from: Date.UTC(2000, 0, 1), to: Date.UTC(2000, 0, 1) }],
+    ['a range inside', { from: '2000-01-01', to: '2099-12-31T23:59:59.999Z' }, { from: Date.UTC(2000, 0, 1), to: Date.UTC(2100, 0, 1) - 1 }],
+  ])('cuts %s to the accepted timestamps, after checking the order as sent', (_n, input, cut) => {
+    for (const schema of [queryParamsSchema, statsParamsSchema, sourcesParamsSchema]) expect(schema.parse(input)).toMatchObject(cut);
+  });
+
+  it('still refuses a range whose to is not after its from as sent, even outside the accepted timestamps', () => {
+    expect(queryParamsSchema.safeParse({ from: '1995-01-01', to: '1990-01-01' }).success).toBe(false);
+  });
 });
 
 describe('errors', () => {

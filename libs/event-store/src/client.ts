@@ -15,7 +15,7 @@ export interface EventStoreConfig {
 }
 
 /** chDB's raw insert: the payload goes to the engine as bytes, not inlined into a SQL string. */
-export type RawInsert = (params: { table: string; values: Buffer; format: 'JSONCompactEachRow'; columns: readonly string[] }) => Promise<unknown>;
+export type RawInsert = (params: { table: string; values: Buffer; format: 'JSONCompactEachRow'; columns: readonly string[]; settings?: Record<string, string | number> }) => Promise<unknown>;
 
 export interface ClickHouseHandle {
   client: ClickHouseClient;

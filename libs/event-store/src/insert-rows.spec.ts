@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
+import { type EventRow, LIMITS, UpstreamUnavailableError, toClickHouseTime } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
-import { insertEventRows } from './insert-rows';
+import { MAX_PARTITIONS_PER_INSERT, insertEventRows } from './insert-rows';
 
 let dir: string;
 let store: EventStore;
@@ -43,6 +43,27 @@ describe('insertEventRows (JSONCompactEachRow)', () => {
     expect(raw.map((r) => ({ ...r, event_id: '' }))).toEqual(cli.map((r) => ({ ...r, event_id: '' })));
     expect(raw[1]).toMatchObject({ user_id: hostile, referrer: hostile, event_name: hostile, path: null, campaign: 'c', ip_hash_hex: '00112233445566778899aabbccddeeff' });
     expect(JSON.parse(raw[0]!.properties as string)).toEqual({ s: hostile, n: 1.5, a: [1, null] });
+  });
+});
+
+describe('one INSERT over many month partitions', () => {
+  const first = new Date(LIMITS.timestamp.min);
+  const monthly = (prefix: string, months: number) =>
+    Array.from({ length: months }, (_, i) => row(`${prefix}-${String(i).padStart(4, '0')}`, { timestamp: toClickHouseTime(Date.UTC(first.getUTCFullYear(), i, 15)) }));
+  const summary = async (prefix: string) => {
+    const [r] = await store.select<{ n: number; months: number; last: string }>(
+      `SELECT count() AS n, uniqExact(toYYYYMM(timestamp)) AS months, max(timestamp) AS last FROM ${store.eventsTable} WHERE startsWith(event_id, {p:String})`,
+      { p: prefix },
+    );
+    return { n: Number(r!.n), months: Number(r!.months), last: r!.last };
+  };
+
+  // 101 months, past ClickHouse's default of 100; every month of the range (1200) costs ~4800 parts, too slow for a unit test.
+  it('lets one INSERT span more than the default 100 month partitions (up to the 1200 of the accepted range), raw insert and client', async () => {
+    expect(MAX_PARTITIONS_PER_INSERT).toBe(1200);
+    await store.insertRows(monthly('months-raw', 101)); // chDB's raw insert
+    await insertEventRows({ client: store.client, table: store.eventsTable, columns: EVENT_INSERT_COLUMNS }, monthly('months-cli', 101)); // a server's path
+    for (const prefix of ['months-raw-', 'months-cli-']) expect(await summary(prefix)).toEqual({ n: 101, months: 101, last: '2008-05-15 00:00:00.000' });
   });
 });
 

@@ -1,6 +1,14 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import type { EventRow } from '@analytics/schema';
+import { type EventRow, LIMITS } from '@analytics/schema';
 import type { RawInsert } from './client';
+
+const monthOf = (ms: number) => new Date(ms).getUTCFullYear() * 12 + new Date(ms).getUTCMonth();
+/**
+ * Month partitions one INSERT may touch: every month of the accepted timestamps (1200), not ClickHouse's default 100,
+ * over which the whole group-committed INSERT fails (a 500 for every request in it).
+ */
+export const MAX_PARTITIONS_PER_INSERT = monthOf(LIMITS.timestamp.max - 1) - monthOf(LIMITS.timestamp.min) + 1;
+const PARTITIONS = { max_partitions_per_insert_block: String(MAX_PARTITIONS_PER_INSERT) };
 
 export interface InsertTarget {
   client: ClickHouseClient;
@@ -26,7 +34,7 @@ export async function insertEventRows(target: InsertTarget, rows: readonly Event
   if (rawInsert) {
     let text = '';
     for (const row of rows) text += `${compactLine(row, columns)}\n`;
-    await rawInsert({ table, values: Buffer.from(text), format: 'JSONCompactEachRow', columns });
+    await rawInsert({ table, values: Buffer.from(text), format: 'JSONCompactEachRow', columns, settings: PARTITIONS });
     return;
   }
   await client.insert({
@@ -34,6 +42,6 @@ export async function insertEventRows(target: InsertTarget, rows: readonly Event
     values: rows.map((row) => columns.map((c) => row[c])),
     format: 'JSONCompactEachRow',
     columns: columns as unknown as [string, ...string[]],
-    clickhouse_settings: settings ?? {},
+    clickhouse_settings: { ...PARTITIONS, ...settings },
   });
 }

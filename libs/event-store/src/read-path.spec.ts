@@ -2,12 +2,13 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventRow, QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
+import type { QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
 import { EVENT_STORE_MIGRATIONS, migrateEventStore, renderMigration } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
 import { queryStats } from './stats.query';
+import { testRow as row } from './test-rows';
 
 // Real chDB, one database for this file (one chDB data path per process: closed in afterAll).
 let dir: string;
@@ -23,20 +24,6 @@ afterAll(async () => {
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 2); // a Monday
-const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
-
-let seq = 0;
-function row(projectId: string, o: Partial<EventRow> & { at: number }): EventRow {
-  const { at: ms, ...rest } = o;
-  seq++;
-  return {
-    project_id: projectId, timestamp: at(ms), event_id: `e-${String(seq).padStart(5, '0')}`, event_name: '$pageview', anonymous_id: 'anon-1',
-    user_id: null, session_id: 'sess-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct',
-    referrer: null, url: null, path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16),
-    properties: '{}', ...rest,
-  };
-}
-
 const range = (from: number, to: number) => ({ from, to });
 const stats = (p: string, o: Partial<StatsParams>, force?: 'rollup' | 'uniques' | 'events') =>
   queryStats(store, p, { ...range(T0, T0 + 7 * DAY), metric: 'count', limit: 100, ...o }, force);

@@ -55,11 +55,11 @@ export async function runRetention(store: EventStore, projects: readonly Retenti
     const cutoff = toClickHouseTime(nowMs - p.retention_days * DAY_MS);
     const params = { p: p.id, cutoff };
     const [row] = await store.select<{ n: string }>(
-      `SELECT count() AS n FROM ${store.eventsTable} WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3)}`,
+      `SELECT count() AS n FROM ${store.eventsTable} WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}`,
       params,
     );
     if (Number(row?.n ?? 0) === 0) continue;
-    await store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3)}`, params);
+    await store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}`, params);
     result.mutations++;
   }
   return result;

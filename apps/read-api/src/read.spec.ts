@@ -125,6 +125,33 @@ describe('400 invalid_params', () => {
     expect((await get(path, a.rk, { ...range, limit })).status).toBe(200);
   });
 
+  it.each(ENDPOINTS)('%s: a + left unencoded in from or to (it arrives as a space) -> 400 invalid_params saying to encode it as %%2B', async (path) => {
+    for (const [query, field] of [[`from=2026-03-02T00:00:00+02:00&to=${TO}`, 'from'], [`from=${FROM}&to=2026-03-09T00:00:00.000+0530`, 'to']] as const) {
+      const res = await request(app).get(`${path}?${query}`).set('authorization', `Bearer ${a.rk}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_params');
+      expect(res.body.details.fieldErrors).toEqual({ [field]: [expect.stringContaining('must be URL-encoded as %2B')] });
+    }
+    const encoded = await request(app).get(`${path}?from=2026-03-02T00:00:00%2B02:00&to=${TO}`).set('authorization', `Bearer ${a.rk}`);
+    expect(encoded.status).toBe(200);
+  });
+
+  it.each(ENDPOINTS)('%s: from/to outside 2000..2099 are cut to the accepted timestamps, never a 500 or a wrapped date', async (path) => {
+    const inside = await get(path, a.rk, { from: '2000-01-01', to: '2100-01-01', limit: 100 });
+    expect(inside.status).toBe(200);
+    expect(inside.body.rows.length).toBeGreaterThan(0);
+    for (const range of [{ from: '0001-01-01', to: '9999-12-31T23:59:59Z' }, { from: '1970-01-01', to: '2200-01-01' }]) {
+      const wide = await get(path, a.rk, { ...range, limit: 100 });
+      expect(wide.status).toBe(200);
+      expect(wide.body).toEqual(inside.body);
+    }
+    for (const range of [{ from: '1970-01-01', to: '1999-12-31' }, { from: '2150-01-01', to: '2200-01-01' }]) {
+      const outside = await get(path, a.rk, range);
+      expect(outside.status).toBe(200);
+      expect(outside.body.rows).toEqual(path === '/v1/stats' ? [{ value: 0 }] : []);
+    }
+  });
+
   it('ignores unknown parameters, including an attempt to pick another project', async () => {
     const res = await get('/v1/query', a.rk, { ...range, project_id: 'whatever', foo: 'bar' });
     expect(res.status).toBe(200);

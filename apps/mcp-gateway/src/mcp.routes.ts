@@ -21,9 +21,9 @@ import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, eventInputSchema, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { type Logger, jsonBody, toApiError } from '@analytics/service-kit';
-import { CLASSIFIER_RULES, EVENT_COLUMNS, RESOURCES, TOOLS, type ToolSpec, getStatsArgsSchema } from './tools';
+import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolSpec, getStatsArgsSchema } from './tools';
 
 export interface McpRouterDeps {
   authenticator: Authenticator;
@@ -159,7 +159,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       const { id, name, retention_days, allowed_origins } = auth.project;
       const bodies: Record<string, unknown> = {
         'analytics://project': { id, name, retention_days, allowed_origins },
-        'analytics://schema/events': { table: 'events', columns: EVENT_COLUMNS },
+        'analytics://schema/events': EVENTS_TABLE_DESCRIPTION,
         'analytics://classifier/rules': { rules: CLASSIFIER_RULES },
       };
       if (!(uri in bodies)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });

@@ -86,31 +86,6 @@ export const TOOLS: readonly ToolSpec[] = [
   },
 ];
 
-/** The stored event columns, served as analytics://schema/events. */
-export const EVENT_COLUMNS = [
-  { name: 'project_id', type: 'UUID', meaning: 'Project of the key that sent the event.' },
-  { name: 'timestamp', type: 'DateTime64(3, UTC)', meaning: 'When the event happened (client timestamp or arrival).' },
-  { name: 'event_id', type: 'String', meaning: 'Event id (client-sent or generated).' },
-  { name: 'event_name', type: 'String', meaning: 'The input `event`.' },
-  { name: 'anonymous_id', type: 'String', meaning: 'Caller-supplied anonymous visitor id.' },
-  { name: 'user_id', type: 'Nullable(String)', meaning: 'Known user id, when sent.' },
-  { name: 'session_id', type: 'String', meaning: 'Session id (sent, or <anonymous_id>-<30-minute bucket>).' },
-  { name: 'source', type: 'LowCardinality(String)', meaning: 'Classified traffic source (e.g. google, direct, internal, email).' },
-  { name: 'medium', type: 'LowCardinality(String)', meaning: 'Classified medium (paid, organic, social, direct, email, referral, or utm_medium).' },
-  { name: 'campaign', type: 'Nullable(String)', meaning: 'utm_campaign.' },
-  { name: 'source_confidence', type: 'LowCardinality(String)', meaning: 'low, medium or high.' },
-  { name: 'source_rule_id', type: 'LowCardinality(String)', meaning: 'Classifier rule that fired (see analytics://classifier/rules).' },
-  { name: 'referrer', type: 'Nullable(String)', meaning: 'Referrer URL.' },
-  { name: 'url', type: 'Nullable(String)', meaning: 'Page URL.' },
-  { name: 'path', type: 'Nullable(String)', meaning: 'Page path.' },
-  { name: 'country', type: 'LowCardinality(String)', meaning: 'ISO country code from geo-IP of the caller, empty when unknown.' },
-  { name: 'device_type', type: 'LowCardinality(String)', meaning: 'desktop, mobile, tablet, bot or other (from the User-Agent).' },
-  { name: 'browser', type: 'LowCardinality(String)', meaning: 'Browser name from the User-Agent, or unknown.' },
-  { name: 'os', type: 'LowCardinality(String)', meaning: 'Operating system from the User-Agent, or unknown.' },
-  { name: 'ip_hash', type: 'FixedString(16)', meaning: 'Daily-rotating HMAC of the caller IP; the raw IP is never stored. Not returned by reads.' },
-  { name: 'properties', type: 'String', meaning: 'JSON-encoded free-form properties.' },
-] as const;
-
 export const RESOURCES = [
   { uri: 'analytics://project', name: 'project', title: 'This key\'s project', description: 'id, name, retention_days and allowed_origins of the project that owns the key.', mimeType: 'application/json' },
   { uri: 'analytics://schema/events', name: 'event-schema', title: 'Stored event columns', description: 'The columns of a stored event and what each means.', mimeType: 'application/json' },

@@ -1,16 +1,12 @@
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
-import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
+import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
 import { EventWriter, type EventWriterOptions } from './event-writer';
 import { insertEventRows } from './insert-rows';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
-/** Insert column list: explicit, because the EPHEMERAL ip_hash_hex is only filled when named. */
-export const EVENT_INSERT_COLUMNS = [
-  'project_id', 'timestamp', 'event_id', 'event_name', 'anonymous_id', 'user_id', 'session_id', 'source', 'medium',
-  'campaign', 'source_confidence', 'source_rule_id', 'referrer', 'url', 'path', 'country', 'device_type', 'browser',
-  'os', 'ip_hash_hex', 'properties',
-] as const satisfies ReadonlyArray<keyof EventRow>;
+// Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
+export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 
 /** Keeps errors the store answered with; anything else on the way (network, timeout) is the store being unreachable. */
 export function classifyStoreError(e: unknown): unknown {

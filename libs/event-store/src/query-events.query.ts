@@ -1,35 +1,7 @@
-import type { QueryParams } from '@analytics/schema';
+import { QUERY_SELECT_COLUMNS, type QueryEventRow, type QueryParams } from '@analytics/schema';
 import { clickHouseTimeToIso, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
-
-/** A row of GET /v1/query: the spec's fields, plus event_id, session_id, browser and os (additive). Never ip_hash. */
-export interface QueryEventRow {
-  timestamp: string;
-  event_name: string;
-  anonymous_id: string;
-  user_id: string | null;
-  source: string;
-  medium: string;
-  campaign: string | null;
-  source_confidence: string;
-  referrer: string | null;
-  url: string | null;
-  path: string | null;
-  country: string;
-  device_type: string;
-  properties: string;
-  event_id: string;
-  session_id: string;
-  browser: string;
-  os: string;
-}
-
-// The select list is fixed: ip_hash and any later internal column can never leak through `SELECT *`.
-const COLUMNS = [
-  'timestamp', 'event_name', 'anonymous_id', 'user_id', 'source', 'medium', 'campaign', 'source_confidence', 'referrer',
-  'url', 'path', 'country', 'device_type', 'properties', 'event_id', 'session_id', 'browser', 'os',
-] as const satisfies ReadonlyArray<keyof QueryEventRow>;
 
 // Optional equality filters: API parameter -> column.
 const FILTERS = [
@@ -49,7 +21,7 @@ export function buildQueryEvents(tables: ReadTables, projectId: string, params: 
     where.push(`${column} = {${param}:String}`);
     bound[param] = value;
   }
-  const sql = `SELECT ${COLUMNS.join(', ')} FROM ${tables.events} WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, event_id DESC LIMIT {limit:UInt32}`;
+  const sql = `SELECT ${QUERY_SELECT_COLUMNS.join(', ')} FROM ${tables.events} WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, event_id DESC LIMIT {limit:UInt32}`;
   return { sql, params: bound };
 }
 

@@ -4,4 +4,4 @@ export * from './iso-date';
 export * from './ingest.schema';
 export * from './read.schema';
 export * from './validate';
-export * from './event-row';
+export * from './event-columns';

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EVENT_COLUMNS, EVENT_INSERT_COLUMNS, QUERY_SELECT_COLUMNS } from '@analytics/schema';
+import { EventStore } from './event-store';
+
+let dir: string;
+let store: EventStore;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'event-columns-'));
+  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Column = { name: string; type: string; default_kind: string };
+const tableColumns = () =>
+  store.select<Column>('SELECT name, type, default_kind FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position', {
+    db: store.db,
+    t: 'events',
+  });
+
+describe('the event-column descriptor (libs/schema) against the table the migrations create', () => {
+  it('names every stored column of events with its ClickHouse type, in table order', async () => {
+    const stored = (await tableColumns()).filter((c) => c.default_kind !== 'EPHEMERAL').map(({ name, type }) => ({ name, type }));
+    expect(EVENT_COLUMNS.map(({ name, type }) => ({ name, type }))).toEqual(stored);
+  });
+
+  it('inserts through exactly the insertable columns: every stored one but ip_hash, plus the EPHEMERAL ip_hash_hex it is made from', async () => {
+    const columns = await tableColumns();
+    const insertable = columns.filter((c) => c.default_kind === '' || c.default_kind === 'EPHEMERAL').map((c) => c.name);
+    expect([...EVENT_INSERT_COLUMNS].sort()).toEqual(insertable.sort());
+  });
+
+  it('selects only stored columns for GET /v1/query, never ip_hash or project_id', async () => {
+    const names = new Set((await tableColumns()).map((c) => c.name));
+    for (const c of QUERY_SELECT_COLUMNS) expect(names.has(c)).toBe(true);
+    expect(QUERY_SELECT_COLUMNS).not.toContain('ip_hash');
+    expect(QUERY_SELECT_COLUMNS).not.toContain('project_id');
+  });
+});

@@ -4,14 +4,17 @@ import { nodeBundleOptions } from './esbuild-options.mjs';
 import { existsSync, readdirSync } from 'node:fs';
 
 const apps = readdirSync('apps').filter((a) => existsSync(`apps/${a}/src/main.ts`));
+// The local production shape (npm run topology) and its ClickHouse HTTP test harness: tools, never shipped.
+const tools = { 'tools/topology': 'tools/topology/src/main.ts', 'tools/clickhouse-harness': 'tools/topology/src/harness-main.ts' };
+const entries = { ...Object.fromEntries(apps.map((app) => [`apps/${app}`, `apps/${app}/src/main.ts`])), ...tools };
 await Promise.all(
-  apps.map((app) =>
+  Object.entries(entries).map(([out, entry]) =>
     build({
-      entryPoints: [`apps/${app}/src/main.ts`],
-      outfile: `dist/apps/${app}/main.js`,
+      entryPoints: [entry],
+      outfile: `dist/${out}/main.js`,
       ...nodeBundleOptions,
       sourcemap: true,
     }),
   ),
 );
-console.log(`built ${apps.join(', ')}`);
+console.log(`built ${Object.keys(entries).join(', ')}`);

@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Started, freePort, startNginx, startNode, stopProcess, waitFor200 } from './processes';
+
+/** The deployables of the production shape, each its own process; ingest-api twice (ops scale ingest alone). */
+export const PROCESSES = [
+  { name: 'ingest-api-1', app: 'ingest-api' },
+  { name: 'ingest-api-2', app: 'ingest-api' },
+  { name: 'read-api', app: 'read-api' },
+  { name: 'mcp-gateway', app: 'mcp-gateway' },
+  { name: 'admin-api', app: 'admin-api' },
+  { name: 'retention-worker', app: 'retention-worker' },
+] as const;
+export type ProcessName = (typeof PROCESSES)[number]['name'];
+
+/** nginx upstream name of an app (`ingest-api` -> `ingest_api`), as docker/nginx.conf names them. */
+export const upstreamOf = (app: string) => app.replace('-', '_');
+
+export interface TopologyOptions {
+  /** Workspace root: holds dist/ (built apps and harness) and docker/nginx.conf. */
+  root: string;
+  databaseUrl: string;
+  redisUrl: string;
+  nginxBin: string;
+  /** 0 picks a free port. */
+  proxyPort: number;
+  adminToken: string;
+  internalSecret: string;
+  ipHashSecret: string;
+  /** Harness data (clickhouse/), nginx prefix (nginx/) and every process's log (logs/<name>.log). */
+  dataDir: string;
+  /** Environment the apps inherit (LOG_LEVEL and the like); the topology's own settings override it. */
+  baseEnv?: NodeJS.ProcessEnv;
+}
+
+export interface Topology {
+  proxyUrl: string;
+  /** The ClickHouse HTTP test harness every app's CLICKHOUSE_URL points at. */
+  clickhouseUrl: string;
+  /** The environment every app runs with (what `retention-worker --once` needs to reach the same stores). */
+  appEnv: NodeJS.ProcessEnv;
+  apps: Record<ProcessName, Started>;
+  harness: Started;
+  nginx: Started;
+  /** Stops every process it started: nginx, then the apps (graceful SIGTERM), then the harness. */
+  stop(): Promise<void>;
+}
+
+/** Settings that would send an app elsewhere than the topology's stores. */
+const FOREIGN = ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'DATA_DIR', 'PORT'];
+
+/**
+ * The production shape on one machine: the ClickHouse HTTP test harness (one chDB session), the deployables as
+ * separate processes on it and on the given PostgreSQL and Redis, and nginx with docker/nginx.conf in front
+ * (ingest upstream with both replicas). Resolves once every app answers /readyz and nginx serves.
+ */
+export async function startTopology(o: TopologyOptions): Promise<Topology> {
+  const started: Started[] = [];
+  const stop = async () => {
+    for (const group of [started.filter((s) => s.name === 'nginx'), started.filter((s) => s.name !== 'nginx' && s.name !== 'clickhouse-harness'), started.filter((s) => s.name === 'clickhouse-harness')]) {
+      await Promise.all(group.map((s) => stopProcess(s.proc)));
+    }
+  };
+  const logs = join(o.dataDir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  mkdirSync(join(o.dataDir, 'clickhouse'), { recursive: true });
+  try {
+    const harness = await startNode('clickhouse-harness', ['dist/tools/clickhouse-harness/main.js', '--path', join(o.dataDir, 'clickhouse')], {
+      cwd: o.root, env: { ...o.baseEnv, NODE_OPTIONS: '' }, logFile: join(logs, 'clickhouse-harness.log'),
+    });
+    started.push(harness);
+    const clickhouseUrl = `http://127.0.0.1:${harness.port}`;
+    const appEnv: NodeJS.ProcessEnv = { ...o.baseEnv, NODE_OPTIONS: '' };
+    for (const k of FOREIGN) delete appEnv[k];
+    Object.assign(appEnv, {
+      CLICKHOUSE_URL: clickhouseUrl, DATABASE_URL: o.databaseUrl, REDIS_URL: o.redisUrl, ADMIN_TOKEN: o.adminToken,
+      INTERNAL_SECRET: o.internalSecret, IP_HASH_SECRET: o.ipHashSecret,
+      // nginx on loopback is the one trusted hop (compose: TRUST_PROXY=1).
+      TRUST_PROXY: 'loopback',
+    });
+    const start = async (p: (typeof PROCESSES)[number]) => {
+      const s = await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env: { ...appEnv, PORT: '0' }, logFile: join(logs, `${p.name}.log`) });
+      started.push(s);
+      await waitFor200(p.name, s.port, '/readyz', s.proc);
+      return [p.name, s] as const;
+    };
+    // The first one migrates both stores; the others then start together, as a rollout scales out.
+    const first = await start(PROCESSES[0]);
+    const rest = await Promise.all(PROCESSES.slice(1).map(start));
+    const apps = Object.fromEntries([first, ...rest]) as Record<ProcessName, Started>;
+    const ports = (app: string) => PROCESSES.filter((p) => p.app === app).map((p) => apps[p.name].port);
+    const upstreams = Object.fromEntries([...new Set(PROCESSES.map((p) => p.app))].map((app) => [upstreamOf(app), ports(app)]));
+    const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()));
+    started.push(nginx);
+    return { proxyUrl: `http://127.0.0.1:${nginx.port}`, clickhouseUrl, appEnv, apps, harness, nginx, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}

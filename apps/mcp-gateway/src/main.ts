@@ -1,4 +1,5 @@
 import { loadGeo } from '@analytics/enrichment';
+import { OAuthStore } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { EVENT_STORE_SETTING, rateRulesOf, runService } from '@analytics/runtime';
 import { buildApp } from './app';
@@ -12,6 +13,8 @@ runService('mcp-gateway', [EVENT_STORE_SETTING, 'DATABASE_URL', 'IP_HASH_SECRET'
     ingest: new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: rateRulesOf(env) }),
     events: stores.events,
     ipHashSecret: env.IP_HASH_SECRET!,
+    allowedOrigins: env.MCP_ALLOWED_ORIGINS,
+    oauth: env.MCP_OAUTH === 'on' ? { store: new OAuthStore(stores.keyDb) } : undefined,
   }),
   { prepare: loadGeo },
 );

@@ -16,14 +16,15 @@ import {
   ReadResourceRequestSchema,
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type AuthContext, type Authenticator, requiredScope, scopeOf } from '@analytics/auth';
+import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
 import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { type Logger, jsonBody, toApiError } from '@analytics/service-kit';
-import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolSpec, getStatsArgsSchema } from './tools';
+import { PROTECTED_RESOURCE_PATH, baseUrlOf, createOAuthRouter } from './oauth';
+import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
 
 export interface McpRouterDeps {
   authenticator: Authenticator;
@@ -34,6 +35,10 @@ export interface McpRouterDeps {
   clock?: () => number;
   /** Largest tool result (serialised JSON); longer row lists are cut and marked truncated. */
   maxResultBytes?: number;
+  /** Browser origins admitted on /mcp besides the key's project origins (MCP_ALLOWED_ORIGINS). */
+  allowedOrigins?: readonly string[];
+  /** OAuth 2.1 for connector UIs (MCP_OAUTH=on): tokens and codes in the key store. */
+  oauth?: { store: OAuthStore };
 }
 
 interface McpLocals {
@@ -96,11 +101,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const now = deps.clock ?? Date.now;
   const maxBytes = deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 
-  const parseArgs = <S extends z.ZodTypeAny>(schema: S, args: unknown): z.output<S> => {
-    const parsed = schema.safeParse(args ?? {});
-    if (!parsed.success) throw rpcError(ErrorCode.InvalidParams, 'invalid_params', { details: validationDetails(parsed.error) });
-    return parsed.data;
-  };
+  const parseArgs = <S extends z.ZodTypeAny>(schema: S, args: unknown): z.output<S> => parseOrThrow(schema, args ?? {}, 'invalid_params');
 
   // The same lib functions as ingest-api and read-api: no HTTP hop between our own services.
   const handlers: Record<string, (auth: AuthContext, args: unknown, req: Request) => Promise<Record<string, unknown>>> = {
@@ -121,14 +122,24 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     return handler(auth, args, req);
   };
 
+  const mayCall = (auth: AuthContext, tool: ToolSpec): boolean => {
+    try {
+      deps.authenticator.authorize(auth, tool.access);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
   const buildServer = (auth: AuthContext, req: Request): Server => {
     // prompts: declared so the SDK accepts a prompts/list handler; MCP Inspector lists prompts on every connect.
     const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {}, prompts: {} } });
     server.fallbackRequestHandler = async (request) => {
       throw rpcError(ErrorCode.MethodNotFound, 'method_not_found', { method: request.method });
     };
+    // Only the tools this key may call: an rk_ key is not offered track_event only to be refused it.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema })),
+      tools: TOOLS.filter((t) => mayCall(auth, t)).map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({ name, title, description, inputSchema, outputSchema, annotations })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
@@ -144,8 +155,11 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       } catch (e) {
         if (e instanceof McpError) throw e;
         const apiError = toApiError(e);
+        // Argument errors are results the model reads (SEP-1303), not protocol errors a client shows as opaque.
         if (apiError.code === 'invalid_group_by' || apiError.code === 'invalid_params') {
-          throw rpcError(ErrorCode.InvalidParams, apiError.code, apiError.extra);
+          const { details, ...rest } = apiError.extra as { details: Record<string, unknown> };
+          const error: ToolError = { error: apiError.code, details: { ...details, ...rest } };
+          return { isError: true, content: [{ type: 'text', text: toolErrorText(error) }], structuredContent: error };
         }
         if (apiError.status >= 500) deps.logger.error({ tool: tool.name, err: e }, 'mcp tool failed');
         throw rpcError(-32000, 'tool_failed', { error: apiError.code, ...apiError.extra });
@@ -171,11 +185,38 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const envelopeError = (res: Response, status: number, message: string, data?: unknown) =>
     res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message, ...(data ? { data } : {}) } });
 
+  /** An API key, or (OAuth on) an access token standing for the key its owner pasted into /authorize. */
+  const resolve = async (authorization: string | undefined): Promise<AuthContext> => {
+    const token = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    if (!deps.oauth || !token || !isOAuthAccessToken(token)) return deps.authenticator.resolve(authorization);
+    const access = await deps.oauth.store.resolveAccessToken(token);
+    if (!access) throw new ApiError('invalid_api_key');
+    return { projectId: access.project.id, project: access.project, kind: access.kind, prefix: access.prefix };
+  };
+
+  /** RFC 6750 challenge of a 401: why (none for a missing key), and where OAuth starts when it is on (RFC 9728). */
+  const challenge = (req: Request, e: ApiError): string => {
+    const params = e.code === 'missing_bearer_token' ? [] : ['error="invalid_token"', `error_description="${e.code}"`];
+    if (deps.oauth) params.push(`resource_metadata="${baseUrlOf(req)}${PROTECTED_RESOURCE_PATH}"`);
+    return params.length > 0 ? `Bearer ${params.join(', ')}` : 'Bearer';
+  };
+
   // The key is checked before the body is read: a refused request's body is never buffered or parsed.
   const authenticate = async (req: Request, res: Response<unknown, McpLocals>, next: NextFunction) => {
+    let auth: AuthContext;
+    try {
+      auth = await resolve(req.get('authorization'));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) res.set('WWW-Authenticate', challenge(req, e));
+      throw e;
+    }
     // Only server-side keys: pk_ is refused before any tool runs.
-    const auth = await deps.authenticator.resolve(req.get('authorization'));
     if (auth.kind === 'pk') throw new ApiError('insufficient_scope', { required: 'read|ingest (server-side key)', got: 'ingest (pk_)' });
+    // A browser page may reach /mcp only from an allowed origin (DNS rebinding, CSRF); desktop clients send none.
+    const origin = req.get('origin');
+    if (origin !== undefined && !originAllowed(origin, deps.allowedOrigins ?? []) && !originAllowed(origin, auth.project.allowed_origins)) {
+      throw new ApiError('origin_not_allowed', { details: { formErrors: [`Origin ${origin.slice(0, 200)} may not call /mcp: add it to MCP_ALLOWED_ORIGINS or the project's allowed_origins`], fieldErrors: {} } });
+    }
     res.locals.auth = auth;
     next();
   };
@@ -189,6 +230,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       if (apiError.status >= 500) return next(err);
       envelopeError(res, apiError.status, 'invalid_request', { error: apiError.code, ...apiError.extra });
     });
+
+  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator));
 
   router.post('/mcp', authenticate, readBody, async (req: Request, res: Response<unknown, McpLocals>) => {
     const { auth } = res.locals;

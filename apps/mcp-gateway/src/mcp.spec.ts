@@ -9,6 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { OAuthStore } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
@@ -28,7 +30,7 @@ const TO = '2027-01-01T00:00:00Z';
 beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 0.001, burst: 8 }, batch: { ratePerS: 1, burst: 1 } } });
-  app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', allowedOrigins: ['http://localhost:6274'] });
   const p = await stores.keyStore.createProject({ name: 'agents', allowed_origins: ['https://a.example'], retention_days: 42 });
   keys = p.keys;
   projectId = p.project.id;
@@ -63,18 +65,32 @@ const raw = (body: string, key = keys.rk) =>
   fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
 
 describe('MCP gateway with the SDK client', () => {
-  it('initializes and lists the four tools with described input schemas, and the three resources', async () => {
+  it('lists an rk_ key the three read tools (read-only, closed-world, titled, with input and output schemas), and the three resources', async () => {
     const client = await connect(keys.rk);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources', 'track_event']);
-    const track = tools.find((t) => t.name === 'track_event')!;
-    expect(Object.keys(track.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['event', 'event_id', 'timestamp', 'anonymous_id', 'user_id', 'session_id', 'url', 'path', 'referrer', 'properties']));
-    expect(track.inputSchema.required).toEqual(['event']);
-    expect((track.inputSchema.properties as Record<string, { description?: string }>).event!.description).toMatch(/snake_case/);
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources']);
+    for (const t of tools) {
+      expect(t.title).toEqual(expect.any(String));
+      expect(t.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+      expect(t.outputSchema?.type).toBe('object');
+    }
     const stats = tools.find((t) => t.name === 'get_stats')!;
     expect(Object.keys(stats.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['metric', 'from', 'to', 'event', 'group_by', 'interval', 'limit']));
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri).sort()).toEqual(['analytics://classifier/rules', 'analytics://project', 'analytics://schema/events']);
+    await client.close();
+  });
+
+  it('lists an sk_ key only track_event, marked as a non-idempotent write, with its described input schema', async () => {
+    const client = await connect(keys.sk);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['track_event']);
+    const track = tools[0]!;
+    expect(track.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(track.title).toBe('Track an event');
+    expect(Object.keys(track.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['event', 'event_id', 'timestamp', 'anonymous_id', 'user_id', 'session_id', 'url', 'path', 'referrer', 'properties']));
+    expect(track.inputSchema.required).toEqual(['event']);
+    expect((track.inputSchema.properties as Record<string, { description?: string }>).event!.description).toMatch(/snake_case/);
     await client.close();
   });
 
@@ -127,7 +143,7 @@ describe('MCP gateway with the SDK client', () => {
     await writer.close();
   });
 
-  it('answers unknown tools and resources with -32602, and invalid arguments with their validation details', async () => {
+  it('answers unknown tools and resources with -32602, and invalid arguments with an isError result naming each bad field', async () => {
     const client = await connect(keys.rk);
     const e1 = await rpcErrorOf(client.callTool({ name: 'drop_tables', arguments: {} }));
     expect(e1.code).toBe(-32602);
@@ -135,13 +151,21 @@ describe('MCP gateway with the SDK client', () => {
     const e2 = await rpcErrorOf(client.readResource({ uri: 'analytics://nope' }));
     expect(e2.code).toBe(-32602);
     expect(e2.message).toContain('unknown_resource');
-    const e3 = await rpcErrorOf(client.callTool({ name: 'query_events', arguments: { from: 'yesterday' } }));
-    expect(e3.code).toBe(-32602);
-    expect((e3.data as { details: { fieldErrors: Record<string, unknown> } }).details.fieldErrors).toHaveProperty('from');
-    expect((e3.data as { details: { fieldErrors: Record<string, unknown> } }).details.fieldErrors).toHaveProperty('to');
-    const e4 = await rpcErrorOf(client.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: ['ip_hash'] } }));
-    expect(e4.code).toBe(-32602);
-    expect((e4.data as { allowed: string[] }).allowed).toContain('source');
+    await client.listTools();
+    const r3 = await client.callTool({ name: 'query_events', arguments: { from: 'yesterday' } });
+    expect(r3.isError).toBe(true);
+    const text = (r3.content as Array<{ type: string; text: string }>)[0]!.text;
+    expect(text).toMatch(/^invalid_params: /);
+    expect(text.split('\n')).toHaveLength(1);
+    expect(text).toMatch(/\bfrom: /);
+    expect(text).toMatch(/\bto: /);
+    const sc3 = r3.structuredContent as { error: string; details: { fieldErrors: Record<string, unknown> } };
+    expect(sc3.error).toBe('invalid_params');
+    expect(Object.keys(sc3.details.fieldErrors).sort()).toEqual(['from', 'to']);
+    const r4 = await client.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: ['ip_hash'] } });
+    expect(r4.isError).toBe(true);
+    expect(r4.structuredContent).toMatchObject({ error: 'invalid_group_by', details: { unknown: ['ip_hash'], allowed: expect.arrayContaining(['source']) } });
+    expect((r4.content as Array<{ text: string }>)[0]!.text).toMatch(/^invalid_group_by: group_by accepts only: .*source/);
     await client.close();
   });
 
@@ -223,14 +247,14 @@ describe('MCP gateway over raw HTTP', () => {
     ]));
     const json = (await res.json()) as Array<{ id: number; result?: { tools: unknown[] }; error?: { code: number; message: string } }>;
     const byId = new Map(json.map((m) => [m.id, m]));
-    expect(byId.get(1)?.result?.tools).toHaveLength(4);
+    expect(byId.get(1)?.result?.tools).toHaveLength(3);
     expect(byId.get(2)?.error).toMatchObject({ code: -32602, message: 'invalid_params' });
   });
 
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
     const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(3);
   });
 });
 
@@ -297,7 +321,7 @@ describe('stdio-only clients through mcp-remote (the README\'s Claude Desktop co
     try {
       await viaProxy.connect(transport);
       const { tools } = await viaProxy.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources', 'track_event']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources']);
       const args = { from: FROM, to: TO, group_by: ['event_name'] };
       const stats = await viaProxy.callTool({ name: 'get_stats', arguments: args });
       expect(stats.structuredContent).toMatchObject({ metric: 'count', rows: expect.arrayContaining([{ event_name: 'agent_task_started', value: 1 }]) });
@@ -308,6 +332,145 @@ describe('stdio-only clients through mcp-remote (the README\'s Claude Desktop co
       await rm(home, { recursive: true, force: true });
     }
   }, 20_000);
+});
+
+describe('401 and Origin on /mcp', () => {
+  const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+
+  it('answers a missing key with WWW-Authenticate: Bearer and a wrong key with error="invalid_token" (no OAuth metadata when OAuth is off)', async () => {
+    const none = await request(app).post('/mcp').set('content-type', 'application/json').send(listBody);
+    expect([none.status, none.headers['www-authenticate']]).toEqual([401, 'Bearer']);
+    const wrong = await request(app).post('/mcp').set('authorization', 'Bearer rk_live_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB').set('content-type', 'application/json').send(listBody);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    expect(wrong.headers['www-authenticate']).not.toContain('resource_metadata');
+  });
+
+  it('refuses a foreign Origin with 403 origin_not_allowed and admits MCP_ALLOWED_ORIGINS, the project\'s origins and no Origin', async () => {
+    const post = (origin?: string) => {
+      const r = request(app).post('/mcp').set('authorization', `Bearer ${keys.rk}`).set('content-type', 'application/json');
+      return (origin ? r.set('origin', origin) : r).send(listBody);
+    };
+    const foreign = await post('https://evil.example');
+    expect([foreign.status, foreign.body.error]).toEqual([403, 'origin_not_allowed']);
+    expect((await post('null')).status).toBe(403);
+    for (const origin of ['http://localhost:6274', 'https://a.example', undefined]) {
+      const ok = await post(origin);
+      expect([origin, ok.status, ok.body.result?.tools?.length]).toEqual([origin, 200, 3]);
+    }
+  });
+});
+
+describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
+  let oauthHttp: HttpServer;
+  let base: string;
+  let oauthKeys: { pk: string; sk: string; rk: string };
+  let rkPrefix: string;
+
+  beforeAll(async () => {
+    const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
+    const oauthApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) } });
+    oauthKeys = (await stores.keyStore.createProject({ name: 'connector' })).keys;
+    rkPrefix = oauthKeys.rk.split('_')[2]!;
+    oauthHttp = await new Promise((resolve) => {
+      const s = oauthApp.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(oauthHttp.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => oauthHttp.close(r)));
+
+  const redirectUri = 'http://127.0.0.1:33418/callback';
+  const register = async () => {
+    const res = await fetch(`${base}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] }) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { client_id: string }).client_id;
+  };
+  const pkce = () => {
+    const verifier = randomBytes(32).toString('base64url');
+    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  };
+  const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' });
+  const submit = (fields: Record<string, string>) =>
+    fetch(`${base}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const token = async (fields: Record<string, string>) => {
+    const res = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; token_type?: string; expires_in?: number; error?: string } };
+  };
+
+  it('publishes protected-resource (RFC 9728) and authorization-server (RFC 8414, PKCE S256, registration) metadata', async () => {
+    const prm = (await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()) as { resource: string; authorization_servers: string[] };
+    expect(prm.resource).toBe(`${base}/mcp`);
+    const asUrl = prm.authorization_servers[0]!;
+    const asm = (await (await fetch(new URL('/.well-known/oauth-authorization-server', asUrl))).json()) as Record<string, unknown>;
+    expect(asm).toMatchObject({ authorization_endpoint: `${base}/authorize`, token_endpoint: `${base}/token`, registration_endpoint: `${base}/register`, code_challenge_methods_supported: ['S256'] });
+  });
+
+  it('puts resource_metadata in every 401 of /mcp', async () => {
+    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);
+  });
+
+  it('registers, authorizes with PKCE through the key form, exchanges the code, serves tools/list with the token, and refuses it once the key is revoked', async () => {
+    const clientId = await register();
+    const { verifier, challenge } = pkce();
+    const params = authParams(clientId, challenge);
+
+    const page = await fetch(`${base}/authorize?${new URLSearchParams(params).toString()}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html.match(/<form method="post"/g)).toHaveLength(1);
+    expect(html).toContain('name="api_key"');
+    for (const [name, value] of Object.entries(params)) expect(html).toContain(`name="${name}" value="${value}"`);
+
+    const wrong = await submit({ ...params, api_key: oauthKeys.rk.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')) });
+    expect(wrong.status).toBe(200);
+    const wrongHtml = await wrong.text();
+    expect(wrongHtml).toContain('name="api_key"');
+    expect(wrongHtml).toMatch(/unknown or revoked/);
+
+    const ok = await submit({ ...params, api_key: oauthKeys.rk });
+    expect(ok.status).toBe(302);
+    const location = new URL(ok.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
+    expect(location.searchParams.get('state')).toBe('st-1');
+    const code = location.searchParams.get('code')!;
+
+    const badVerifier = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: pkce().verifier, redirect_uri: redirectUri });
+    expect([badVerifier.status, badVerifier.body.error]).toEqual([400, 'invalid_grant']);
+    const tokens = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({ token_type: 'bearer', expires_in: 3600, access_token: expect.stringMatching(/^mcp_at_/), refresh_token: expect.stringMatching(/^mcp_rt_/) });
+    const replay = await token({ grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: redirectUri });
+    expect(replay.status).toBe(400);
+
+    const { rows } = await stores.keyDb.query<{ token_hash: string }>('SELECT token_hash FROM oauth_tokens');
+    expect(rows.map((r) => r.token_hash)).not.toContain(tokens.body.access_token);
+
+    const client = new Client({ name: 'connector', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token}` } } }));
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_stats', 'query_events', 'top_sources']);
+    await client.close();
+
+    const refreshed = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.body.refresh_token! });
+    expect(refreshed.body.access_token).toMatch(/^mcp_at_/);
+    expect((await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.body.refresh_token! })).status).toBe(400);
+
+    await stores.keyStore.revokeKey(rkPrefix);
+    stores.authenticator.invalidateKey(rkPrefix);
+    for (const t of [tokens.body.access_token!, refreshed.body.access_token!]) {
+      const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
+  });
+
+  it('shows the form again in words for a pk_ key and never redirects with a code', async () => {
+    const clientId = await register();
+    const res = await submit({ ...authParams(clientId, pkce().challenge), api_key: oauthKeys.pk });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/pk_ key is the public browser key/);
+  });
 });
 
 describe('response cap', () => {

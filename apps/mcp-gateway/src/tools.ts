@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CLASSIFIER_RULES } from '@analytics/classifier';
 import type { Access } from '@analytics/auth';
-import { STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { QUERY_ROW_COLUMNS, STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 
 /** What an agent sees for each argument (merged into the JSON schemas derived from libs/schema). */
 const DESCRIPTIONS: Record<string, string> = {
@@ -45,12 +45,36 @@ export const getStatsArgsSchema = z.preprocess((v) => {
   return v;
 }, statsParamsSchema);
 
+/** An argument error returned as a tool result (`isError: true`), so the model reads which field to fix. */
+const toolErrorSchema = z.object({ error: z.enum(['invalid_params', 'invalid_group_by']), details: z.record(z.string(), z.unknown()) });
+export type ToolError = z.infer<typeof toolErrorSchema>;
+
+const truncated = z.boolean().optional().describe('Set when rows were cut to fit 512 KB.');
+const cell = z.union([z.string(), z.number(), z.null()]);
+// Row shapes follow libs/schema: the query columns, the stats group-by columns, the sources row.
+const queryRow = z.object(Object.fromEntries(QUERY_ROW_COLUMNS.map((c) => [c, cell]))).catchall(cell);
+const statsRow = z.object({ value: z.number(), bucket: z.string().optional(), ...Object.fromEntries(STATS_GROUP_BY.map((c) => [c, cell.optional()])) });
+const sourcesRow = z.object({ source: z.string(), medium: z.string().optional(), events: z.number(), uniques: z.number(), paid_share: z.number() });
+
+/** JSON Schema of a result; a validation failure's `{ error, details }` is the other branch (the SDK client checks both). */
+function outputSchemaOf(result: z.ZodObject) {
+  const json = z.toJSONSchema(z.union([result, toolErrorSchema]), { io: 'output' }) as { $schema?: string; anyOf: object[] };
+  return { type: 'object' as const, anyOf: json.anyOf };
+}
+
+type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };
+// Reads touch nothing; track_event adds a row (no dedup: not idempotent); neither reaches beyond this service.
+const READ: Annotations = { readOnlyHint: true, openWorldHint: false };
+const WRITE: Annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
 export interface ToolSpec {
   name: string;
   title: string;
   description: string;
   access: Access;
   inputSchema: ReturnType<typeof inputSchemaOf>;
+  outputSchema: ReturnType<typeof outputSchemaOf>;
+  annotations: Annotations;
 }
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -60,6 +84,8 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Records one analytics event for the key\'s project, exactly like POST /v1/track (same validation, enrichment and rate limit). Needs an sk_ or ak_ key. Returns { ok, event_id }.',
     access: 'ingest',
     inputSchema: inputSchemaOf(eventInputSchema),
+    outputSchema: outputSchemaOf(z.object({ ok: z.literal(true), event_id: z.string() })),
+    annotations: WRITE,
   },
   {
     name: 'query_events',
@@ -67,6 +93,8 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Raw events of the key\'s project in [from, to), newest first, like GET /v1/query. Needs an rk_ key. Returns { rows }; properties is a JSON string.',
     access: 'read',
     inputSchema: inputSchemaOf(queryParamsSchema),
+    outputSchema: outputSchemaOf(z.object({ rows: z.array(queryRow), truncated })),
+    annotations: READ,
   },
   {
     name: 'get_stats',
@@ -76,6 +104,8 @@ export const TOOLS: readonly ToolSpec[] = [
     inputSchema: inputSchemaOf(statsParamsSchema, {
       group_by: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: [...STATS_GROUP_BY] } }], type: undefined },
     }),
+    outputSchema: outputSchemaOf(z.object({ metric: z.enum(['count', 'uniques']), rows: z.array(statsRow), truncated })),
+    annotations: READ,
   },
   {
     name: 'top_sources',
@@ -83,8 +113,17 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Top traffic sources by sessions\' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }.',
     access: 'read',
     inputSchema: inputSchemaOf(sourcesParamsSchema),
+    outputSchema: outputSchemaOf(z.object({ breakdown: z.enum(['source_medium', 'source']), rows: z.array(sourcesRow), truncated })),
+    annotations: READ,
   },
 ];
+
+/** One line naming each bad field, for the model to read (`from: Invalid ISO date; to: Required`). */
+export function toolErrorText(error: ToolError): string {
+  const issues = (error.details.issues as Array<{ path: string; message: string }> | undefined) ?? [];
+  const parts = issues.length > 0 ? issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) : [String(error.details.message ?? 'invalid arguments')];
+  return `${error.error}: ${parts.join('; ')}`;
+}
 
 export const RESOURCES = [
   { uri: 'analytics://project', name: 'project', title: 'This key\'s project', description: 'id, name, retention_days and allowed_origins of the project that owns the key.', mimeType: 'application/json' },

@@ -4,6 +4,7 @@ import { createIngestRouter } from '@analytics/ingest-api';
 import { createMcpRouter } from '@analytics/mcp-gateway';
 import { createReadRouter } from '@analytics/read-api';
 import { createRetentionRouter } from '@analytics/retention-worker';
+import { OAuthStore } from '@analytics/auth';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
 import { type Logger, createServiceApp } from '@analytics/service-kit';
@@ -16,6 +17,8 @@ export interface StandaloneDeps {
   trustProxy?: boolean | number | string[];
   rateRules?: RateRules;
   clock?: () => number;
+  /** MCP_ALLOWED_ORIGINS and MCP_OAUTH (OAuth for connector UIs on /mcp). */
+  mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean };
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`). */
@@ -30,7 +33,11 @@ export function buildApp(deps: StandaloneDeps): Express {
     routers: [
       createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
       createReadRouter({ authenticator: stores.authenticator, events: stores.events }),
-      createMcpRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, logger: deps.logger, clock: deps.clock }),
+      createMcpRouter({
+        authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, logger: deps.logger, clock: deps.clock,
+        allowedOrigins: deps.mcp?.allowedOrigins,
+        oauth: deps.mcp?.oauth ? { store: new OAuthStore(stores.keyDb) } : undefined,
+      }),
       createAdminRouter({
         keyStore: stores.keyStore,
         adminToken: secrets.ADMIN_TOKEN,

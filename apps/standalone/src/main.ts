@@ -16,7 +16,9 @@ async function main() {
   }
   loadGeo();
   const stores = await openStores(env, logger, dataDir);
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env) });
+  // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
+  const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp });
   await serve(app, env.PORT, logger, () => stores.close());
 }
 

@@ -7,3 +7,4 @@ export * from './authenticator';
 export * from './auth.middleware';
 export * from './test-backends';
 export * from './invalidation-bus';
+export * from './oauth-store';

@@ -34,7 +34,7 @@ export interface MintedKey {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (v: string) => UUID.test(v);
 
-function toProject(row: Record<string, unknown>): Project {
+export function toProject(row: Record<string, unknown>): Project {
   return {
     id: String(row.id),
     name: String(row.name),

@@ -1,9 +1,11 @@
 import m001 from './migrations/001_projects_and_keys.sql';
+import m002 from './migrations/002_oauth.sql';
 import type { SqlPort } from './sql-port';
 
 /** Numbered migrations, applied in order and recorded in schema_migrations. */
 export const KEY_STORE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: '001_projects_and_keys', sql: m001 },
+  { version: 2, name: '002_oauth', sql: m002 },
 ];
 
 // Serialises concurrent starts of several instances against one server.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseOriginEntry } from '@analytics/auth';
 import { envInt, envString, parseTrustProxy } from '@analytics/service-kit';
 
 /** Every environment variable the services read (README's configuration table lists the same). */
@@ -22,6 +23,13 @@ export const envSchema = z.object({
   RATE_LIMIT_BATCH_BURST: envInt(20, 1),
   KEY_CACHE_TTL_MS: envInt(300_000, 0, 300_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
+    const entries = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
+    for (const e of entries) if ('problem' in e) ctx.addIssue({ code: 'custom', message: e.problem });
+    return entries.flatMap((e) => ('origin' in e ? [e.origin] : []));
+  }),
+  // Unset: off for an app started alone; npm start (standalone) reads unset as on.
+  MCP_OAUTH: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['on', 'off']).optional()),
 });
 
 export type Env = z.output<typeof envSchema>;

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { ApiError, LIMITS } from '@analytics/schema';
+import { type BucketRule, MemoryRateLimiter } from '@analytics/service-kit';
 import { type KeyKind, parseApiKey, verifySecret } from './key-format';
 import type { KeyRecord, KeyStore, Project } from './key-store';
 import { originAllowed } from './origin';
@@ -32,7 +33,17 @@ export interface AuthenticatorOptions {
   /** Cache TTL for resolved keys, at most the spec's 5 minutes. */
   ttlMs?: number;
   max?: number;
+  /** Failed authentications allowed per client IP; over it, 429 before any lookup. */
+  failuresPerIp?: BucketRule;
+  clock?: () => number;
 }
+
+// Prefixes outside the known set are refused without a lookup, except this trickle: a key minted a moment ago on
+// another instance (its announcement still on the way) still works, and a flood of random keys costs at most this.
+const UNKNOWN_LOOKUPS: BucketRule = { ratePerS: 5, burst: 10 };
+const DEFAULT_FAILURES_PER_IP: BucketRule = { ratePerS: 20, burst: 200 };
+// Incremental reloads re-read this much before the newest key seen (clock skew between writers).
+const RELOAD_OVERLAP_MS = 60_000;
 
 type CacheEntry = { key: KeyRecord; project: Project } | { missing: true };
 
@@ -40,11 +51,53 @@ type CacheEntry = { key: KeyRecord; project: Project } | { missing: true };
 export class Authenticator {
   private readonly cache: LRUCache<string, CacheEntry>;
   private readonly missingTtlMs: number;
+  /** Every prefix that exists, once loaded: unknown ones are refused without a key-store round trip. */
+  private known: Set<string> | undefined;
+  private knownUntil = 0;
+  private reloadTimer: NodeJS.Timeout | undefined;
+  private readonly buckets: MemoryRateLimiter;
+  private readonly failuresPerIp: BucketRule;
 
   constructor(private readonly store: KeyStore, options: AuthenticatorOptions = {}) {
     const ttl = Math.min(options.ttlMs ?? LIMITS.keyCacheTtlMs, LIMITS.keyCacheTtlMs);
     this.missingTtlMs = Math.min(ttl, 10_000);
     this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
+    this.buckets = new MemoryRateLimiter(options.clock);
+    this.failuresPerIp = options.failuresPerIp ?? DEFAULT_FAILURES_PER_IP;
+    store.onMinted((prefix) => this.keyMinted(prefix));
+  }
+
+  /**
+   * Loads every existing prefix, then keeps the set current: keys minted through this process's key store or
+   * announced by other instances (keyMinted) join at once, and a reload every `reloadMs` catches the rest.
+   */
+  async loadKnownPrefixes(reloadMs: number): Promise<void> {
+    await this.reloadKnownPrefixes();
+    clearInterval(this.reloadTimer);
+    this.reloadTimer = setInterval(() => void this.reloadKnownPrefixes().catch(() => undefined), reloadMs);
+    this.reloadTimer.unref();
+  }
+
+  private async reloadKnownPrefixes(): Promise<void> {
+    const since = this.known ? new Date(this.knownUntil - RELOAD_OVERLAP_MS) : undefined;
+    const rows = await this.store.listPrefixes(since);
+    const known = this.known ?? new Set<string>();
+    for (const { prefix, created_at } of rows) {
+      known.add(prefix);
+      this.knownUntil = Math.max(this.knownUntil, created_at.getTime());
+    }
+    this.known = known;
+  }
+
+  /** A key minted here or on another instance: it authenticates at once. */
+  keyMinted(prefix: string): void {
+    this.known?.add(prefix);
+    const entry = this.cache.get(prefix);
+    if (entry && 'missing' in entry) this.cache.delete(prefix);
+  }
+
+  stop(): void {
+    clearInterval(this.reloadTimer);
   }
 
   /** Readiness of the key store behind this authenticator. */
@@ -67,17 +120,33 @@ export class Authenticator {
   private async lookup(prefix: string): Promise<CacheEntry> {
     const cached = this.cache.get(prefix);
     if (cached) return cached;
+    if (this.known && !this.known.has(prefix) && !this.buckets.takeSync('unknown-prefix', UNKNOWN_LOOKUPS).allowed) return { missing: true };
     const found = await this.store.findKey(prefix);
     const entry: CacheEntry = found ?? { missing: true };
     this.cache.set(prefix, entry, found ? undefined : { ttl: this.missingTtlMs });
     return entry;
   }
 
-  /** Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. */
-  async resolve(authorization: string | undefined): Promise<AuthContext> {
+  /**
+   * Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. With the caller's
+   * IP, failed authentications are budgeted per IP: over the budget, 429 rate_limited before any lookup.
+   */
+  async resolve(authorization: string | undefined, clientIp?: string): Promise<AuthContext> {
     const m = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization) : null;
     if (!m) throw new ApiError('missing_bearer_token');
-    const presented = parseApiKey(m[1]!);
+    if (clientIp === undefined) return this.verify(m[1]!);
+    const budget = this.buckets.peekSync(`ip:${clientIp}`, this.failuresPerIp);
+    if (!budget.allowed) throw new ApiError('rate_limited', { retry_after_s: budget.retryAfterS });
+    try {
+      return await this.verify(m[1]!);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) this.buckets.takeSync(`ip:${clientIp}`, this.failuresPerIp);
+      throw e;
+    }
+  }
+
+  private async verify(raw: string): Promise<AuthContext> {
+    const presented = parseApiKey(raw);
     if (!presented) throw new ApiError('malformed_api_key');
 
     const entry = await this.lookup(presented.prefix);
@@ -101,7 +170,7 @@ export class Authenticator {
   }
 
   /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
-  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
-    return this.authorize(await this.resolve(authorization), access, origin);
+  async authenticate(authorization: string | undefined, access: Access, origin?: string, clientIp?: string): Promise<AuthContext> {
+    return this.authorize(await this.resolve(authorization, clientIp), access, origin);
   }
 }

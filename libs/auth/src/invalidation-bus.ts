@@ -3,11 +3,12 @@ import type { Authenticator } from './authenticator';
 
 export const INVALIDATION_CHANNEL = 'analytics:auth-invalidate';
 
-type Message = { type: 'key'; prefix: string } | { type: 'project'; id: string };
+type Message = { type: 'key'; prefix: string } | { type: 'project'; id: string } | { type: 'minted'; prefix: string };
 
 /**
  * Key revocations and project changes published on a Redis channel: every instance drops the cached entry at
- * once (instead of after the cache TTL). Publishing also applies the change locally, so it works without Redis.
+ * once (instead of after the cache TTL); minted keys join every instance's known-prefix set at once. Publishing
+ * also applies the change locally, so it works without Redis.
  */
 export class InvalidationBus {
   constructor(
@@ -33,6 +34,7 @@ export class InvalidationBus {
   private apply(m: Message): void {
     if (m.type === 'key' && typeof m.prefix === 'string') this.authenticator?.invalidateKey(m.prefix);
     if (m.type === 'project' && typeof m.id === 'string') this.authenticator?.invalidateProject(m.id);
+    if (m.type === 'minted' && typeof m.prefix === 'string') this.authenticator?.keyMinted(m.prefix);
   }
 
   private async publish(m: Message): Promise<void> {
@@ -43,6 +45,10 @@ export class InvalidationBus {
 
   keyRevoked(prefix: string): Promise<void> {
     return this.publish({ type: 'key', prefix });
+  }
+
+  keyMinted(prefix: string): Promise<void> {
+    return this.publish({ type: 'minted', prefix });
   }
 
   projectChanged(id: string): Promise<void> {

@@ -46,7 +46,26 @@ export function toProject(row: Record<string, unknown>): Project {
 
 /** Projects and API keys in Postgres. Secrets are stored only as SHA-256 hashes. */
 export class KeyStore {
+  private readonly mintedListeners: Array<(prefix: string) => void> = [];
+
   constructor(private readonly db: SqlPort) {}
+
+  /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */
+  onMinted(listener: (prefix: string) => void): void {
+    this.mintedListeners.push(listener);
+  }
+
+  private minted(prefixes: string[]): void {
+    for (const prefix of prefixes) for (const listener of this.mintedListeners) listener(prefix);
+  }
+
+  /** Prefixes of every key (revoked ones too: they still need their lookup to be refused as revoked), or those since a time. */
+  async listPrefixes(since?: Date): Promise<Array<{ prefix: string; created_at: Date }>> {
+    const { rows } = since
+      ? await this.db.query<{ prefix: string; created_at: string }>('SELECT prefix, created_at FROM api_keys WHERE created_at >= $1', [since.toISOString()])
+      : await this.db.query<{ prefix: string; created_at: string }>('SELECT prefix, created_at FROM api_keys', []);
+    return rows.map((r) => ({ prefix: String(r.prefix), created_at: new Date(r.created_at) }));
+  }
 
   /** Readiness: the database answers a trivial query. */
   async ping(): Promise<void> {
@@ -66,6 +85,7 @@ export class KeyStore {
       }
       return toProject(rows[0]!);
     });
+    this.minted(minted.map((k) => k.prefix));
     const [pk, sk, rk] = minted.map((k) => k.key) as [string, string, string];
     return { project, keys: { pk, sk, rk } };
   }
@@ -95,6 +115,7 @@ export class KeyStore {
     if (!(await this.getProject(projectId))) return null;
     const k = mintKey(kind, env);
     await this.db.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, projectId, kind, env, k.secretHash]);
+    this.minted([k.prefix]);
     return { key: k.key, prefix: k.prefix, kind, env, project_id: projectId };
   }
 

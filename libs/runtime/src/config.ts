@@ -24,6 +24,9 @@ export const envSchema = z.object({
   KEY_CACHE_TTL_MS: envInt(300_000, 0, 300_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
+  KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
+  AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
+  AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
     const entries = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
     for (const e of entries) if ('problem' in e) ctx.addIssue({ code: 'custom', message: e.problem });
     return entries.flatMap((e) => ('origin' in e ? [e.origin] : []));

@@ -51,13 +51,18 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   }
   const keyStore = new KeyStore(keyDb);
   const eventStore = events;
-  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS });
+  const authenticator = new Authenticator(keyStore, {
+    ttlMs: env.KEY_CACHE_TTL_MS,
+    failuresPerIp: { ratePerS: env.AUTH_FAILURES_PER_IP_PER_S, burst: env.AUTH_FAILURES_PER_IP_BURST },
+  });
   // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
   if (redis && !(await redisReady(redis))) logger.warn('redis not reachable at start: in-memory rate limits until it is');
   const bus = new InvalidationBus(authenticator, redis, subscriber);
   await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations propagate within the cache TTL'));
+  keyStore.onMinted((prefix) => void bus.keyMinted(prefix));
+  await authenticator.loadKnownPrefixes(env.KEY_PREFIX_RELOAD_MS);
   return {
     keyDb,
     keyStore,
@@ -66,6 +71,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
     limiter: redis ? new RedisRateLimiter(redis, logger) : new MemoryRateLimiter(),
     bus,
     async close() {
+      authenticator.stop();
       redis?.disconnect();
       subscriber?.disconnect();
       await eventStore.close().catch((e: unknown) => logger.error({ err: e }, 'closing event store'));

@@ -1,0 +1,86 @@
+import { ApiError } from '@analytics/schema';
+import { keyStoreBackends } from './test-backends';
+import { Authenticator } from './authenticator';
+import { randomBase62 } from './key-format';
+import { KeyStore } from './key-store';
+import { migrateKeyStore } from './migrate';
+import type { SqlPort } from './sql-port';
+
+const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof ApiError ? e.code : String(e)));
+const randomKey = () => `sk_live_${randomBase62(12)}_${randomBase62(32)}`;
+
+describe.each(keyStoreBackends())('authenticator on %s', (_name, open) => {
+  let db: SqlPort;
+  let lookups = 0;
+  let store: KeyStore;
+  beforeAll(async () => {
+    db = await open();
+    await migrateKeyStore(db);
+    // The real store, with its key lookups counted (the round trip a flood of unknown keys must not cost).
+    const counted: SqlPort = { ...db, query: (sql, params) => {
+      if (sql.includes('WHERE k.prefix = $1')) lookups++;
+      return db.query(sql, params);
+    } };
+    store = new KeyStore(counted);
+  });
+  afterAll(() => db.close());
+
+  it('refuses 200 well-formed unknown keys with invalid_api_key while looking up at most a trickle of them', async () => {
+    const auth = new Authenticator(store);
+    await auth.loadKnownPrefixes(60_000);
+    lookups = 0;
+    const codes = await Promise.all(Array.from({ length: 200 }, () => codeOf(auth.resolve(`Bearer ${randomKey()}`))));
+    expect(new Set(codes)).toEqual(new Set(['invalid_api_key']));
+    expect(lookups).toBeLessThanOrEqual(10);
+    auth.stop();
+  });
+
+  it('knows a key minted through its own key store at once, and refuses a revoked one', async () => {
+    const auth = new Authenticator(store);
+    await auth.loadKnownPrefixes(60_000);
+    for (let i = 0; i < 20; i++) await codeOf(auth.resolve(`Bearer ${randomKey()}`)); // the trickle is spent
+    const { project, keys } = await store.createProject({ name: 'fresh' });
+    expect((await auth.resolve(`Bearer ${keys.sk}`)).projectId).toBe(project.id);
+    const extra = await store.createKey(project.id, 'rk');
+    expect((await auth.resolve(`Bearer ${extra!.key}`)).kind).toBe('rk');
+    await store.revokeKey(extra!.prefix);
+    auth.invalidateKey(extra!.prefix);
+    expect(await codeOf(auth.resolve(`Bearer ${extra!.key}`))).toBe('invalid_api_key');
+    auth.stop();
+  });
+
+  it('learns a key minted by another instance from its announcement, or from the periodic reload', async () => {
+    const auth = new Authenticator(store);
+    await auth.loadKnownPrefixes(1_000);
+    const elsewhere = new KeyStore(db); // another process's key store: nothing reaches `auth` directly
+    const announced = await elsewhere.createProject({ name: 'announced' });
+    const silent = await elsewhere.createProject({ name: 'silent' });
+    for (let i = 0; i < 20; i++) await codeOf(auth.resolve(`Bearer ${randomKey()}`)); // the trickle is spent
+    expect(await codeOf(auth.resolve(`Bearer ${announced.keys.sk}`))).toBe('invalid_api_key');
+    auth.keyMinted(announced.keys.sk.split('_')[2]!); // what the Redis bus delivers
+    expect(await codeOf(auth.resolve(`Bearer ${announced.keys.sk}`))).toBe('ok');
+    await new Promise((r) => setTimeout(r, 1_500));
+    for (let i = 0; i < 20; i++) await codeOf(auth.resolve(`Bearer ${randomKey()}`)); // spent again: only the reload can tell
+    expect(await codeOf(auth.resolve(`Bearer ${silent.keys.sk}`))).toBe('ok');
+    auth.stop();
+  });
+
+  it('budgets failed authentications per client IP: over it, 429 rate_limited before any lookup, other IPs unaffected', async () => {
+    let now = 1_000_000;
+    const auth = new Authenticator(store, { failuresPerIp: { ratePerS: 1, burst: 3 }, clock: () => now });
+    await auth.loadKnownPrefixes(60_000);
+    const { keys } = await store.createProject({ name: 'budget' });
+    const wrongSecret = `${keys.sk.slice(0, -4)}ZZZZ`;
+    for (let i = 0; i < 3; i++) expect(await codeOf(auth.resolve(`Bearer ${wrongSecret}`, '198.51.100.7'))).toBe('invalid_api_key');
+    lookups = 0;
+    const over = await auth.resolve(`Bearer ${keys.sk}`, '198.51.100.7').catch((e: ApiError) => e);
+    expect(over).toBeInstanceOf(ApiError);
+    expect((over as ApiError).toBody()).toEqual({ error: 'rate_limited', retry_after_s: 1 });
+    expect(lookups).toBe(0);
+    expect(await codeOf(auth.resolve(`Bearer ${keys.sk}`, '203.0.113.9'))).toBe('ok');
+    expect(await codeOf(auth.resolve('Bearer not-a-key', '198.51.100.7'))).toBe('rate_limited');
+    now += 1_000; // one failure's worth refilled
+    expect(await codeOf(auth.resolve(`Bearer ${keys.sk}`, '198.51.100.7'))).toBe('ok');
+    auth.stop();
+  });
+});

@@ -35,7 +35,7 @@ await build({
       "export { buildApp } from './apps/read-api/src/app';",
       "export { envSchema, openStores } from './libs/runtime/src/index';",
       "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
-      "export { parseGroupBy, planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
+      "export { planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
       "export { statsParamsSchema } from './libs/schema/src/index';",
     ].join('\n'),
     resolveDir: process.cwd(),
@@ -159,7 +159,7 @@ const MIXES = ALL_MIXES.filter(([label]) => label.includes(MIX_FILTER));
 const tables = lib.readTablesOf(stores.events);
 const planned = (params, force) => {
   const p = lib.statsParamsSchema.parse(params);
-  return lib.planStats(tables, projectId, p, lib.parseGroupBy(p.group_by), force);
+  return lib.planStats(tables, projectId, p, p.group_by ?? [], force);
 };
 for (const [label, path, shapes] of MIXES) {
   if (path !== '/v1/stats') continue;

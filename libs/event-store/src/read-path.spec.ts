@@ -161,7 +161,7 @@ describe('daily_uniques (migration 003)', () => {
       { day: '2026-03-03', event_name: '$pageview', u: 1 },
     ]);
     expect(rows).toEqual(await perDay(store.db, 'daily_rollup'));
-    expect((await stats(P, { metric: 'uniques', group_by: 'event_name' })).rows).toEqual([{ event_name: '$pageview', value: 3 }, { event_name: 'signup', value: 1 }]);
+    expect((await stats(P, { metric: 'uniques', group_by: ['event_name'] })).rows).toEqual([{ event_name: '$pageview', value: 3 }, { event_name: 'signup', value: 1 }]);
     for (const force of ['rollup', 'events'] as const) {
       expect(await stats(P, { metric: 'uniques', interval: 'day' }, force)).toEqual(await stats(P, { metric: 'uniques', interval: 'day' }, 'uniques'));
     }
@@ -205,12 +205,12 @@ describe('aggregates survive deletes', () => {
       row(P, { at: T0 + 2000, user_id: 'gone', anonymous_id: 'g', session_id: 's-g' }),
       row(P, { at: T0 + 3000, anonymous_id: 'stay', session_id: 's-s' }),
     ]);
-    const before = { rollup: await stats(P, { group_by: 'source' }), events: await stats(P, { group_by: 'source' }, 'events'), sources: await sources(P) };
+    const before = { rollup: await stats(P, { group_by: ['source'] }), events: await stats(P, { group_by: ['source'] }, 'events'), sources: await sources(P) };
     expect(before.rollup).toEqual(before.events);
     await store.command(`ALTER TABLE ${store.eventsTable} DELETE WHERE project_id = {p:UUID} AND user_id = 'gone' SETTINGS mutations_sync = 2`, { p: P });
     expect(await query(P)).toHaveLength(1);
-    expect(await stats(P, { group_by: 'source' }, 'events')).toEqual({ metric: 'count', rows: [{ source: 'direct', value: 1 }] });
-    expect(await stats(P, { group_by: 'source' })).toEqual(before.rollup);
+    expect(await stats(P, { group_by: ['source'] }, 'events')).toEqual({ metric: 'count', rows: [{ source: 'direct', value: 1 }] });
+    expect(await stats(P, { group_by: ['source'] })).toEqual(before.rollup);
     expect(await sources(P)).toEqual(before.sources);
     expect(before.sources.rows).toEqual([
       { source: 'google', medium: 'organic', events: 2, uniques: 1, paid_share: 0 },
@@ -275,8 +275,8 @@ describe('queryStats', () => {
       metric: 'count',
       rows: [{ bucket: '2026-03-02 01:00:00', value: 2 }, { bucket: '2026-03-02 02:00:00', value: 1 }],
     });
-    expect(await stats(P, { group_by: 'path' })).toEqual({ metric: 'count', rows: [{ path: '/', value: 2 }, { path: null, value: 1 }] });
-    expect(await stats(P, { metric: 'uniques', group_by: 'browser' })).toEqual({ metric: 'uniques', rows: [{ browser: 'Chrome', value: 1 }, { browser: 'Firefox', value: 1 }] });
+    expect(await stats(P, { group_by: ['path'] })).toEqual({ metric: 'count', rows: [{ path: '/', value: 2 }, { path: null, value: 1 }] });
+    expect(await stats(P, { metric: 'uniques', group_by: ['browser'] })).toEqual({ metric: 'uniques', rows: [{ browser: 'Chrome', value: 1 }, { browser: 'Firefox', value: 1 }] });
   });
 
   it('counts uniques over the whole range as one sketch, not a sum of buckets', async () => {

@@ -1,39 +1,11 @@
-import { ApiError, STATS_GROUP_BY, type StatsParams } from '@analytics/schema';
-import { parseGroupBy, planStats, rollupFits, uniquesFits } from './stats.planner';
+import { type StatsParams } from '@analytics/schema';
+import { planStats, rollupFits, uniquesFits } from './stats.planner';
 
 const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', dailyUniques: 'db.daily_uniques', sessions: 'db.sessions' };
 const P = '11111111-1111-4111-8111-111111111111';
 const MIDNIGHT = Date.UTC(2026, 2, 1);
 const DAY = 86_400_000;
 const params = (o: Partial<StatsParams> = {}): StatsParams => ({ from: MIDNIGHT, to: MIDNIGHT + 7 * DAY, metric: 'count', limit: 100, ...o });
-
-describe('parseGroupBy', () => {
-  it.each([
-    [undefined, []],
-    ['', []],
-    [' , ,', []],
-    ['source', ['source']],
-    [' source , medium ', ['source', 'medium']],
-    ['source,,medium,', ['source', 'medium']],
-    ['source,medium,source', ['source', 'medium']],
-    [STATS_GROUP_BY.join(','), [...STATS_GROUP_BY]],
-  ])('parses %j to %j', (raw, expected) => {
-    expect(parseGroupBy(raw)).toEqual(expected);
-  });
-
-  it.each(['ip_hash', 'source;DROP TABLE x', 'Source', 'source,user_id', 'timestamp'])('rejects %j with invalid_group_by listing the allowed columns', (raw) => {
-    let error: unknown;
-    try {
-      parseGroupBy(raw);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ApiError);
-    const body = (error as ApiError).toBody();
-    expect((error as ApiError).status).toBe(400);
-    expect(body).toMatchObject({ error: 'invalid_group_by', allowed: [...STATS_GROUP_BY], details: { unknown: expect.any(Array) } });
-  });
-});
 
 describe('rollupFits / planStats source', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { ApiError, STATS_GROUP_BY, type StatsGroupBy, type StatsParams } from '@analytics/schema';
+import { type StatsGroupBy, type StatsParams } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { ReadTables } from './read-tables';
 
@@ -35,22 +35,6 @@ const VALUE_SQL: Record<StatsSource, Partial<Record<StatsParams['metric'], strin
   rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
   uniques: { uniques: 'uniqCombinedMerge(uniques)' },
 };
-
-/**
- * Parses the comma-separated group_by: items trimmed, empty items ignored, repeats dropped (first one kept).
- * Any other name gives 400 invalid_group_by with the allowed columns.
- */
-export function parseGroupBy(raw: string | undefined): StatsGroupBy[] {
-  const items = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = items.filter((i) => !(STATS_GROUP_BY as readonly string[]).includes(i));
-  if (unknown.length > 0) {
-    throw new ApiError('invalid_group_by', {
-      allowed: [...STATS_GROUP_BY],
-      details: { unknown, message: `group_by accepts only: ${STATS_GROUP_BY.join(', ')}` },
-    });
-  }
-  return [...new Set(items as StatsGroupBy[])];
-}
 
 /** True when daily_rollup holds the request's grain: rollup columns only, day/week or no buckets, whole UTC days. */
 export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'>, groupBy: readonly StatsGroupBy[]): boolean {

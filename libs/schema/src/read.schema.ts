@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toWellFormed } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { type StatsGroupBy, parseGroupBy } from './group-by';
 import { LIMITS } from './limits';
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
@@ -24,8 +25,9 @@ export const queryParamsSchema = range
   .refine(rangeIsOrdered, rangeMessage)
   .transform(clampRange);
 
-export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path'] as const;
-export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
+/** group_by parsed into typed columns, once the rest of the query string is valid (so invalid_params comes first). */
+const withParsedGroupBy = <T extends { group_by?: string }>({ group_by, ...rest }: T): Omit<T, 'group_by'> & { group_by?: StatsGroupBy[] } =>
+  group_by === undefined ? rest : { ...rest, group_by: parseGroupBy(group_by) };
 
 export const statsParamsSchema = range
   .extend({
@@ -36,7 +38,8 @@ export const statsParamsSchema = range
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)
-  .transform(clampRange);
+  .transform(clampRange)
+  .transform(withParsedGroupBy);
 
 export const sourcesParamsSchema = range
   .extend({

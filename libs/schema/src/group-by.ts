@@ -1,0 +1,21 @@
+import { ApiError } from './errors';
+
+/** The columns GET /v1/stats may group by (the spec's allow-list). */
+export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path'] as const;
+export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
+
+/**
+ * Parses the comma-separated group_by: items trimmed, empty items ignored, repeats dropped (first one kept).
+ * Any other name gives 400 invalid_group_by with the allowed columns.
+ */
+export function parseGroupBy(raw: string | undefined): StatsGroupBy[] {
+  const items = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = items.filter((i) => !(STATS_GROUP_BY as readonly string[]).includes(i));
+  if (unknown.length > 0) {
+    throw new ApiError('invalid_group_by', {
+      allowed: [...STATS_GROUP_BY],
+      details: { unknown, message: `group_by accepts only: ${STATS_GROUP_BY.join(', ')}` },
+    });
+  }
+  return [...new Set(items as StatsGroupBy[])];
+}

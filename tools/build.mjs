@@ -1,9 +1,11 @@
 // Bundles each app's main.ts into dist/apps/<app>/main.js (dependencies stay in node_modules; SQL files inlined as text).
+// An app with its own build.mjs (the browser dashboard) is built by it instead.
 import { build } from 'esbuild';
 import { nodeBundleOptions } from './esbuild-options.mjs';
 import { existsSync, readdirSync } from 'node:fs';
 
-const apps = readdirSync('apps').filter((a) => existsSync(`apps/${a}/src/main.ts`));
+const apps = readdirSync('apps').filter((a) => existsSync(`apps/${a}/src/main.ts`) && !existsSync(`apps/${a}/build.mjs`));
+const ownBuilds = readdirSync('apps').filter((a) => existsSync(`apps/${a}/build.mjs`));
 // The local production shape (npm run topology) and its ClickHouse HTTP test harness: tools, never shipped.
 const tools = { 'tools/topology': 'tools/topology/src/main.ts', 'tools/clickhouse-harness': 'tools/topology/src/harness-main.ts' };
 const entries = { ...Object.fromEntries(apps.map((app) => [`apps/${app}`, `apps/${app}/src/main.ts`])), ...tools };
@@ -17,4 +19,5 @@ await Promise.all(
     }),
   ),
 );
-console.log(`built ${Object.keys(entries).join(', ')}`);
+for (const app of ownBuilds) await import(`../apps/${app}/build.mjs`);
+console.log(`built ${[...Object.keys(entries), ...ownBuilds.map((a) => `apps/${a}`)].join(', ')}`);

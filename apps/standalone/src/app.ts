@@ -8,6 +8,7 @@ import { OAuthStore } from '@analytics/auth';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
 import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { createDashboardRouter } from './dashboard.route';
 import type { Secrets } from './secrets';
 
 export interface StandaloneDeps {
@@ -17,6 +18,8 @@ export interface StandaloneDeps {
   trustProxy?: boolean | number | string[];
   rateRules?: RateRules;
   clock?: () => number;
+  /** The dashboard's static build (dist/apps/dashboard), served at GET / without a key. */
+  dashboardDir?: string;
   /** MCP_ALLOWED_ORIGINS and MCP_OAUTH (OAuth for connector UIs on /mcp). */
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean };
 }
@@ -31,6 +34,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     trustProxy: deps.trustProxy,
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
+      ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),
       createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
       createReadRouter({ authenticator: stores.authenticator, events: stores.events }),
       createMcpRouter({

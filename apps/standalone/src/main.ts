@@ -1,13 +1,14 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
 import { envSchema, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
 import { createLogger, loadConfig } from '@analytics/service-kit';
 import { buildApp } from './app';
+import { firstMinuteBlock } from './first-minute';
 import { resolveSecrets } from './secrets';
 
 async function main() {
   const env = loadConfig(envSchema);
-  const logger = createLogger({ level: env.LOG_LEVEL, name: 'standalone' });
+  const logger = createLogger({ level: env.LOG_LEVEL, name: 'standalone', format: env.LOG_FORMAT });
   const dataDir = resolve(env.DATA_DIR ?? './.data');
   const { secrets, generated } = resolveSecrets(dataDir, env);
   if (generated.includes('ADMIN_TOKEN')) {
@@ -16,10 +17,15 @@ async function main() {
   }
   loadGeo();
   const stores = await openStores(env, logger, dataDir);
+  // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
+  const dashboardDir = resolve(__dirname, '../dashboard');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp });
-  await serve(app, env.PORT, logger, () => stores.close());
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir });
+  const server = await serve(app, env.PORT, logger, () => stores.close());
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json') })}\n`);
 }
 
 runMain(main);

@@ -17,6 +17,8 @@ export const envSchema = z.object({
   ADMIN_TOKEN: envString(),
   INTERNAL_SECRET: envString(),
   TRUST_PROXY: envString().transform(parseTrustProxy),
+  // Unset: human-readable lines on a terminal, JSON otherwise (pipes, containers, log collectors).
+  LOG_FORMAT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['json', 'pretty']).optional()),
   RATE_LIMIT_TRACK_PER_S: envInt(50, 1),
   RATE_LIMIT_TRACK_BURST: envInt(200, 1),
   RATE_LIMIT_BATCH_PER_S: envInt(5, 1),

@@ -26,7 +26,7 @@ export function runService(name: string, required: ReadonlyArray<Requirement>, b
   runMain(async () => {
     const env = loadConfig(envSchema);
     requireSettings(env, required, name);
-    const logger = createLogger({ level: env.LOG_LEVEL, name });
+    const logger = createLogger({ level: env.LOG_LEVEL, name, format: env.LOG_FORMAT });
     options.prepare?.();
     const stores = await openStores(env, logger);
     await serve(build({ env, logger, stores }), env.PORT, logger, () => stores.close());

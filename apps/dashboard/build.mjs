@@ -1,0 +1,33 @@
+// Builds the dashboard into dist/apps/dashboard: index.html, assets/dashboard.js (minified, uPlot bundled),
+// assets/dashboard.css and the favicon. Everything is local: the page requests nothing from another host.
+// Fails when the JavaScript is over its budget (100 KB gzipped, issue 16).
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const src = join(root, 'apps/dashboard/src');
+const out = join(root, 'dist/apps/dashboard');
+const BUDGET_GZIP_BYTES = 100 * 1024;
+
+mkdirSync(join(out, 'assets'), { recursive: true });
+await build({
+  entryPoints: [join(src, 'main.ts'), join(src, 'styles.css')],
+  outdir: join(out, 'assets'),
+  entryNames: 'dashboard',
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  target: ['chrome100', 'firefox100', 'safari15'],
+  legalComments: 'none',
+  logLevel: 'warning',
+  tsconfig: join(root, 'apps/dashboard/tsconfig.json'),
+});
+copyFileSync(join(src, 'index.html'), join(out, 'index.html'));
+copyFileSync(join(src, 'favicon.svg'), join(out, 'assets/favicon.svg'));
+
+const js = gzipSync(readFileSync(join(out, 'assets/dashboard.js')), { level: 9 }).length;
+console.log(`dashboard: assets/dashboard.js ${js} B gzipped (budget ${BUDGET_GZIP_BYTES} B)`);
+if (js > BUDGET_GZIP_BYTES) throw new Error(`dashboard: JavaScript over its budget (${js} B > ${BUDGET_GZIP_BYTES} B gzipped)`);

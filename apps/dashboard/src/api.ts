@@ -1,0 +1,83 @@
+// The read API as the dashboard calls it: same origin, the rk_ key as a bearer token, nothing else sent.
+
+export type StatsRow = Record<string, string | number | null> & { value: number; bucket?: string };
+export interface StatsAnswer {
+  metric: string;
+  rows: StatsRow[];
+}
+export interface SourcesRow {
+  source: string;
+  medium?: string;
+  events: number;
+  uniques: number;
+  paid_share: number;
+}
+export interface SourcesAnswer {
+  breakdown: string;
+  rows: SourcesRow[];
+}
+export interface EventRow {
+  timestamp: string;
+  event_name: string;
+  anonymous_id: string;
+  user_id: string | null;
+  source: string;
+  medium: string;
+  path: string | null;
+  country: string;
+  device_type: string;
+  properties: string;
+}
+export interface QueryAnswer {
+  rows: EventRow[];
+}
+
+/** What the API said when it refused a call: its `error` code, in words for a person. */
+export class ApiRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(describeError(status, code));
+  }
+  /** The key itself was refused (sign in again), as opposed to a bad request or a server failure. */
+  get keyRefused(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+}
+
+const WORDS: Record<string, string> = {
+  missing_bearer_token: 'No key was sent.',
+  malformed_api_key: 'This is not an API key: keys look like rk_live_<prefix>_<secret>.',
+  invalid_api_key: 'This key is unknown or revoked, or its secret is wrong.',
+  key_kind_mismatch: 'This key is not of the kind its prefix claims.',
+  insufficient_scope: 'This key cannot read statistics: the dashboard needs a read key (rk_…); pk_ and sk_ keys only send events.',
+  invalid_params: 'The dashboard asked for a range the API refused.',
+  rate_limited: 'Too many requests; try again in a moment.',
+  upstream_failed: 'The service cannot reach its event store right now.',
+  internal_error: 'The service failed to answer.',
+};
+
+export function describeError(status: number, code: string): string {
+  return `${WORDS[code] ?? `The service answered ${status}.`} (${status} ${code})`;
+}
+
+type Params = Record<string, string | number | undefined>;
+
+export function createApi(key: string) {
+  async function get<T>(path: string, params: Params): Promise<T> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.set(k, String(v));
+    const res = await fetch(`${path}?${qs.toString()}`, { headers: { Authorization: `Bearer ${key}` }, credentials: 'omit', cache: 'no-store' });
+    const body = (await res.json().catch(() => ({}))) as { error?: string };
+    if (!res.ok) throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
+    return body as T;
+  }
+  return {
+    stats: (params: Params) => get<StatsAnswer>('/v1/stats', params),
+    sources: (params: Params) => get<SourcesAnswer>('/v1/sources', params),
+    query: (params: Params) => get<QueryAnswer>('/v1/query', params),
+  };
+}
+
+export type Api = ReturnType<typeof createApi>;

@@ -1,0 +1,263 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { systemBinary, openTestStores, silentLogger } from '@analytics/testing';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard is tested against the whole service it ships with
+import { buildApp } from '../../standalone/src/app';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
+import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the read API's seeded data set (days, sources, pages, countries, devices)
+import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
+
+/** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
+const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
+const WORKSPACE = join(__dirname, '../../..');
+const DIST = join(WORKSPACE, 'dist/apps/dashboard');
+const SCREENSHOTS = join(WORKSPACE, 'dist/screenshots');
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const RANGE = { from: day(D0), to: day(D0 + DAYS * 86_400_000) };
+
+// The seeding sends 80 batches at once; the buckets are not under test here.
+const UNLIMITED = { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } };
+
+type Row = Record<string, string | number | null>;
+
+let stores: Awaited<ReturnType<typeof openTestStores>>;
+let server: Server;
+let base: string;
+let browser: Browser;
+let rk: string;
+let sk: string;
+const contexts: BrowserContext[] = [];
+
+/** The read API's answer, asked the way any API user would. */
+async function api(path: string, params: Record<string, string | number | undefined>): Promise<{ rows: Row[] }> {
+  const qs = new URLSearchParams(Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]) => [k, String(v)]));
+  const res = await fetch(`${base}${path}?${qs}`, { headers: { authorization: `Bearer ${rk}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { rows: Row[] };
+}
+const single = async (params: Record<string, string | undefined>) => Number((await api('/v1/stats', params)).rows[0]?.value ?? 0);
+
+interface Watched {
+  page: Page;
+  context: BrowserContext;
+  problems: string[];
+}
+
+/** A page in a fresh context that records console errors, failed requests, error answers and other-origin requests. */
+async function openPage(options: { width?: number; colorScheme?: 'light' | 'dark' } = {}): Promise<Watched> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, colorScheme: options.colorScheme ?? 'light' });
+  contexts.push(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('request', (r) => {
+    if (!r.url().startsWith(base) && !r.url().startsWith('data:')) problems.push(`other origin: ${r.url()}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`answered ${r.status()}: ${r.url()}`);
+    if (r.headers()['set-cookie']) problems.push(`cookie set by ${r.url()}`);
+  });
+  return { page, context, problems };
+}
+
+async function loaded(page: Page): Promise<void> {
+  await page.waitForSelector('body[data-state="loaded"]', { timeout: 30_000 });
+}
+
+const shown = (page: Page, testId: string) => page.getAttribute(`[data-testid="${testId}"]`, 'data-value').then(Number);
+
+/** A top list as shown: [key, value] per bar, in order. */
+const listOf = (page: Page, id: string) =>
+  page.$$eval(`#${id} li`, (items) => items.map((li) => [(li as HTMLElement).dataset['key'] ?? '', Number((li.querySelector('.count') as HTMLElement).dataset['value'])]));
+
+/** Every headline number and top list equals the read API's answer for the range and filter in the page's URL. */
+async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, event?: string): Promise<void> {
+  expect(await shown(page, 'visitors')).toBe(await single({ metric: 'uniques', ...range, event }));
+  expect(await shown(page, 'pageviews')).toBe(await single({ ...range, event: '$pageview' }));
+  expect(await shown(page, 'events')).toBe(await single({ ...range, event }));
+  const statsList = async (column: string, params: Record<string, string | undefined>) =>
+    (await api('/v1/stats', { ...params, ...range, group_by: column, limit: 10 })).rows.map((r) => [r[column] === null ? '' : String(r[column]), Number(r['value'])]);
+  expect(await listOf(page, 'list-pages')).toEqual(await statsList('path', { event: event ?? '$pageview' }));
+  expect(await listOf(page, 'list-countries')).toEqual(await statsList('country', { metric: 'uniques', event }));
+  expect(await listOf(page, 'list-devices')).toEqual(await statsList('device_type', { metric: 'uniques', event }));
+  expect(await listOf(page, 'list-browsers')).toEqual(await statsList('browser', { metric: 'uniques', event }));
+  expect(await listOf(page, 'list-os')).toEqual(await statsList('os', { metric: 'uniques', event }));
+  expect(await listOf(page, 'list-events')).toEqual(await statsList('event_name', { event }));
+  const sources = (await api('/v1/sources', { ...range, limit: 10 })).rows
+    .sort((a, b) => Number(b['uniques']) - Number(a['uniques']) || Number(b['events']) - Number(a['events']))
+    .map((r) => [`${r['source']}/${r['medium']}`, Number(r['uniques'])]);
+  expect(await listOf(page, 'list-sources')).toEqual(sources);
+  const recent = (await api('/v1/query', { ...range, event, limit: 20 })).rows;
+  const table = await page.$$eval('#recent tbody tr', (rows) => rows.map((r) => r.querySelector('td:nth-child(2)')?.textContent));
+  expect(table).toEqual(recent.length ? recent.map((r) => r['event_name']) : ['No events in this range.']);
+}
+
+CHROMIUM.describe('dashboard in Chromium against the real service', () => {
+  beforeAll(async () => {
+    stores = await openTestStores();
+    const app = buildApp({ stores, logger: silentLogger, trustProxy: true, dashboardDir: DIST, rateRules: UNLIMITED, secrets: { ADMIN_TOKEN: 'admin-token-test', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' } });
+    server = await listen(app);
+    base = urlOf(server);
+    const created = await stores.keyStore.createProject({ name: 'dashboard', allowed_origins: [] });
+    rk = created.keys.rk;
+    sk = created.keys.sk;
+    await ingestBatches(app, () => sk, generateProject('dash', { visitors: 80 }, seededRandom(16)));
+    // Today's traffic, for the live figure and the ranges that end today.
+    const now = Date.now();
+    const today = Array.from({ length: 6 }, (_, i) => ({ event: i % 3 === 2 ? 'signup' : '$pageview', anonymous_id: `live-${i % 4}`, timestamp: new Date(now - i * 60_000).toISOString(), url: 'https://shop.example.com/live', properties: { plan: 'pro', seats: i } }));
+    const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.160' }, body: JSON.stringify({ events: today }) });
+    expect(res.status).toBe(202);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM.path,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) await closeServer(server);
+    await stores?.close();
+  });
+
+  it('serves the page and its assets without a key, under a strict CSP, with no cookie', async () => {
+    for (const path of ['/', '/assets/dashboard.js', '/assets/dashboard.css']) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'; style-src 'self'");
+      expect(res.headers.get('content-security-policy')).toContain("connect-src 'self'");
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    expect((await fetch(`${base}/assets/nope.js`)).status).toBe(404);
+  });
+
+  it('shows every number and top list as the read API answers them, takes the key from the fragment and hides it', async () => {
+    const { page, context, problems } = await openPage();
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
+    await loaded(page);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
+    await expectPanelsMatchApi(page, RANGE);
+    expect(await shown(page, 'live')).toBe(4);
+    expect(await page.locator('#chart canvas').count()).toBe(1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-1280-light.png'), fullPage: true });
+    expect(await context.cookies()).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('filters every stats call to a clicked event name, and the range buttons change the URL and the numbers', async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
+    await loaded(page);
+    await page.click('#list-events li[data-key="signup"] button');
+    await page.waitForURL(/event=signup/);
+    await loaded(page);
+    expect(new URL(page.url()).searchParams.get('event')).toBe('signup');
+    await expectPanelsMatchApi(page, RANGE, 'signup');
+
+    await page.click('#clear-filter');
+    await page.waitForURL((u) => !u.searchParams.has('event'));
+    await loaded(page);
+    await expectPanelsMatchApi(page, RANGE);
+
+    await page.click('button[data-preset="7d"]');
+    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    const week = { from: day(today - 6 * 86_400_000), to: day(today + 86_400_000) };
+    await page.waitForURL((u) => u.searchParams.get('from') === week.from && u.searchParams.get('to') === week.to);
+    await loaded(page);
+    expect(await page.getAttribute('button[data-preset="7d"]', 'aria-pressed')).toBe('true');
+    await expectPanelsMatchApi(page, week);
+    expect(await shown(page, 'events')).toBe(6);
+
+    await page.goBack();
+    await page.waitForURL((u) => u.searchParams.get('from') === RANGE.from);
+    await loaded(page);
+    await expectPanelsMatchApi(page, RANGE);
+    expect(problems).toEqual([]);
+  });
+
+  it('opens on the last 7 days without a range, and asks for the key without one', async () => {
+    const { page } = await openPage();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#sign-in:not([hidden])');
+    await page.fill('#key-input', rk);
+    await page.press('#key-input', 'Enter');
+    await loaded(page);
+    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    expect(await page.getAttribute('button[data-preset="7d"]', 'aria-pressed')).toBe('true');
+    expect(await shown(page, 'events')).toBe(await single({ from: day(today - 6 * 86_400_000), to: day(today + 86_400_000) }));
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in:not([hidden])');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it('shows the API refusal in words for a key of another kind or an unknown key', async () => {
+    const { page } = await openPage();
+    await page.goto(`${base}/`);
+    await page.fill('#key-input', sk);
+    await page.click('#key-form button[type="submit"]');
+    await page.waitForSelector('#sign-in:not([hidden])');
+    await page.waitForFunction(() => document.getElementById('key-error')?.textContent !== '');
+    expect(await page.textContent('#key-error')).toContain('needs a read key (rk_…)');
+    expect(await page.textContent('#key-error')).toContain('403 insufficient_scope');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    const unknown = `${rk.slice(0, -4)}0000`;
+    await page.fill('#key-input', unknown);
+    await page.press('#key-input', 'Enter');
+    await page.waitForFunction(() => document.getElementById('key-error')?.textContent?.includes('401'));
+    expect(await page.textContent('#key-error')).toContain('invalid_api_key');
+  });
+
+  it('has no serious or critical accessibility violation (axe-core), light and dark, 1280 and 375 px', async () => {
+    const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    for (const colorScheme of ['light', 'dark'] as const) {
+      for (const width of [1280, 375]) {
+        const { page, problems } = await openPage({ width, colorScheme });
+        await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
+        await loaded(page);
+        // Evaluated through the DevTools protocol, so the page's CSP (no inline script) stays as served.
+        await page.evaluate(axeSource);
+        const violations = await page.evaluate(async () => {
+          const result = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();
+          return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes.length} nodes)`);
+        });
+        expect({ colorScheme, width, violations }).toEqual({ colorScheme, width, violations: [] });
+        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(scrollWidth).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${width}-${colorScheme}.png`), fullPage: true });
+        expect(problems).toEqual([]);
+      }
+    }
+  });
+
+  it('is keyboard navigable: Tab reaches the range buttons and an event name, Enter applies it', async () => {
+    const { page } = await openPage();
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
+    await loaded(page);
+    const focusedIds: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      const where = await page.evaluate(() => {
+        const a = document.activeElement as HTMLElement | null;
+        return a?.closest('li')?.dataset['key'] && a.closest('#list-events') ? `event:${a.closest('li')!.dataset['key']}` : (a?.dataset['preset'] ?? a?.id ?? '');
+      });
+      focusedIds.push(where);
+      if (where === 'event:signup') break;
+    }
+    expect(focusedIds).toContain('7d');
+    expect(focusedIds.at(-1)).toBe('event:signup');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/event=signup/);
+  });
+});

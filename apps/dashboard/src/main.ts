@@ -1,0 +1,321 @@
+import type uPlot from 'uplot';
+import { type Api, ApiRefusal, type StatsRow, createApi } from './api';
+import { drawChart } from './chart';
+import {
+  DAY_MS,
+  PRESETS,
+  type ViewState,
+  bucketMs,
+  bucketStarts,
+  changePercent,
+  dayString,
+  flagOf,
+  intervalFor,
+  parseDay,
+  presetOf,
+  presetRange,
+  previousRange,
+  readState,
+  writeState,
+} from './state';
+
+const KEY_ITEM = 'analytics.readKey';
+const LIVE_REFRESH_MS = 30_000;
+const LIST_LIMIT = 10;
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+const exact = new Intl.NumberFormat('en');
+const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+const percent = new Intl.NumberFormat('en', { maximumFractionDigits: 0, signDisplay: 'exceptZero' });
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** A number as shown: compact from 100,000 up, the exact value in `title` (hover) and `data-value` (tests). */
+function setNumber(el: HTMLElement, n: number): void {
+  el.textContent = n >= 100_000 ? compact.format(n) : exact.format(n);
+  el.title = exact.format(n);
+  el.dataset['value'] = String(n);
+}
+
+const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]) => {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+};
+
+// ---- the key: URL fragment or form, sessionStorage only, sent only as a bearer token to this origin ----
+
+function takeKeyFromFragment(): void {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const key = fragment.get('key');
+  if (key) sessionStorage.setItem(KEY_ITEM, key.trim());
+  // The key never stays in the visible URL (history, screenshots, a copied link).
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+}
+
+function showSignIn(message = ''): void {
+  $('dashboard').hidden = true;
+  $('sign-out').hidden = true;
+  $('sign-in').hidden = false;
+  $('key-error').textContent = message;
+  $<HTMLInputElement>('key-input').focus();
+}
+
+function signOut(): void {
+  sessionStorage.removeItem(KEY_ITEM);
+  stopLive();
+  showSignIn();
+}
+
+// ---- panels ----
+
+interface ListItem {
+  key: string;
+  label: string | Node;
+  value: number;
+  extra?: string;
+  onSelect?: () => void;
+}
+
+function renderList(sectionId: string, header: string, items: ListItem[]): void {
+  const section = $(sectionId);
+  const title = section.querySelector('h2')!;
+  const max = Math.max(1, ...items.map((i) => i.value));
+  const list = el('ol', { className: 'bars' });
+  for (const item of items) {
+    const count = el('span', { className: 'count' });
+    setNumber(count, item.value);
+    const bar = el('span', { className: 'bar' });
+    bar.style.width = `${(item.value / max) * 100}%`;
+    const label = item.onSelect ? el('button', { type: 'button', className: 'link', onclick: item.onSelect }, item.label) : el('span', {}, item.label);
+    const li = el('li', {}, bar, el('span', { className: 'label' }, label, ...(item.extra ? [el('span', { className: 'extra' }, item.extra)] : [])), count);
+    li.dataset['key'] = item.key;
+    list.append(li);
+  }
+  const body = items.length ? list : el('p', { className: 'empty' }, 'No data for this range.');
+  section.replaceChildren(title, el('p', { className: 'list-header' }, el('span', {}, ''), el('span', {}, header)), body);
+}
+
+function renderStat(id: string, current: number, previous: number): void {
+  const box = $(id);
+  setNumber(box.querySelector<HTMLElement>('.value')!, current);
+  const change = changePercent(current, previous);
+  const text = box.querySelector<HTMLElement>('.change')!;
+  text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% vs previous period`;
+  text.className = `change ${change === undefined || Math.round(change) === 0 ? '' : change > 0 ? 'up' : 'down'}`;
+}
+
+const single = (rows: StatsRow[]) => Number(rows[0]?.value ?? 0);
+const cell = (row: StatsRow, column: string) => (row[column] === null || row[column] === undefined ? '' : String(row[column]));
+
+function countryLabel(code: string): Node {
+  if (!code) return document.createTextNode('Unknown');
+  let name = code;
+  try {
+    name = regionNames.of(code) ?? code;
+  } catch {
+    name = code;
+  }
+  return el('span', {}, el('span', { className: 'flag', ariaHidden: 'true' }, flagOf(code)), ` ${name}`);
+}
+
+const labelOrUnknown = (text: string) => text || 'Unknown';
+
+// ---- loading a view ----
+
+let chart: uPlot | undefined;
+let generation = 0;
+let liveTimer: number | undefined;
+
+function stopLive(): void {
+  if (liveTimer !== undefined) clearInterval(liveTimer);
+  liveTimer = undefined;
+}
+
+async function refreshLive(api: Api, state: ViewState): Promise<void> {
+  const now = Date.now();
+  const answer = await api.stats({ metric: 'uniques', from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), event: state.event });
+  setNumber($('stat-live').querySelector<HTMLElement>('.value')!, single(answer.rows));
+}
+
+async function load(api: Api, state: ViewState): Promise<void> {
+  const mine = ++generation;
+  document.body.dataset['state'] = 'loading';
+  $('load-error').hidden = true;
+  const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
+  const prev = previousRange(state.range);
+  const previous = { from: dayString(prev.from), to: dayString(prev.to) };
+  const event = state.event;
+  const interval = intervalFor(state.range);
+  const listEvent = event ?? '$pageview';
+  const current = () => mine === generation;
+
+  const panels: Promise<void>[] = [
+    Promise.all([api.stats({ metric: 'uniques', ...range, event }), api.stats({ metric: 'uniques', ...previous, event })]).then(([a, b]) => {
+      if (current()) renderStat('stat-visitors', single(a.rows), single(b.rows));
+    }),
+    Promise.all([api.stats({ ...range, event: '$pageview' }), api.stats({ ...previous, event: '$pageview' })]).then(([a, b]) => {
+      if (current()) renderStat('stat-pageviews', single(a.rows), single(b.rows));
+    }),
+    Promise.all([api.stats({ ...range, event }), api.stats({ ...previous, event })]).then(([a, b]) => {
+      if (current()) renderStat('stat-events', single(a.rows), single(b.rows));
+    }),
+    refreshLive(api, state),
+    Promise.all([api.stats({ metric: 'uniques', ...range, event, interval, limit: 1000 }), api.stats({ ...range, event: '$pageview', interval, limit: 1000 })]).then(([v, p]) => {
+      if (!current()) return;
+      const buckets = bucketStarts(state.range, interval);
+      const index = new Map(buckets.map((b, i) => [b, i]));
+      const fill = (rows: StatsRow[]) => {
+        const out = buckets.map(() => 0);
+        for (const r of rows) {
+          const i = index.get(bucketMs(String(r.bucket)));
+          if (i !== undefined) out[i] = Number(r.value);
+        }
+        return out;
+      };
+      chart?.destroy();
+      chart = drawChart($('chart'), { buckets, visitors: fill(v.rows), pageviews: fill(p.rows) }, interval);
+    }),
+    api.sources({ ...range, limit: LIST_LIMIT }).then((a) => {
+      if (!current()) return;
+      const rows = [...a.rows].sort((x, y) => y.uniques - x.uniques || y.events - x.events);
+      renderList(
+        'list-sources',
+        'Visitors',
+        rows.map((r) => ({
+          key: `${r.source}/${r.medium ?? ''}`,
+          label: `${r.source} / ${r.medium ?? ''}`,
+          value: r.uniques,
+          extra: r.paid_share > 0 ? `paid ${Math.round(r.paid_share * 100)}%` : undefined,
+        })),
+      );
+    }),
+    statsList(api, 'list-pages', listEvent === '$pageview' ? 'Pageviews' : 'Events', { metric: 'count', ...range, event: listEvent }, 'path', (v) => v || '(no path)'),
+    statsList(api, 'list-countries', 'Visitors', { metric: 'uniques', ...range, event }, 'country', countryLabel),
+    statsList(api, 'list-devices', 'Visitors', { metric: 'uniques', ...range, event }, 'device_type', labelOrUnknown),
+    statsList(api, 'list-browsers', 'Visitors', { metric: 'uniques', ...range, event }, 'browser', labelOrUnknown),
+    statsList(api, 'list-os', 'Visitors', { metric: 'uniques', ...range, event }, 'os', labelOrUnknown),
+    api.stats({ ...range, event, group_by: 'event_name', limit: LIST_LIMIT }).then((a) => {
+      if (!current()) return;
+      renderList(
+        'list-events',
+        'Events',
+        a.rows.map((r) => ({ key: cell(r, 'event_name'), label: cell(r, 'event_name'), value: Number(r.value), onSelect: () => navigate({ ...state, event: cell(r, 'event_name') }) })),
+      );
+    }),
+    api.query({ ...range, event, limit: 20 }).then((a) => {
+      if (current()) renderRecent(a.rows);
+    }),
+  ];
+  const outcomes = await Promise.allSettled(panels);
+  if (!current()) return;
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failure) {
+    const e = failure.reason;
+    if (e instanceof ApiRefusal && e.keyRefused) {
+      sessionStorage.removeItem(KEY_ITEM);
+      stopLive();
+      showSignIn(e.message);
+      return;
+    }
+    $('load-error').textContent = e instanceof Error ? e.message : String(e);
+    $('load-error').hidden = false;
+  }
+  document.body.dataset['state'] = 'loaded';
+
+  function statsList(api: Api, id: string, header: string, params: Record<string, string | undefined>, column: string, label: (v: string) => string | Node): Promise<void> {
+    return api.stats({ ...params, group_by: column, limit: LIST_LIMIT }).then((a) => {
+      if (!current()) return;
+      renderList(id, header, a.rows.map((r) => ({ key: cell(r, column), label: label(cell(r, column)), value: Number(r.value) })));
+    });
+  }
+}
+
+function renderRecent(rows: { timestamp: string; event_name: string; path: string | null; source: string; medium: string; country: string; device_type: string; properties: string }[]): void {
+  const body = $('recent').querySelector('tbody')!;
+  body.replaceChildren(
+    ...rows.map((r) => {
+      let props = '';
+      try {
+        const parsed = JSON.parse(r.properties || '{}') as Record<string, unknown>;
+        props = Object.entries(parsed)
+          .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+          .join(', ');
+      } catch {
+        props = r.properties;
+      }
+      const time = r.timestamp.replace('T', ' ').slice(0, 19);
+      return el('tr', {}, el('td', {}, time), el('td', {}, r.event_name), el('td', {}, r.path ?? ''), el('td', {}, `${r.source} / ${r.medium}`), el('td', {}, r.country || '–'), el('td', {}, r.device_type), el('td', { className: 'props' }, props));
+    }),
+  );
+  if (rows.length === 0) body.append(el('tr', {}, el('td', { colSpan: 7, className: 'empty' }, 'No events in this range.')));
+}
+
+// ---- controls and navigation ----
+
+let api: Api | undefined;
+
+function renderControls(state: ViewState): void {
+  const active = presetOf(state.range, Date.now());
+  $('range-buttons').replaceChildren(
+    ...PRESETS.map((p) => {
+      const b = el('button', { type: 'button', className: 'range', textContent: p.label, onclick: () => navigate({ ...state, range: presetRange(p.id, Date.now()) }) });
+      b.dataset['preset'] = p.id;
+      b.setAttribute('aria-pressed', String(p.id === active));
+      return b;
+    }),
+  );
+  $<HTMLInputElement>('custom-from').value = dayString(state.range.from);
+  $<HTMLInputElement>('custom-to').value = dayString(state.range.to - DAY_MS);
+  $('filter').hidden = !state.event;
+  $('filter-name').textContent = state.event ?? '';
+}
+
+function navigate(state: ViewState): void {
+  history.pushState(null, '', writeState(state));
+  show();
+}
+
+function show(): void {
+  const key = sessionStorage.getItem(KEY_ITEM);
+  if (!key) return showSignIn();
+  api = createApi(key);
+  const state = readState(location.search, Date.now());
+  $('sign-in').hidden = true;
+  $('dashboard').hidden = false;
+  $('sign-out').hidden = false;
+  renderControls(state);
+  stopLive();
+  const current = api;
+  liveTimer = window.setInterval(() => void refreshLive(current, state).catch(() => undefined), LIVE_REFRESH_MS);
+  void load(current, state);
+}
+
+function start(): void {
+  takeKeyFromFragment();
+  $('key-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const key = $<HTMLInputElement>('key-input').value.trim();
+    if (!key) return;
+    sessionStorage.setItem(KEY_ITEM, key);
+    $<HTMLInputElement>('key-input').value = '';
+    show();
+  });
+  $('sign-out').addEventListener('click', signOut);
+  $('clear-filter').addEventListener('click', () => navigate({ ...readState(location.search, Date.now()), event: undefined }));
+  $('custom-range').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const from = parseDay($<HTMLInputElement>('custom-from').value);
+    const last = parseDay($<HTMLInputElement>('custom-to').value);
+    if (from === undefined || last === undefined || last < from) return;
+    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+  });
+  window.addEventListener('popstate', show);
+  let resizeTimer: number | undefined;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
+  });
+  show();
+}
+
+start();

@@ -1,0 +1,68 @@
+import { DAY_MS, bucketStarts, changePercent, flagOf, intervalFor, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+
+const NOW = Date.parse('2026-03-18T15:30:00Z');
+const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
+
+describe('dashboard view state', () => {
+  it.each([
+    ['today', '2026-03-18', '2026-03-19'],
+    ['yesterday', '2026-03-17', '2026-03-18'],
+    ['7d', '2026-03-12', '2026-03-19'],
+    ['30d', '2026-02-17', '2026-03-19'],
+    ['month', '2026-03-01', '2026-03-19'],
+    ['last-month', '2026-02-01', '2026-03-01'],
+  ] as const)('preset %s is [%s, %s) in UTC days', (id, from, to) => {
+    expect(presetRange(id, NOW)).toEqual({ from: day(from), to: day(to) });
+    expect(presetOf({ from: day(from), to: day(to) }, NOW)).toBe(id);
+  });
+
+  it('reads from, to and event from the query string, and writes them back the same', () => {
+    const state = readState('?from=2026-03-02&to=2026-03-16&event=signup', NOW);
+    expect(state).toEqual({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, event: 'signup' });
+    expect(writeState(state)).toBe('?from=2026-03-02&to=2026-03-16&event=signup');
+    expect(writeState({ range: state.range, event: '$pageview' })).toBe('?from=2026-03-02&to=2026-03-16&event=%24pageview');
+  });
+
+  it.each(['', '?from=2026-03-10', '?from=2026-03-10&to=2026-03-10', '?from=2026-02-30&to=2026-03-02', '?from=yesterday&to=today'])(
+    'falls back to the last 7 days for %j',
+    (search) => {
+      expect(readState(search, NOW)).toEqual({ range: presetRange('7d', NOW) });
+    },
+  );
+
+  it('rejects days that are not calendar days', () => {
+    expect(parseDay('2026-02-29')).toBeUndefined();
+    expect(parseDay('2026-3-01')).toBeUndefined();
+    expect(parseDay('2028-02-29')).toBe(day('2028-02-29'));
+  });
+
+  it('compares with the period of the same length just before', () => {
+    expect(previousRange({ from: day('2026-03-12'), to: day('2026-03-19') })).toEqual({ from: day('2026-03-05'), to: day('2026-03-12') });
+  });
+
+  it('buckets by hour up to 2 days, by day up to 90, by week beyond', () => {
+    expect(intervalFor({ from: day('2026-03-17'), to: day('2026-03-19') })).toBe('hour');
+    expect(intervalFor({ from: day('2026-03-16'), to: day('2026-03-19') })).toBe('day');
+    expect(intervalFor({ from: day('2025-12-19'), to: day('2026-03-19') })).toBe('day');
+    expect(intervalFor({ from: day('2025-12-18'), to: day('2026-03-19') })).toBe('week');
+  });
+
+  it('lists every bucket of the range, weeks from the Monday on or before the start', () => {
+    expect(bucketStarts({ from: day('2026-03-18'), to: day('2026-03-19') }, 'hour')).toHaveLength(24);
+    expect(bucketStarts({ from: day('2026-03-12'), to: day('2026-03-19') }, 'day')).toEqual(Array.from({ length: 7 }, (_, i) => day('2026-03-12') + i * DAY_MS));
+    // 2026-03-18 is a Wednesday: its week starts on Monday 2026-03-16.
+    expect(bucketStarts({ from: day('2026-03-18'), to: day('2026-04-01') }, 'week')).toEqual([day('2026-03-16'), day('2026-03-23'), day('2026-03-30')]);
+  });
+
+  it('gives no change figure when the previous period had nothing', () => {
+    expect(changePercent(10, 0)).toBeUndefined();
+    expect(changePercent(15, 10)).toBe(50);
+    expect(changePercent(5, 10)).toBe(-50);
+  });
+
+  it('draws flags from the ISO code, none for an unknown country', () => {
+    expect(flagOf('FR')).toBe('🇫🇷');
+    expect(flagOf('')).toBe('');
+    expect(flagOf('ZZZ')).toBe('');
+  });
+});

@@ -1,13 +1,15 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, request } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { systemBinary } from '@analytics/testing';
-import { APPS, type App, type Loose, ROUTES, dockerDir, root, upstreamOf } from './routes';
+import { type Started, freePort, startNginx as startProxy, startNode, stopProcess } from '@analytics/topology';
+import { http } from './http';
+import { APPS, type App, ROUTES, dockerDir, root, upstreamOf } from './routes';
 
 // docker/nginx.conf, validated by Debian's nginx (`nginx -t`) and served on loopback in front of the five apps,
 // each started alone as in production (`node dist/apps/<app>/main.js`, its own port), on real PostgreSQL for keys
@@ -21,119 +23,26 @@ const INTERNAL_SECRET = randomBytes(16).toString('hex');
 // Debian's nginx (sbin is often off a user's PATH); NGINX_BIN overrides it. Without it the proxy suite skips loudly.
 const NGINX = systemBinary({ name: 'nginx', env: 'NGINX_BIN', defaults: ['/usr/sbin/nginx', 'nginx'], aptPackage: 'nginx-light' });
 
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => done(port));
-    });
-  });
-
-interface Running {
-  proc: ChildProcess;
-  port: number;
-  output: () => string;
-}
-
 /** Starts `node dist/apps/<app>/main.js` on a free port (PORT=0) and resolves with the port it logged as listening. */
-function startApp(app: App, env: NodeJS.ProcessEnv, onSpawn: (proc: ChildProcess) => void): Promise<Running> {
-  const proc = spawn(process.execPath, [`dist/apps/${app}/main.js`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  onSpawn(proc);
-  let out = '';
-  const output = () => out;
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${app} did not start within 60 s:\n${out}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      for (const line of out.split('\n')) {
-        if (!line.includes('"listening"')) continue;
-        clearTimeout(timer);
-        done({ proc, port: (JSON.parse(line) as { port: number }).port, output });
-        return;
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`${app} exited with ${code} before listening:\n${out}`));
-    });
-  });
+async function startApp(app: App, env: NodeJS.ProcessEnv): Promise<Started> {
+  const started = await startNode(app, [`dist/apps/${app}/main.js`], { cwd: root, env });
+  procs.push(started.proc);
+  return started;
 }
 
-const stop = (proc: ChildProcess | undefined) =>
-  new Promise<void>((done) => {
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return done();
-    const force = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-    proc.once('exit', () => {
-      clearTimeout(force);
-      done();
-    });
-    proc.kill('SIGTERM');
-  });
-
-interface Answer {
-  status: number;
-  service: string | undefined;
-  body: string;
-  json: () => Loose;
-}
-
-/** A raw HTTP request (the path goes out exactly as written: no client-side dot-segment normalisation). */
-function http(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
-  return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        done({ status: res.statusCode!, service: res.headers['x-service'] as string | undefined, body: text, json: () => JSON.parse(text) });
-      });
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
-/**
- * Serves the routing rules exactly as committed (docker/nginx.conf, copied unchanged) with the per-environment
- * includes written for loopback: upstreams at 127.0.0.1:<port of each app>, a free listen port. `nginx -t` first.
- * Returns the proxy's port; the process joins `procs`.
- */
+/** docker/nginx.conf, copied unchanged, in front of the apps on loopback (`nginx -t` first); returns the proxy's port. */
 async function startNginx(bin: string, ports: Record<App, number>): Promise<number> {
   const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
   dataDirs.push(prefix);
-  chmodSync(prefix, 0o755); // nginx's workers (nobody, when started as root) use the temp dirs under the prefix
-  mkdirSync(join(prefix, 'conf/nginx.d'), { recursive: true });
-  copyFileSync(resolve(dockerDir, 'nginx.conf'), join(prefix, 'conf/nginx.conf'));
-  const upstreams = [...new Set(ROUTES.map((r) => r.app))].map((app) => `upstream ${upstreamOf(app)} { server 127.0.0.1:${ports[app]}; keepalive 4; }\n`);
-  writeFileSync(join(prefix, 'conf/nginx.d/upstreams.conf'), upstreams.join(''));
-  const port = await freePort();
-  writeFileSync(join(prefix, 'conf/nginx.d/listen.conf'), `listen 127.0.0.1:${port};\n`);
-  const args = ['-p', `${prefix}/`, '-c', join(prefix, 'conf/nginx.conf')];
-  // nginx.conf logs to /dev/stdout and stderr (as in a container); a file stands in for them (a socket cannot).
-  const log = join(prefix, 'nginx.log');
-  const logFd = openSync(log, 'a');
-  const test = spawnSync(bin, ['-t', ...args, '-g', `pid ${prefix}/nginx.pid;`], { stdio: ['ignore', logFd, logFd] });
-  if (test.status !== 0 || !readFileSync(log, 'utf8').includes('test is successful')) {
-    closeSync(logFd);
-    throw new Error(`nginx -t rejects docker/nginx.conf:\n${readFileSync(log, 'utf8')}`);
-  }
-  const proc = spawn(bin, [...args, '-g', `pid ${prefix}/nginx.pid; daemon off;`], { stdio: ['ignore', logFd, logFd] });
-  procs.push(proc);
-  closeSync(logFd);
-  for (let i = 0; ; i++) {
-    if (await http(port, 'GET', '/healthz').then((r) => r.status === 200, () => false)) return port;
-    if (i > 100 || proc.exitCode !== null) throw new Error(`nginx did not serve docker/nginx.conf:\n${readFileSync(log, 'utf8')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const upstreams = Object.fromEntries([...new Set(ROUTES.map((r) => r.app))].map((app) => [upstreamOf(app), [ports[app]]]));
+  const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort());
+  procs.push(nginx.proc);
+  return nginx.port;
 }
 
 let proxyPort = 0;
 let schema: string;
-const apps = new Map<App, Running>();
+const apps = new Map<App, Started>();
 /** Every process started, listening or not: all are stopped in afterAll whatever happened. */
 const procs: ChildProcess[] = [];
 const dataDirs: string[] = [];
@@ -170,7 +79,7 @@ async function startDeployment(): Promise<void> {
         TRUST_PROXY: 'loopback',
       };
       // All five at once on a fresh database, as a rollout starts them: migrations must not race.
-      apps.set(app, await startApp(app, env, (proc) => procs.push(proc)));
+      apps.set(app, await startApp(app, env));
     }),
   );
 
@@ -178,7 +87,7 @@ async function startDeployment(): Promise<void> {
 }
 
 async function stopDeployment(): Promise<void> {
-  await Promise.all(procs.map(stop));
+  await Promise.all(procs.map((proc) => stopProcess(proc)));
   for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
   if (schema) {
     const admin = new Client({ connectionString: DATABASE_URL });

@@ -29,8 +29,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/admin/', app: 'admin-api', match: 'prefix' },
 ];
 
-/** nginx upstream name of an app (`ingest-api` -> `ingest_api`). */
-export const upstreamOf = (app: App) => app.replace('-', '_');
+export { upstreamOf } from '@analytics/topology';
 
 /** Routes as nginx.conf states them: `location = /p { proxy_pass http://u; }` and `location /p/ { ... }`. */
 export function nginxRoutes(conf: string): Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> {

@@ -41,7 +41,10 @@ export function startNode(name: string, args: string[], options: { cwd: string; 
   proc.once('exit', () => log?.end());
   return new Promise((done, fail) => {
     const timeoutMs = options.timeoutMs ?? 60_000;
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within ${timeoutMs / 1000} s:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      fail(new Error(`${name} did not start within ${timeoutMs / 1000} s:\n${out}`));
+    }, timeoutMs);
     const onData = () => {
       for (const line of out.split('\n')) {
         if (!line.includes('"listening"')) continue;

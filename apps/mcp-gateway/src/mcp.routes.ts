@@ -23,6 +23,7 @@ import type { IngestService } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { type Logger, jsonBody, toApiError } from '@analytics/service-kit';
+import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, baseUrlOf, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
 
@@ -139,7 +140,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     };
     // Only the tools this key may call: an rk_ key is not offered track_event only to be refused it.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: TOOLS.filter((t) => mayCall(auth, t)).map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({ name, title, description, inputSchema, outputSchema, annotations })),
+      tools: TOOLS.filter((t) => mayCall(auth, t)).map(({ access: _access, ...tool }) => tool),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
@@ -176,6 +177,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
         'analytics://schema/events': EVENTS_TABLE_DESCRIPTION,
         'analytics://classifier/rules': { rules: CLASSIFIER_RULES },
       };
+      if (uri === CHART_URI) return { contents: [{ uri, mimeType: MCP_APP_MIME, text: CHART_HTML, _meta: CHART_RESOURCE_META }] };
       if (!(uri in bodies)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
       return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies[uri]) }] };
     });

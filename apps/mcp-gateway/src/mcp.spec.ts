@@ -15,6 +15,8 @@ import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 import { capRows } from './mcp.routes';
+import { runInNewContext } from 'node:vm';
+import type { ViewWindow } from './chart-view';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 let stores: Stores;
@@ -77,7 +79,7 @@ describe('MCP gateway with the SDK client', () => {
     const stats = tools.find((t) => t.name === 'get_stats')!;
     expect(Object.keys(stats.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['metric', 'from', 'to', 'event', 'group_by', 'interval', 'limit']));
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri).sort()).toEqual(['analytics://classifier/rules', 'analytics://project', 'analytics://schema/events']);
+    expect(resources.map((r) => r.uri).sort()).toEqual(['analytics://classifier/rules', 'analytics://project', 'analytics://schema/events', 'ui://analytics/chart.html']);
     await client.close();
   });
 
@@ -470,6 +472,56 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
     const res = await submit({ ...authParams(clientId, pkce().challenge), api_key: oauthKeys.pk });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/pk_ key is the public browser key/);
+  });
+});
+
+describe('charts inline (MCP Apps)', () => {
+  const CHART = 'ui://analytics/chart.html';
+
+  it('declares the chart view on get_stats and top_sources only, and serves it as a small self-contained MCP App page', async () => {
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    const withUi = tools.filter((t) => (t._meta as { ui?: { resourceUri?: string } } | undefined)?.ui?.resourceUri === CHART).map((t) => t.name).sort();
+    expect(withUi).toEqual(['get_stats', 'top_sources']);
+    const listed = (await client.listResources()).resources.find((r) => r.uri === CHART);
+    expect(listed?.mimeType).toBe('text/html;profile=mcp-app');
+    const [content] = (await client.readResource({ uri: CHART })).contents as Array<{ mimeType: string; text: string; _meta?: { ui?: { csp?: Record<string, unknown[]> } } }>;
+    expect(content!.mimeType).toBe('text/html;profile=mcp-app');
+    expect(content!._meta?.ui?.csp).toEqual({ connectDomains: [], resourceDomains: [] });
+    expect(Buffer.byteLength(content!.text)).toBeLessThan(12_000);
+    expect(content!.text).not.toMatch(/\b(src|href)=|@import|url\(|fetch\(|XMLHttpRequest/);
+    await client.close();
+  });
+
+  it('runs the view\'s handshake and draws the get_stats and top_sources results it is posted as bars', async () => {
+    const client = await connect(keys.rk);
+    const html = ((await client.readResource({ uri: CHART })).contents[0] as { text: string }).text;
+    const stats = await client.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, group_by: ['event_name'] } });
+    const sources = await client.callTool({ name: 'top_sources', arguments: { from: FROM, to: TO } });
+    await client.close();
+
+    const sent: Array<Record<string, unknown>> = [];
+    const root = { innerHTML: '' };
+    let listener: Parameters<ViewWindow['addEventListener']>[1] = () => undefined;
+    const parent = { postMessage: (m: unknown) => void sent.push(m as Record<string, unknown>) };
+    const win: ViewWindow = { parent, addEventListener: (_t, l) => void (listener = l), document: { getElementById: (id) => (id === 'root' ? root : null), documentElement: { scrollHeight: 321 } } };
+    runInNewContext(/<script>([\s\S]*)<\/script>/.exec(html)![1]!, { window: win });
+
+    expect(sent[0]).toMatchObject({ jsonrpc: '2.0', id: 1, method: 'ui/initialize', params: { protocolVersion: expect.any(String), appInfo: { name: 'analytics-chart' } } });
+    listener({ source: parent, data: { jsonrpc: '2.0', id: 1, result: { protocolVersion: '2026-01-26', hostInfo: {}, hostCapabilities: {}, hostContext: {} } } });
+    expect(sent[1]).toEqual({ jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {} });
+
+    listener({ source: {}, data: { jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: stats } });
+    expect(root.innerHTML).toBe('');
+    listener({ source: parent, data: { jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: stats } });
+    expect(root.innerHTML).toContain('<svg');
+    expect(root.innerHTML).toContain('agent_task_started');
+    expect(root.innerHTML.match(/<rect /g)?.length).toBe((stats.structuredContent as { rows: unknown[] }).rows.length);
+    expect(sent[2]).toEqual({ jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: { height: 321 } });
+
+    listener({ source: parent, data: { jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: sources } });
+    expect(root.innerHTML).toContain('Top sources');
+    expect(root.innerHTML).toContain('newsletter / email');
   });
 });
 

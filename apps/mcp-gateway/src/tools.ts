@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CLASSIFIER_RULES } from '@analytics/classifier';
 import type { Access } from '@analytics/auth';
+import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { QUERY_ROW_COLUMNS, STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 
 /** What an agent sees for each argument (merged into the JSON schemas derived from libs/schema). */
@@ -46,11 +47,11 @@ export const getStatsArgsSchema = z.preprocess((v) => {
 }, statsParamsSchema);
 
 /** An argument error returned as a tool result (`isError: true`), so the model reads which field to fix. */
-const toolErrorSchema = z.object({ error: z.enum(['invalid_params', 'invalid_group_by']), details: z.record(z.string(), z.unknown()) });
+const toolErrorSchema = z.object({ error: z.enum(['invalid_params', 'invalid_group_by']), details: z.looseObject({}) });
 export type ToolError = z.infer<typeof toolErrorSchema>;
 
-const truncated = z.boolean().optional().describe('Set when rows were cut to fit 512 KB.');
-const cell = z.union([z.string(), z.number(), z.null()]);
+const truncated = z.boolean().optional();
+const cell = z.string().nullable();
 // Row shapes follow libs/schema: the query columns, the stats group-by columns, the sources row.
 const queryRow = z.object(Object.fromEntries(QUERY_ROW_COLUMNS.map((c) => [c, cell]))).catchall(cell);
 const statsRow = z.object({ value: z.number(), bucket: z.string().optional(), ...Object.fromEntries(STATS_GROUP_BY.map((c) => [c, cell.optional()])) });
@@ -75,6 +76,8 @@ export interface ToolSpec {
   inputSchema: ReturnType<typeof inputSchemaOf>;
   outputSchema: ReturnType<typeof outputSchemaOf>;
   annotations: Annotations;
+  /** MCP Apps: the ui:// view that renders this tool's result. */
+  _meta?: typeof CHART_TOOL_META;
 }
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -106,6 +109,7 @@ export const TOOLS: readonly ToolSpec[] = [
     }),
     outputSchema: outputSchemaOf(z.object({ metric: z.enum(['count', 'uniques']), rows: z.array(statsRow), truncated })),
     annotations: READ,
+    _meta: CHART_TOOL_META,
   },
   {
     name: 'top_sources',
@@ -115,6 +119,7 @@ export const TOOLS: readonly ToolSpec[] = [
     inputSchema: inputSchemaOf(sourcesParamsSchema),
     outputSchema: outputSchemaOf(z.object({ breakdown: z.enum(['source_medium', 'source']), rows: z.array(sourcesRow), truncated })),
     annotations: READ,
+    _meta: CHART_TOOL_META,
   },
 ];
 
@@ -129,6 +134,7 @@ export const RESOURCES = [
   { uri: 'analytics://project', name: 'project', title: 'This key\'s project', description: 'id, name, retention_days and allowed_origins of the project that owns the key.', mimeType: 'application/json' },
   { uri: 'analytics://schema/events', name: 'event-schema', title: 'Stored event columns', description: 'The columns of a stored event and what each means.', mimeType: 'application/json' },
   { uri: 'analytics://classifier/rules', name: 'classifier-rules', title: 'Traffic-source rules', description: 'The 13 classification rules, in order, with their rule_ids.', mimeType: 'application/json' },
+  { uri: CHART_URI, name: 'chart', title: 'Chart view (MCP Apps)', description: 'Renders get_stats and top_sources results as bars, in hosts that support MCP Apps.', mimeType: MCP_APP_MIME },
 ] as const;
 
 export { CLASSIFIER_RULES };

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { envSchema, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
-import { createLogger, loadConfig } from '@analytics/service-kit';
+import { bodyLimitsOf, envSchema, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
+import { createLogger, loadConfig, setBodyLimits } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { firstMinuteBlock } from './first-minute';
 import { resolveSecrets } from './secrets';
@@ -22,6 +22,7 @@ async function main() {
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir });
+  setBodyLimits(app, bodyLimitsOf(env));
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

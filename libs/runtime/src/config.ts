@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
-import { envInt, envString, parseTrustProxy } from '@analytics/service-kit';
+import { type BodyLimits, ByteBudget, envInt, envString, parseTrustProxy } from '@analytics/service-kit';
 
 /** Every environment variable the services read (README's configuration table lists the same). */
 export const envSchema = z.object({
@@ -27,6 +27,10 @@ export const envSchema = z.object({
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
   KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
+  BODY_BUDGET_BYTES: envInt(64 * 1024 * 1024, 1024 * 1024),
+  BODY_WAIT_MS: envInt(2_000, 0, 60_000),
+  LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
   AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
   AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
     const entries = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
@@ -59,6 +63,10 @@ export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app
   if (missing.length > 0) {
     throw new Error(`${app}: missing required setting${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see README, Configuration)`);
   }
+export function bodyLimitsOf(env: Env): BodyLimits {
+  return { budget: new ByteBudget(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS };
+}
+
 }
 
 export function rateRulesOf(env: Env) {

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
-import { type Logger, createLogger, loadConfig } from '@analytics/service-kit';
-import { type Env, type Requirement, envSchema, requireSettings } from './config';
+import { type Logger, createLogger, loadConfig, setBodyLimits } from '@analytics/service-kit';
+import { type Env, type Requirement, bodyLimitsOf, envSchema, requireSettings } from './config';
 import { serve } from './serve';
 import { type Stores, openStores } from './stores';
 
@@ -29,6 +29,8 @@ export function runService(name: string, required: ReadonlyArray<Requirement>, b
     const logger = createLogger({ level: env.LOG_LEVEL, name, format: env.LOG_FORMAT });
     options.prepare?.();
     const stores = await openStores(env, logger);
-    await serve(build({ env, logger, stores }), env.PORT, logger, () => stores.close());
+    const app = build({ env, logger, stores });
+    setBodyLimits(app, bodyLimitsOf(env));
+    await serve(app, env.PORT, logger, () => stores.close());
   });
 }

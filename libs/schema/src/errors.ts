@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   forget_failed: 500,
   upstream_failed: 502,
   not_ready: 503,
+  server_busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -49,7 +49,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       logger.error({ reqId: res.locals.reqId, method: req.method, path: redactPath(req.path), code: apiError.code, err: cause }, 'request failed');
     }
     if (res.headersSent) return;
-    if (apiError.code === 'rate_limited' && typeof apiError.extra.retry_after_s === 'number') {
+    if (typeof apiError.extra.retry_after_s === 'number') {
       res.setHeader('Retry-After', String(apiError.extra.retry_after_s));
     }
     res.status(apiError.status).json(apiError.toBody());

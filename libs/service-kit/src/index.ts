@@ -7,3 +7,4 @@ export * from './redis';
 export * from './redis-rate-limiter';
 export * from './json-body';
 export * from './redact';
+export * from './byte-budget';

@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '@analytics/schema';
+import { ByteBudget } from './byte-budget';
 
 /** Largest body: a 1000-event batch with every field at its limit (8 KB properties, three 2 KB URLs, ids) fits. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -33,9 +34,43 @@ export function jsonBody(): RequestHandler {
 
 const parseJson = jsonBody();
 
-/** The JSON body of a request whose credentials were already checked (handlers call it after authentication). */
-export function readJsonBody(req: Request, res: Response): Promise<unknown> {
+export interface BodyLimits {
+  /** Bytes of request bodies in flight in the whole process (a body counts until its response is sent). */
+  budget: ByteBudget;
+  /** How long a request may wait for its share before it is answered 503 server_busy with Retry-After. */
+  waitMs: number;
+}
+
+export const DEFAULT_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_BODY_WAIT_MS = 2_000;
+const defaultLimits: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
+
+/** The body limits of an app (one budget per process: standalone mounts every router on one app). */
+export function setBodyLimits(app: { locals: Record<string, unknown> }, limits: BodyLimits): void {
+  app.locals['bodyLimits'] = limits;
+}
+
+/**
+ * The JSON body of a request whose credentials were already checked (handlers call it after authentication). Its
+ * declared size (or the largest allowed, when chunked) is reserved from the process's budget until the response is
+ * sent; a request that cannot get it in time is 503 server_busy, never an out-of-memory crash.
+ */
+export async function readJsonBody(req: Request, res: Response): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  // Bodies over the limit are refused by the parser from their Content-Length alone, before any byte is read.
+  if (!(declared > MAX_BODY_BYTES)) {
+    const { budget, waitMs } = (req.app.locals['bodyLimits'] as BodyLimits | undefined) ?? defaultLimits;
+    const release = await budget.acquire(Number.isFinite(declared) ? declared : MAX_BODY_BYTES, waitMs);
+    if (!release) throw new ApiError('server_busy', { retry_after_s: 1 });
+    res.once('close', release);
+  }
   return new Promise((resolve, reject) => {
-    parseJson(req, res, (err?: unknown) => (err ? reject(err) : resolve(req.body)));
+    parseJson(req, res, (err?: unknown) => {
+      if (err) return reject(err);
+      // The parsed body leaves the request: once validated into new objects, the input can be collected.
+      const body: unknown = req.body;
+      req.body = undefined;
+      resolve(body);
+    });
   });
 }

@@ -12,6 +12,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Whether stdout is a terminal; a parameter so tests can pin it. */
   isTTY?: boolean;
+  /** Where lines go (stdout when unset); tests pass a collector. */
+  destination?: NodeJS.WritableStream;
 }
 
 /** The format a logger writes: `LOG_FORMAT` when given, else pretty on a terminal and JSON otherwise. */
@@ -27,7 +29,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     base: undefined,
     redact: { paths: ['authorization', '*.authorization', 'headers', '*.headers', 'ip', '*.ip', 'secret', '*.secret'], remove: true },
   };
-  if (logFormatOf(options.format, options.isTTY ?? process.stdout.isTTY === true) === 'json') return pino(settings);
+  const isTTY = options.isTTY ?? process.stdout.isTTY === true;
+  if (logFormatOf(options.format, isTTY) === 'json') return options.destination ? pino(settings, options.destination) : pino(settings);
   // Synchronous, in-process: no worker thread, and lines keep their order with the start-up block printed after them.
-  return pino(settings, pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }));
+  const prettyOptions = { sync: true, colorize: isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' };
+  return pino(settings, pretty(options.destination ? { ...prettyOptions, destination: options.destination } : prettyOptions));
 }

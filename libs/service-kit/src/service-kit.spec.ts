@@ -3,7 +3,8 @@ import request from 'supertest';
 import { z } from 'zod';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { createServiceApp } from './app';
-import { readJsonBody } from './json-body';
+import { ByteBudget } from './byte-budget';
+import { readJsonBody, setBodyLimits } from './json-body';
 import { redactPath } from './redact';
 import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
 import { isUnreachable, toApiError } from './errors.middleware';
@@ -170,4 +171,58 @@ describe('redactPath', () => {
     ['/admin/keys/AbC123', '/admin/keys/AbC123'],
     ['/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b', '/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b'],
   ])('logs %s as %s', (path, logged) => expect(redactPath(path)).toBe(logged));
+});
+
+describe('body byte budget', () => {
+  it('grants in arrival order, makes later requests wait for released bytes, and gives up after the wait', async () => {
+    const budget = new ByteBudget(100);
+    const a = await budget.acquire(60, 50);
+    expect(budget.inUse).toBe(60);
+    const b = budget.acquire(60, 1_000);
+    const small = budget.acquire(10, 1_000); // fits, but waits behind b: first come, first served
+    const late = await budget.acquire(90, 20);
+    expect(late).toBeNull();
+    a!();
+    a!(); // releasing twice frees once
+    const [gotB, gotSmall] = await Promise.all([b, small]);
+    expect(budget.inUse).toBe(70);
+    gotB!();
+    gotSmall!();
+    expect(budget.inUse).toBe(0);
+    expect(await budget.acquire(500, 10)).not.toBeNull(); // larger than the whole budget: clamped, still served
+  });
+
+  it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
+    const router = Router();
+    let hold: () => void = () => undefined;
+    router.post('/v1/slow', async (req, res) => {
+      const body = await readJsonBody(req, res);
+      await new Promise<void>((r) => (hold = r));
+      res.json(body);
+    });
+    router.post('/v1/fast', async (req, res) => {
+      res.json(await readJsonBody(req, res));
+    });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
+    setBodyLimits(app, { budget: new ByteBudget(1_000_000), waitMs: 100 });
+    const big = `{"a":"${'x'.repeat(700_000)}"}`;
+    const http = app.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    const post = (path: string, body: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    try {
+      const first = post('/v1/slow', big);
+      await new Promise((r) => setTimeout(r, 100));
+      const busy = await post('/v1/fast', big);
+      expect(busy.status).toBe(503);
+      expect(busy.headers.get('retry-after')).toBe('1');
+      expect(await busy.json()).toEqual({ error: 'server_busy', retry_after_s: 1 });
+      expect((await post('/v1/fast', '{"small":true}')).status).toBe(200); // small bodies still fit beside it
+      hold();
+      expect((await first).status).toBe(200);
+      expect((await post('/v1/fast', big)).status).toBe(200);
+    } finally {
+      http.close();
+    }
+  });
 });

@@ -253,6 +253,13 @@ describe('MCP gateway over raw HTTP', () => {
     expect(byId.get(2)?.error).toMatchObject({ code: -32602, message: 'invalid_params' });
   });
 
+  it('keeps tools/list small for the agent\'s context: the README\'s byte sizes per key kind', async () => {
+    const size = async (key: string) => Buffer.byteLength(await (await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), key)).text());
+    const [read, ingest] = [await size(keys.rk), await size(keys.sk)];
+    expect(read).toBeLessThanOrEqual(6_700);
+    expect(ingest).toBeLessThanOrEqual(2_400);
+  });
+
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
     const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(200);

@@ -24,15 +24,13 @@ export const envSchema = z.object({
   RATE_LIMIT_BATCH_PER_S: envInt(5, 1),
   RATE_LIMIT_BATCH_BURST: envInt(20, 1),
   KEY_CACHE_TTL_MS: envInt(300_000, 0, 300_000),
-  LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
-  MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
   KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
+  AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
+  AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
   BODY_BUDGET_BYTES: envInt(64 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
-  AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
-  AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
     const entries = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
     for (const e of entries) if ('problem' in e) ctx.addIssue({ code: 'custom', message: e.problem });
     return entries.flatMap((e) => ('origin' in e ? [e.origin] : []));
@@ -63,10 +61,10 @@ export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app
   if (missing.length > 0) {
     throw new Error(`${app}: missing required setting${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see README, Configuration)`);
   }
-export function bodyLimitsOf(env: Env): BodyLimits {
-  return { budget: new ByteBudget(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS };
 }
 
+export function bodyLimitsOf(env: Env): BodyLimits {
+  return { budget: new ByteBudget(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS };
 }
 
 export function rateRulesOf(env: Env) {

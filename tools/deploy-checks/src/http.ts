@@ -4,6 +4,7 @@ import type { Loose } from './routes';
 export interface Answer {
   status: number;
   service: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
   body: string;
   json: () => Loose;
 }
@@ -16,7 +17,7 @@ export function http(port: number, method: string, path: string, headers: Record
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString();
-        done({ status: res.statusCode!, service: res.headers['x-service'] as string | undefined, body: text, json: () => JSON.parse(text) });
+        done({ status: res.statusCode!, service: res.headers['x-service'] as string | undefined, headers: res.headers, body: text, json: () => JSON.parse(text) });
       });
     });
     req.on('error', fail);

@@ -1,6 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
-import { APPS, type Loose, ROUTES, nginxRoutes, readDocker, upstreamOf } from './routes';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
+import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
+import { APPS, DASHBOARD_PATHS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Loose; data?: Loose; stringData?: Loose };
 
@@ -93,10 +95,25 @@ describe('k8s manifests (docker/k8s)', () => {
     const ing = find('Ingress', 'analytics');
     const paths = ing!.spec.rules.flatMap((r: Loose) => r.http.paths) as Array<{ path: string; pathType: string; backend: { service: { name: string } } }>;
     expect(paths.map((p) => ({ path: p.path, match: p.pathType === 'Exact' ? 'exact' : 'prefix', app: p.backend.service.name })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-      ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app })).sort((a, b) => a.path.localeCompare(b.path)),
+      [...ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app as string })), ...DASHBOARD_PATHS.map((d) => ({ ...d, app: 'dashboard' }))].sort((a, b) => a.path.localeCompare(b.path)),
     );
-    expect(paths.some((p) => p.path.startsWith('/internal') || p.path === '/')).toBe(false);
+    expect(paths.some((p) => p.path.startsWith('/internal'))).toBe(false);
     expect(ing!.metadata).toMatchObject({ annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
+  });
+
+  it('dashboard: a Deployment of the static build (non-root, read-only, probes on /healthz) and a Service, no secret', () => {
+    const dep = find('Deployment', 'dashboard');
+    const pod = dep!.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    const [c] = pod.containers;
+    expect(c.image).toMatch(/^analytics\/dashboard:/);
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    for (const probe of ['readinessProbe', 'livenessProbe']) expect(c[probe].httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
+    expect(c.envFrom).toBeUndefined();
+    expect(find('Service', 'dashboard')?.spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
+    const k = parse(readDocker('k8s/kustomization.yaml')) as { images: Array<{ name: string }> };
+    expect(k.images.map((i) => i.name)).toContain('analytics/dashboard');
   });
 
   it('kustomization.yaml lists every manifest except the example Secret', () => {
@@ -140,6 +157,14 @@ describe('compose file (docker/compose.yml)', () => {
     for (const k of ['IP_HASH_SECRET', 'ADMIN_TOKEN', 'INTERNAL_SECRET']) expect(services['ingest-api'].environment[k]).toMatch(new RegExp(`^\\$\\{${k}:\\?`));
   });
 
+  it("nginx is built with the dashboard's static build under its prefix (Dockerfile target proxy)", () => {
+    expect(services.nginx.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile', target: 'proxy' });
+    expect(services.nginx.command).toEqual(expect.arrayContaining(['-p', '/var/cache/nginx/']));
+    const dockerfile = readDocker('Dockerfile');
+    expect(dockerfile).toMatch(/FROM \S+ AS proxy\nCOPY --from=build \/src\/dist\/apps\/dashboard \/var\/cache\/nginx\/dashboard\n/);
+    expect(dockerfile).toMatch(/FROM \S+ AS dashboard\nCOPY docker\/dashboard.nginx.conf \/etc\/nginx\/nginx.conf\nCOPY --from=build \/src\/dist\/apps\/dashboard \/usr\/share\/nginx\/dashboard\n/);
+  });
+
   it('nginx mounts docker/nginx.conf and its compose upstreams, which name the compose services the routes need', () => {
     expect(services.nginx.volumes).toEqual(expect.arrayContaining(['./nginx.conf:/etc/nginx/nginx.conf:ro', './nginx.d:/etc/nginx/nginx.d:ro']));
     const upstreams = readDocker('nginx.d/upstreams.conf');
@@ -164,5 +189,15 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
     expect(logFormat).toMatch(/\$uri/);
     expect(logFormat).not.toMatch(/remote_addr|forwarded_for|request_uri|\$request |\$args|query_string/);
     expect(conf).toMatch(/^error_log stderr crit;$/m);
+  });
+
+  it("serves the dashboard's files with the CSP npm start sends, in nginx.conf and in the dashboard's own server", () => {
+    for (const file of ['nginx.conf', 'dashboard.nginx.conf']) {
+      const conf = readDocker(file);
+      expect({ file, csp: cspHeadersOf(conf) }).toEqual({ file, csp: [DASHBOARD_CSP, DASHBOARD_CSP] });
+      expect(conf).toMatch(/location = \/ \{[^}]*try_files \/index.html @not_found;/);
+      expect(conf).toMatch(/location \/assets\/ \{[^}]*try_files \$uri @not_found;/);
+    }
+    expect(readDocker('nginx.conf')).toMatch(/location = \/ \{\s*root dashboard;/);
   });
 });

@@ -1,6 +1,6 @@
-import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,8 @@ import { Client } from 'pg';
 import { systemBinary } from '@analytics/testing';
 import { type Started, freePort, startNginx as startProxy, startNode, stopProcess } from '@analytics/topology';
 import { http } from './http';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
+import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
 import { APPS, type App, ROUTES, dockerDir, root, upstreamOf } from './routes';
 
 // docker/nginx.conf, validated by Debian's nginx (`nginx -t`) and served on loopback in front of the five apps,
@@ -34,6 +36,8 @@ async function startApp(app: App, env: NodeJS.ProcessEnv): Promise<Started> {
 async function startNginx(bin: string, ports: Record<App, number>): Promise<number> {
   const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
   dataDirs.push(prefix);
+  // The dashboard's build where nginx.conf serves it from: <prefix>/dashboard (the image copies it there).
+  symlinkSync(resolve(root, 'dist/apps/dashboard'), join(prefix, 'dashboard'));
   const upstreams = Object.fromEntries([...new Set(ROUTES.map((r) => r.app))].map((app) => [upstreamOf(app), [ports[app]]]));
   const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort());
   procs.push(nginx.proc);
@@ -146,10 +150,44 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   });
 
   it('answers unknown paths itself with the API error envelope', async () => {
-    for (const path of ['/', '/v1/unknown', '/v1/track/extra', '/v2/track', '/healthz/x']) {
+    for (const path of ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v2/track', '/healthz/x']) {
       const r = await http(proxyPort, 'GET', path);
       expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
     }
+  });
+
+  it("serves the dashboard's page and files itself, without a key, with the CSP npm start sends and no cookie", async () => {
+    for (const [path, type] of [['/', 'text/html'], ['/?from=2026-03-02&to=2026-03-16', 'text/html'], ['/assets/dashboard.js', 'text/javascript'], ['/assets/dashboard.css', 'text/css']]) {
+      const r = await http(proxyPort, 'GET', path!);
+      expect({ path, status: r.status, service: r.service, type: r.headers['content-type'] }).toEqual({ path, status: 200, service: undefined, type });
+      expect(r.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+      expect(r.headers['set-cookie']).toBeUndefined();
+    }
+    expect((await http(proxyPort, 'GET', '/')).body).toContain('<script src="assets/dashboard.js" defer></script>');
+  });
+
+  it("the dashboard's own server (docker/dashboard.nginx.conf, the k8s image) serves the same files and headers", async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'deploy-dashboard-'));
+    dataDirs.push(prefix);
+    const port = await freePort();
+    const conf = readFileSync(resolve(dockerDir, 'dashboard.nginx.conf'), 'utf8');
+    // Only the environment differs on loopback: the port, the build's place, the pid and temp files.
+    const local = conf.replace('listen 8080;', `listen 127.0.0.1:${port};`).replace('root /usr/share/nginx/dashboard;', `root ${resolve(root, 'dist/apps/dashboard')};`).replaceAll('/tmp/', `${prefix}/`);
+    expect(local).not.toBe(conf);
+    writeFileSync(join(prefix, 'nginx.conf'), local);
+    const proc = spawn(NGINX.path, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+    procs.push(proc);
+    let health = await http(port, 'GET', '/healthz').catch(() => undefined);
+    for (let i = 0; i < 50 && health?.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      health = await http(port, 'GET', '/healthz').catch(() => undefined);
+    }
+    expect(health?.json()).toEqual({ ok: true, service: 'dashboard' });
+    for (const [path, type] of [['/', 'text/html'], ['/assets/dashboard.js', 'text/javascript']]) {
+      const r = await http(port, 'GET', path!);
+      expect({ path, status: r.status, type: r.headers['content-type'], csp: r.headers['content-security-policy'] }).toEqual({ path, status: 200, type, csp: DASHBOARD_CSP });
+    }
+    expect((await http(port, 'GET', '/assets/nope.js')).json()).toEqual({ error: 'not_found' });
   });
 
   it('forwards the caller: X-Forwarded-For with the address nginx saw appended, Host, proto and a request id', async () => {

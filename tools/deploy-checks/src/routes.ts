@@ -31,6 +31,15 @@ export const ROUTES: readonly Route[] = [
 
 export { upstreamOf } from '@analytics/topology';
 
+/** The dashboard's static paths: served by nginx itself from <prefix>/dashboard, by the `dashboard` Service in k8s. */
+export const DASHBOARD_PATHS = [
+  { path: '/', match: 'exact' },
+  { path: '/assets/', match: 'prefix' },
+] as const;
+
+/** The CSP of every dashboard location in an nginx config (`add_header Content-Security-Policy "…" always;`). */
+export const cspHeadersOf = (conf: string) => [...conf.matchAll(/add_header Content-Security-Policy "([^"]*)" always;/g)].map((m) => m[1]);
+
 /** Routes as nginx.conf states them: `location = /p { proxy_pass http://u; }` and `location /p/ { ... }`. */
 export function nginxRoutes(conf: string): Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> {
   const out: Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> = [];

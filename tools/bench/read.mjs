@@ -17,6 +17,7 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 10_000_000);
@@ -62,31 +63,7 @@ const readKey = (await stores.keyStore.createKey(projectId, 'rk')).key;
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
 console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session) into ${dataDir}`);
 
-// One session = EVENTS_PER_SESSION consecutive numbers: same visitor, entry source/medium, device, country.
-const pick = (list, seed, key = 's') => `[${list.map((v) => `'${v}'`).join(',')}][cityHash64(${key}, ${seed}) % ${list.length} + 1]`;
-const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/social', 'direct/direct', 'newsletter/email', 'twitter/social', 'bing/organic', 'blog-example-org/referral', 'linkedin/paid', 'email/email', 'internal/direct'];
-const insertChunk = (offset, rows) => `
-INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
-  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties)
-SELECT
-  toUUID('${projectId}'),
-  toDateTime64(${D0 / 1000}, 3, 'UTC') + toIntervalMillisecond(cityHash64(s, 1) % ${SPAN_DAYS * DAY}) + toIntervalSecond((n % ${EVENTS_PER_SESSION}) * 45),
-  toString(n),
-  ['$pageview','$pageview','$pageview','$pageview','$pageview','$pageview','signup','purchase','clicked_pricing','feature_used'][cityHash64(n, 2) % 10 + 1],
-  concat('anon-', toString(cityHash64(s, 3) % 400000)),
-  NULL,
-  concat('sess-', toString(s)),
-  splitByChar('/', src)[1],
-  splitByChar('/', src)[2],
-  NULL, 'high', 'bench', NULL, NULL,
-  ${pick(['/', '/pricing', '/docs', '/blog/launch', '/signup', '/features', '/about', '/contact'], 4, 'n')},
-  ${pick(['US', 'GB', 'DE', 'FR', 'JP', 'BR', 'IN', 'CA', 'AU', 'ES', 'IT', 'NL', 'SE', 'PL', 'MX', 'KR', 'CN', 'RU', 'ZA', ''], 5)},
-  ${pick(['desktop', 'desktop', 'mobile', 'mobile', 'tablet', 'bot'], 6)},
-  ${pick(['Chrome', 'Safari', 'Firefox', 'Edge', 'Mobile Safari', 'Samsung Internet'], 7)},
-  ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
-  '00112233445566778899aabbccddeeff',
-  '{}'
-FROM (SELECT number AS n, intDiv(number, ${EVENTS_PER_SESSION}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;
+const insertChunk = (offset, rows) => syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows });
 
 const loadStart = performance.now();
 for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {

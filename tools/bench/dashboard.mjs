@@ -1,0 +1,116 @@
+// Dashboard benchmark: the time from navigation to every panel filled (headline numbers, chart, top lists, recent
+// events), in Debian's Chromium against the standalone app on the embedded stores, for the last 7 and last 30 days.
+// Loads N synthetic events over the 30 days ending today (INSERT ... SELECT inside ClickHouse, aggregates filled by
+// the materialized views), waits for the background merges, then opens the dashboard in a fresh browser context
+// per sample (no cache) and reads the page's `dashboard-filled` performance mark (ms since navigation start).
+//
+//   npm run bench:dashboard                        # 1,000,000 events
+//   BENCH_EVENTS=100000 npm run bench:dashboard    # or: npm run bench:dashboard -- --events=100000
+//   BENCH_SAMPLES=10 (per range, after one warm-up), BENCH_DIR=<dir>, CHROMIUM_PATH=<chromium>
+//
+// The apps and libs are bundled from source with esbuild and the dashboard is built first, so no build step is needed.
+import { build } from 'esbuild';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { chromium } from 'playwright-core';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { syntheticEventsSql } from './synthetic-events.mjs';
+
+const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 1_000_000);
+const SAMPLES = Number(arg('samples') ?? process.env.BENCH_SAMPLES ?? 10);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHUNK = 1_000_000;
+const DAY = 86_400_000;
+const SPAN_DAYS = 30;
+
+if (!existsSync(CHROMIUM)) {
+  console.error(`bench:dashboard needs chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  process.exit(2);
+}
+
+await import('../../apps/dashboard/build.mjs');
+const outfile = 'dist/bench/dashboard-bench.cjs';
+await build({
+  stdin: {
+    contents: [
+      "export { buildApp } from './apps/standalone/src/app';",
+      "export { envSchema, openStores } from './libs/runtime/src/index';",
+      "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+    ].join('\n'),
+    resolveDir: process.cwd(),
+    loader: 'ts',
+  },
+  outfile,
+  ...nodeBundleOptions,
+});
+const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+
+const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-dashboard-'));
+const logger = lib.createLogger({ level: 'warn', name: 'bench', format: 'json' });
+const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench' });
+const stores = await lib.openStores(env, logger, dataDir);
+const db = stores.events.db;
+const count = async (sql) => Number((await stores.events.select(sql, {}))[0].c);
+const { project, keys } = await stores.keyStore.createProject({ name: 'bench-dashboard' });
+const readKey = keys.rk;
+
+const today = Date.now() - (Date.now() % DAY);
+const from = today + DAY - SPAN_DAYS * DAY;
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
+console.log(`loading ${EVENTS.toLocaleString('en')} events over the ${SPAN_DAYS} days ending today into ${dataDir}`);
+const loadStart = performance.now();
+for (let offset = 0; offset < EVENTS; offset += CHUNK) {
+  await stores.events.command(syntheticEventsSql({ db, projectId: project.id, fromMs: from, spanDays: SPAN_DAYS, eventsPerSession: 5, offset, rows: Math.min(CHUNK, EVENTS - offset) }));
+}
+console.log(`load: ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
+const parts = () => count(`SELECT count() AS c FROM system.parts WHERE database = '${db}' AND active`);
+for (let last = -1, now = await parts(); ; last = now, now = await parts()) {
+  if ((await count(`SELECT count() AS c FROM system.merges WHERE database = '${db}'`)) === 0 && now === last) break;
+  await new Promise((r) => setTimeout(r, 2000));
+}
+
+const secrets = { ADMIN_TOKEN: 'bench-admin', IP_HASH_SECRET: 'bench-ip', INTERNAL_SECRET: 'bench-internal' };
+const app = lib.buildApp({ stores, secrets, logger, dashboardDir: join(process.cwd(), 'dist/apps/dashboard') });
+const server = await new Promise((resolve) => {
+  const s = app.listen(0, '127.0.0.1', () => resolve(s));
+});
+const base = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+
+const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+/** One cold navigation (fresh context: no cache, no storage): ms from navigation start to every panel filled. */
+async function sample(range) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${base}/?from=${range.from}&to=${range.to}#key=${readKey}`);
+    await page.waitForSelector('body[data-state="loaded"]', { timeout: 60_000 });
+    if (await page.isVisible('#load-error')) throw new Error(`dashboard error: ${await page.textContent('#load-error')}`);
+    return await page.evaluate(() => performance.getEntriesByName('dashboard-filled')[0].startTime);
+  } finally {
+    await context.close();
+  }
+}
+
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+console.log(`\nnavigation to every panel filled, ${SAMPLES} cold samples per range after one warm-up (Chromium and the service share this machine)`);
+console.log(`${'range'.padEnd(16)} p50 ms   p95 ms   min ms   max ms   load avg before/after`);
+for (const [label, days] of [['last 7 days', 7], ['last 30 days', 30]]) {
+  const range = { from: day(today + DAY - days * DAY), to: day(today + DAY) };
+  await sample(range);
+  const before = loadavg()[0];
+  const times = [];
+  for (let i = 0; i < SAMPLES; i++) times.push(await sample(range));
+  times.sort((a, b) => a - b);
+  const f = (v) => v.toFixed(0).padStart(7);
+  console.log(`${label.padEnd(16)}${f(pct(times, 50))}  ${f(pct(times, 95))}  ${f(times[0])}  ${f(times.at(-1))}   ${before.toFixed(2)} / ${loadavg()[0].toFixed(2)}`);
+}
+
+await browser.close();
+server.close();
+await stores.close();
+if (!process.env.BENCH_DIR) rmSync(dataDir, { recursive: true, force: true });

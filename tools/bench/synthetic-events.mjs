@@ -1,0 +1,32 @@
+// Synthetic events for the read benchmarks, generated inside ClickHouse.
+const DAY = 86_400_000;
+const pick = (list, seed, key = 's') => `[${list.map((v) => `'${v}'`).join(',')}][cityHash64(${key}, ${seed}) % ${list.length} + 1]`;
+const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/social', 'direct/direct', 'newsletter/email', 'twitter/social', 'bing/organic', 'blog-example-org/referral', 'linkedin/paid', 'email/email', 'internal/direct'];
+/**
+ * INSERT ... SELECT FROM numbers(offset, rows) of synthetic events for one project, generated inside ClickHouse (the
+ * materialized views fill the aggregates as in production): `eventsPerSession` consecutive numbers make one session
+ * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`.
+ * Used by the read-path (read.mjs) and dashboard (dashboard.mjs) benchmarks.
+ */
+export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows }) => `
+INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
+  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties)
+SELECT
+  toUUID('${projectId}'),
+  toDateTime64(${fromMs / 1000}, 3, 'UTC') + toIntervalMillisecond(cityHash64(s, 1) % ${spanDays * DAY}) + toIntervalSecond((n % ${eventsPerSession}) * 45),
+  toString(n),
+  ['$pageview','$pageview','$pageview','$pageview','$pageview','$pageview','signup','purchase','clicked_pricing','feature_used'][cityHash64(n, 2) % 10 + 1],
+  concat('anon-', toString(cityHash64(s, 3) % 400000)),
+  NULL,
+  concat('sess-', toString(s)),
+  splitByChar('/', src)[1],
+  splitByChar('/', src)[2],
+  NULL, 'high', 'bench', NULL, NULL,
+  ${pick(['/', '/pricing', '/docs', '/blog/launch', '/signup', '/features', '/about', '/contact'], 4, 'n')},
+  ${pick(['US', 'GB', 'DE', 'FR', 'JP', 'BR', 'IN', 'CA', 'AU', 'ES', 'IT', 'NL', 'SE', 'PL', 'MX', 'KR', 'CN', 'RU', 'ZA', ''], 5)},
+  ${pick(['desktop', 'desktop', 'mobile', 'mobile', 'tablet', 'bot'], 6)},
+  ${pick(['Chrome', 'Safari', 'Firefox', 'Edge', 'Mobile Safari', 'Samsung Internet'], 7)},
+  ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
+  '00112233445566778899aabbccddeeff',
+  '{}'
+FROM (SELECT number AS n, intDiv(number, ${eventsPerSession}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;

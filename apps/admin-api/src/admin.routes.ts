@@ -1,8 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
-import { z } from 'zod';
-import { KEY_ENVS, KEY_KINDS, type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
-import { ApiError, parseOrThrow } from '@analytics/schema';
+import { type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
+import {
+  ApiError,
+  type CreatedProjectResponse,
+  type MintedKeyResponse,
+  type Project,
+  allowedOriginsInputSchema,
+  createKeyInputSchema,
+  createProjectInputSchema,
+  parseOrThrow,
+  patchProjectInputSchema,
+} from '@analytics/schema';
 import { readJsonBody } from '@analytics/service-kit';
 
 export interface AdminRouterDeps {
@@ -13,37 +22,18 @@ export interface AdminRouterDeps {
   onProjectChanged?: (projectId: string) => void | Promise<void>;
 }
 
-// PostgreSQL text cannot hold NUL: refuse it here (400) instead of letting the insert fail (500).
-const noNul = (s: string) => !s.includes('\u0000');
-const NUL_MESSAGE = { message: 'must not contain NUL characters' };
-const name = z.string().trim().min(1).max(200).refine(noNul, NUL_MESSAGE);
-
-const origins = z
-  .array(z.string().max(2048).refine(noNul, NUL_MESSAGE))
-  .max(1000)
-  .transform((list, ctx) => {
-    const out: string[] = [];
-    list.forEach((value, i) => {
-      const entry = parseOriginEntry(value);
-      if ('origin' in entry) out.push(entry.origin);
-      else ctx.addIssue({ code: 'custom', path: [i], message: `${entry.problem}: ${value}` });
-    });
-    return [...new Set(out)];
+// The bodies are libs/schema's; each origin is then normalised by libs/auth's rules (wildcards, public suffixes).
+const origins = allowedOriginsInputSchema.transform((list, ctx) => {
+  const out: string[] = [];
+  list.forEach((value, i) => {
+    const entry = parseOriginEntry(value);
+    if ('origin' in entry) out.push(entry.origin);
+    else ctx.addIssue({ code: 'custom', path: [i], message: `${entry.problem}: ${value}` });
   });
-const retentionDays = z.number().int().min(1).max(3650);
-
-const createProjectSchema = z.object({
-  name,
-  allowed_origins: origins.optional(),
-  retention_days: retentionDays.optional(),
-  env: z.enum(KEY_ENVS).optional(),
+  return [...new Set(out)];
 });
-const patchProjectSchema = z.object({
-  name: name.optional(),
-  allowed_origins: origins.optional(),
-  retention_days: retentionDays.optional(),
-});
-const createKeySchema = z.object({ kind: z.enum(KEY_KINDS), env: z.enum(KEY_ENVS).optional() });
+const createProjectSchema = createProjectInputSchema.extend({ allowed_origins: origins.optional() });
+const patchProjectSchema = patchProjectInputSchema.extend({ allowed_origins: origins.optional() });
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -64,12 +54,13 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
 
   router.post('/admin/projects', async (req, res) => {
     const input = parseOrThrow(createProjectSchema, await readJsonBody(req, res));
-    const created = await deps.keyStore.createProject(input, input.env);
+    const created: CreatedProjectResponse = await deps.keyStore.createProject(input, input.env);
     res.status(201).json(created);
   });
 
   router.get('/admin/projects', async (_req, res) => {
-    res.json({ projects: await deps.keyStore.listProjects() });
+    const projects: Project[] = await deps.keyStore.listProjects();
+    res.json({ projects });
   });
 
   router.get('/admin/projects/:id', async (req, res) => {
@@ -87,8 +78,8 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
   });
 
   router.post('/admin/projects/:id/keys', async (req, res) => {
-    const input = parseOrThrow(createKeySchema, await readJsonBody(req, res));
-    const key = await deps.keyStore.createKey(req.params.id, input.kind, input.env);
+    const input = parseOrThrow(createKeyInputSchema, await readJsonBody(req, res));
+    const key: MintedKeyResponse | null = await deps.keyStore.createKey(req.params.id, input.kind, input.env);
     if (!key) throw new ApiError('not_found');
     res.status(201).json(key);
   });

@@ -2,11 +2,13 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { Authenticator, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { createLogger } from '@analytics/service-kit';
+import { type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
 let db: SqlPort;
 let app: Express;
+let contract: ContractCheck;
 let auth: Authenticator;
 const revoked: string[] = [];
 const changed: string[] = [];
@@ -16,7 +18,7 @@ beforeAll(async () => {
   await migrateKeyStore(db);
   const keyStore = new KeyStore(db);
   auth = new Authenticator(keyStore);
-  app = buildApp({
+  contract = contractChecked(buildApp({
     logger: createLogger({ level: 'silent' }),
     keyStore,
     adminToken: TOKEN,
@@ -28,7 +30,8 @@ beforeAll(async () => {
       changed.push(id);
       auth.invalidateProject(id);
     },
-  });
+  }));
+  app = contract.app;
 });
 afterAll(() => db.close());
 
@@ -166,5 +169,14 @@ describe('admin API', () => {
     const res = await admin('get', '/admin/projects');
     expect(res.status).toBe(200);
     expect(res.body.projects.length).toBeGreaterThan(3);
+  });
+});
+
+describe('the contract (libs/schema API_ROUTES)', () => {
+  it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(
+      expect.arrayContaining(['POST /admin/projects 201', 'GET /admin/projects 200', 'GET /admin/projects/{id} 200', 'PATCH /admin/projects/{id} 200', 'POST /admin/projects/{id}/keys 201', 'POST /admin/projects 400', 'GET /admin/projects 401']),
+    );
   });
 });

@@ -4,7 +4,18 @@ import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, forgetUser } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
 import { readJsonBody } from '@analytics/service-kit';
-import { batchInputSchema, browserIdentifyInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema, parseOrThrow } from '@analytics/schema';
+import {
+  type BatchResponse,
+  type ForgetResponse,
+  type IdentifyResponse,
+  type TrackResponse,
+  batchInputSchema,
+  browserIdentifyInputSchema,
+  eventInputSchema,
+  forgetInputSchema,
+  identifyInputSchema,
+  parseOrThrow,
+} from '@analytics/schema';
 
 export interface IngestRouterDeps {
   authenticator: Authenticator;
@@ -35,26 +46,26 @@ export function createIngestRouter(deps: IngestRouterDeps): Router {
   router.post('/v1/track', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const input = parseOrThrow(eventInputSchema, await readJsonBody(req, res));
     const { event_id } = await deps.ingest.track(context(req, authOf(res)), input);
-    res.status(202).json({ ok: true, event_id });
+    res.status(202).json({ ok: true, event_id } satisfies TrackResponse);
   });
 
   router.post('/v1/batch', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const { events } = parseOrThrow(batchInputSchema, await readJsonBody(req, res));
     const { count } = await deps.ingest.batch(context(req, authOf(res)), events);
-    res.status(202).json({ ok: true, count });
+    res.status(202).json({ ok: true, count } satisfies BatchResponse);
   });
 
   router.post('/v1/identify', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const auth = authOf(res);
     const input = parseOrThrow(auth.kind === 'pk' ? browserIdentifyInputSchema : identifyInputSchema, await readJsonBody(req, res));
     await deps.ingest.identify(context(req, auth), input);
-    res.status(200).json({ ok: true });
+    res.status(200).json({ ok: true } satisfies IdentifyResponse);
   });
 
   router.post('/v1/forget', requireKey(deps.authenticator, 'forget'), async (req, res) => {
     const { user_id } = parseOrThrow(forgetInputSchema, await readJsonBody(req, res));
     await forgetUser(deps.events, authOf(res).projectId, user_id);
-    res.status(202).json({ ok: true, queued: true });
+    res.status(202).json({ ok: true, queued: true } satisfies ForgetResponse);
   });
 
   return router;

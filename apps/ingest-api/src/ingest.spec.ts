@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { IngestService } from '@analytics/ingest';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -11,6 +11,7 @@ const CALLER_IP = '81.2.69.160'; // a GB address in geoip-lite's data
 
 let stores: Stores;
 let app: Express;
+let contract: ContractCheck;
 let keys: { pk: string; sk: string; rk: string };
 let projectId: string;
 let other: { pk: string; sk: string; rk: string };
@@ -19,7 +20,8 @@ let otherId: string;
 beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1000, burst: 1000 }, batch: { ratePerS: 5, burst: 3 } } });
-  app = buildApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 'test-secret' });
+  contract = contractChecked(buildApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 'test-secret' }));
+  app = contract.app;
   const p = await stores.keyStore.createProject({ name: 'shop', allowed_origins: [ORIGIN] });
   keys = p.keys;
   projectId = p.project.id;
@@ -269,5 +271,12 @@ describe('service kit behaviour', () => {
     expect(pre.headers['access-control-allow-origin']).toBeDefined();
     const ok = await track({ event: 'x' });
     expect(ok.headers['set-cookie']).toBeUndefined();
+  });
+});
+
+describe('the contract (libs/schema API_ROUTES)', () => {
+  it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['POST /v1/track 202', 'POST /v1/batch 202', 'POST /v1/identify 200', 'POST /v1/forget 202', 'POST /v1/track 400', 'POST /v1/track 401', 'POST /v1/forget 403']));
   });
 });

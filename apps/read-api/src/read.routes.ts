@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { type Authenticator, authOf, requireKey } from '@analytics/auth';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
-import { parseOrThrow, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { type QueryResponse, type SourcesResponse, type StatsResponse, parseOrThrow, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 
 export interface ReadRouterDeps {
   authenticator: Authenticator;
@@ -18,19 +18,19 @@ export function createReadRouter(deps: ReadRouterDeps): Router {
 
   router.get('/v1/query', auth, async (req, res) => {
     const params = parseOrThrow(queryParamsSchema, req.query, 'invalid_params');
-    res.json({ rows: await queryEvents(deps.events, authOf(res).projectId, params) });
+    res.json({ rows: await queryEvents(deps.events, authOf(res).projectId, params) } satisfies QueryResponse);
   });
 
   router.get('/v1/stats', auth, async (req, res) => {
     const params = parseOrThrow(statsParamsSchema, req.query, 'invalid_params');
     const { metric, rows } = await queryStats(deps.events, authOf(res).projectId, params);
-    res.json({ metric, rows });
+    res.json({ metric, rows } satisfies StatsResponse);
   });
 
   router.get('/v1/sources', auth, async (req, res) => {
     const params = parseOrThrow(sourcesParamsSchema, req.query, 'invalid_params');
     const { breakdown, rows } = await querySources(deps.events, authOf(res).projectId, params);
-    res.json({ breakdown, rows });
+    res.json({ breakdown, rows } satisfies SourcesResponse);
   });
 
   return router;

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
 import { STATS_GROUP_BY } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -17,6 +17,7 @@ const ENDPOINTS = ['/v1/query', '/v1/stats', '/v1/sources'] as const;
 
 let stores: Stores;
 let app: Express;
+let contract: ContractCheck;
 let ingestApp: Express;
 let a: Keys;
 let b: Keys;
@@ -25,7 +26,8 @@ beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
   ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  contract = contractChecked(buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }));
+  app = contract.app;
   a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
   b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;
   const at = (h: number) => new Date(D0 + h * 3_600_000).toISOString();
@@ -266,5 +268,12 @@ describe('aggregates survive deletes', () => {
     expect(after.rows.find((r: { source: string }) => r.source === 'google').value).toBe(
       before.events.rows.find((r: { source: string }) => r.source === 'google').value - 1,
     );
+  });
+});
+
+describe('the contract (libs/schema API_ROUTES)', () => {
+  it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['GET /v1/query 200', 'GET /v1/stats 200', 'GET /v1/sources 200', 'GET /v1/stats 400', 'GET /v1/query 403']));
   });
 });

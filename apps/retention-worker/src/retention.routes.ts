@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import type { KeyStore } from '@analytics/auth';
 import { type EventStore, runRetention } from '@analytics/event-store';
-import { ApiError } from '@analytics/schema';
+import { ApiError, type RetentionRunResponse } from '@analytics/schema';
 
 export interface RetentionDeps {
   keyStore: KeyStore;
@@ -33,7 +33,7 @@ export function createRetentionRouter(deps: RetentionDeps): Router {
   const router = Router();
   router.post('/internal/retention/run', requireInternalSecret(deps.internalSecret), async (_req, res) => {
     const result = await retentionJob(deps);
-    res.status(200).json({ ok: true, ...result });
+    res.status(200).json({ ok: true, ...result } satisfies RetentionRunResponse);
   });
   return router;
 }

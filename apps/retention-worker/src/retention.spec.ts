@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { createEnricher } from '@analytics/enrichment';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -11,13 +11,15 @@ const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 
 let stores: Stores;
 let app: Express;
+let contract: ContractCheck;
 let shortId: string;
 let longId: string;
 let sk: string;
 
 beforeAll(async () => {
   stores = await openTestStores();
-  app = buildApp({ logger: silentLogger, keyStore: stores.keyStore, events: stores.events, internalSecret: SECRET, clock: () => NOW });
+  contract = contractChecked(buildApp({ logger: silentLogger, keyStore: stores.keyStore, events: stores.events, internalSecret: SECRET, clock: () => NOW }));
+  app = contract.app;
   const a = await stores.keyStore.createProject({ name: 'short', retention_days: 30 });
   const b = await stores.keyStore.createProject({ name: 'long' });
   shortId = a.project.id;
@@ -78,5 +80,12 @@ describe('POST /internal/retention/run', () => {
     const res = await request(app).post('/internal/retention/run').set('x-internal-secret', SECRET);
     expect(res.body).toEqual({ ok: true, projects: 2, mutations: 0, dropped_partitions: [] });
     expect(await namesOf(shortId)).toEqual(['age_10']);
+  });
+});
+
+describe('the contract (libs/schema API_ROUTES)', () => {
+  it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['POST /internal/retention/run 200', 'POST /internal/retention/run 401']));
   });
 });

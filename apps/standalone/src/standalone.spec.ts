@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -8,10 +8,12 @@ const SECRETS = { ADMIN_TOKEN: 'admin-token-standalone-tests', IP_HASH_SECRET: '
 const RANGE = 'from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z';
 let stores: Stores;
 let app: Express;
+let contract: ContractCheck;
 
 beforeAll(async () => {
   stores = await openTestStores();
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'] });
+  contract = contractChecked(buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'] }));
+  app = contract.app;
 });
 afterAll(() => stores.close());
 
@@ -70,5 +72,12 @@ describe('standalone: every app on one port', () => {
     const prefix = p.keys.sk.split('_')[2];
     expect((await request(app).delete(`/admin/keys/${prefix}`).set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`)).status).toBe(204);
     expect((await post('/v1/track', p.keys.sk, { event: 'x' })).body.error).toBe('invalid_api_key');
+  });
+});
+
+describe('the contract (libs/schema API_ROUTES)', () => {
+  it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['GET /healthz 200', 'POST /v1/track 202', 'GET /v1/stats 401', 'POST /admin/projects 201', 'POST /internal/retention/run 200']));
   });
 });

@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const KEY_KINDS = ['pk', 'sk', 'rk', 'ak'] as const;
-export type KeyKind = (typeof KEY_KINDS)[number];
-export const KEY_ENVS = ['live', 'test'] as const;
-export type KeyEnv = (typeof KEY_ENVS)[number];
+import type { KeyEnv, KeyKind } from '@analytics/schema';
+
+// The key kinds and environments are part of the API contract (admin bodies), so libs/schema holds them.
+export { KEY_ENVS, KEY_KINDS, type KeyEnv, type KeyKind } from '@analytics/schema';
 
 export interface ParsedKey {
   kind: KeyKind;

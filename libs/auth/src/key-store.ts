@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
 import type { SqlPort } from './sql-port';
+import type { MintedKeyResponse, Project } from '@analytics/schema';
 
 export const DEFAULT_RETENTION_DAYS = 365;
 
-export interface Project {
-  id: string;
-  name: string;
-  allowed_origins: string[];
-  retention_days: number;
-  created_at: string;
-}
+export type { Project };
 
 export interface KeyRecord {
   prefix: string;
@@ -23,13 +18,7 @@ export interface KeyRecord {
 }
 
 /** A key as shown once at creation: the whole key string plus its public fields. */
-export interface MintedKey {
-  key: string;
-  prefix: string;
-  kind: KeyKind;
-  env: KeyEnv;
-  project_id: string;
-}
+export type MintedKey = MintedKeyResponse;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (v: string) => UUID.test(v);

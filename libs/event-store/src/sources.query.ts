@@ -1,14 +1,7 @@
-import type { SourcesParams, SourcesRow } from '@analytics/schema';
+import type { SourcesParams, SourcesResponse } from '@analytics/schema';
 import { toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
-
-export type { SourcesRow };
-
-export interface SourcesAnswer {
-  breakdown: SourcesParams['breakdown'];
-  rows: SourcesRow[];
-}
 
 const DAY_MS = 86_400_000;
 
@@ -58,7 +51,7 @@ export function buildSources(tables: ReadTables, projectId: string, params: Sour
   };
 }
 
-export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesAnswer> {
+export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
   const q = buildSources(readTablesOf(store), projectId, params);
   const rows = await store.select<Record<string, string | number>>(q.sql, q.params);
   return {

@@ -6,3 +6,6 @@ export * from './group-by';
 export * from './read.schema';
 export * from './validate';
 export * from './event-columns';
+export * from './responses.schema';
+export * from './admin.schema';
+export * from './api-routes';

@@ -52,12 +52,3 @@ export const sourcesParamsSchema = range
 export type QueryParams = z.output<typeof queryParamsSchema>;
 export type StatsParams = z.output<typeof statsParamsSchema>;
 export type SourcesParams = z.output<typeof sourcesParamsSchema>;
-
-/** A row of GET /v1/sources; `medium` only with breakdown=source_medium. */
-export interface SourcesRow {
-  source: string;
-  medium?: string;
-  events: number;
-  uniques: number;
-  paid_share: number;
-}

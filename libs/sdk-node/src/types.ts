@@ -2,19 +2,26 @@
 // dependency on the schema lib (or on zod); these vanish when compiled. Built from the schemas' parsed (output)
 // types, which stay precise however a schema pre-processes its input.
 import type {
+  BatchResponse,
   EventInput,
-  EventRow,
+  ForgetResponse,
   IdentifyInput as ParsedIdentify,
+  IdentifyResponse,
   ForgetInput as ParsedForget,
-  QUERY_ROW_COLUMNS,
   QueryParams as ParsedQuery,
+  QueryResponse,
+  QueryRow,
   SourcesParams as ParsedSources,
+  SourcesResponse,
   SourcesRow,
   StatsGroupBy,
   StatsParams as ParsedStats,
+  StatsResponse as AnyStatsResponse,
+  StatsRow as AnyStatsRow,
+  TrackResponse,
 } from '@analytics/schema';
 
-export type { SourcesRow, StatsGroupBy };
+export type { BatchResponse, ForgetResponse, IdentifyResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -41,36 +48,9 @@ export type StatsParams<G extends StatsGroupBy = StatsGroupBy> = Range & Loose<O
 /** Query string of `GET /v1/sources`. */
 export type SourcesParams = Range & Loose<Omit<ParsedSources, 'from' | 'to'>>;
 
-export interface TrackResponse {
-  ok: true;
-  event_id: string;
-}
-export interface BatchResponse {
-  ok: true;
-  count: number;
-}
-export interface IdentifyResponse {
-  ok: true;
-}
-export interface ForgetResponse {
-  ok: true;
-  queued: true;
-}
-
-/** A row of `GET /v1/query`: the spec's columns (`properties` is a JSON string) plus what the server adds. */
-export type QueryRow = Pick<EventRow, (typeof QUERY_ROW_COLUMNS)[number]> & Partial<Pick<EventRow, 'event_id' | 'session_id' | 'browser' | 'os'>>;
-export interface QueryResponse {
-  rows: QueryRow[];
-}
-
 /** A row of `GET /v1/stats`: one field per `group_by` column (typed when `group_by` is an array), `value`, and `bucket` with an `interval`. */
-export type StatsRow<G extends StatsGroupBy = never> = { [K in G]: string | null } & Partial<Record<StatsGroupBy, string | null>> & { value: number; bucket?: string };
+export type StatsRow<G extends StatsGroupBy = never> = AnyStatsRow & { [K in G]: string | null };
 export interface StatsResponse<G extends StatsGroupBy = never> {
-  metric: ParsedStats['metric'];
+  metric: AnyStatsResponse['metric'];
   rows: StatsRow<G>[];
-}
-
-export interface SourcesResponse {
-  breakdown: ParsedSources['breakdown'];
-  rows: SourcesRow[];
 }

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+export const KEY_KINDS = ['pk', 'sk', 'rk', 'ak'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+export const KEY_ENVS = ['live', 'test'] as const;
+export type KeyEnv = (typeof KEY_ENVS)[number];
+
+// PostgreSQL text cannot hold NUL: refuse it here (400) instead of letting the insert fail (500).
+const noNul = (s: string) => !s.includes('\u0000');
+const NUL_MESSAGE = { message: 'must not contain NUL characters' };
+
+const name = z.string().trim().min(1).max(200).refine(noNul, NUL_MESSAGE).describe('Project name, 1 to 200 chars.');
+/** The origin list as sent; the admin API normalises each entry with libs/auth's origin rules. */
+export const allowedOriginsInputSchema = z
+  .array(z.string().max(2048).refine(noNul, NUL_MESSAGE))
+  .max(1000)
+  .describe('Origins a pk_ key is accepted from: scheme://host[:port], "*" for any, or https://*.example.com for the subdomains of one site.');
+const retentionDays = z.number().int().min(1).max(3650).describe('Days events are kept (default 365).');
+const env = z.enum(KEY_ENVS).describe('Key environment segment (default live).');
+
+export const createProjectInputSchema = z
+  .object({ name, allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), env: env.optional() })
+  .describe('A new project; it gets one pk_, sk_ and rk_ key.');
+
+export const patchProjectInputSchema = z
+  .object({ name: name.optional(), allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional() })
+  .describe('Fields to change; the rest stay.');
+
+export const createKeyInputSchema = z.object({ kind: z.enum(KEY_KINDS).describe('Key kind.'), env: env.optional() }).describe('A new key of the project.');
+
+export const projectSchema = z
+  .object({
+    id: z.string().describe('Project id (UUID).'),
+    name: z.string(),
+    allowed_origins: z.array(z.string()).describe('Normalised origin allowlist.'),
+    retention_days: z.number().int(),
+    created_at: z.string().describe('ISO 8601.'),
+  })
+  .describe('A project.');
+
+export const createdProjectResponseSchema = z
+  .object({
+    project: projectSchema,
+    keys: z.object({ pk: z.string(), sk: z.string(), rk: z.string() }).describe('The three keys, whole: shown once, never again.'),
+  })
+  .describe('The created project and its keys.');
+
+export const projectListResponseSchema = z.object({ projects: z.array(projectSchema) }).describe('Every project, oldest first.');
+export const projectResponseSchema = z.object({ project: projectSchema }).describe('One project.');
+
+export const mintedKeyResponseSchema = z
+  .object({
+    key: z.string().describe('The whole key: shown once, never again.'),
+    prefix: z.string().describe('Public prefix, used to revoke it.'),
+    kind: z.enum(KEY_KINDS),
+    env: z.enum(KEY_ENVS),
+    project_id: z.string(),
+  })
+  .describe('The created key.');
+
+export type CreateProjectInput = z.output<typeof createProjectInputSchema>;
+export type PatchProjectInput = z.output<typeof patchProjectInputSchema>;
+export type Project = z.output<typeof projectSchema>;
+export type CreatedProjectResponse = z.output<typeof createdProjectResponseSchema>;
+export type MintedKeyResponse = z.output<typeof mintedKeyResponseSchema>;

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import {
+  createKeyInputSchema,
+  createProjectInputSchema,
+  createdProjectResponseSchema,
+  mintedKeyResponseSchema,
+  patchProjectInputSchema,
+  projectListResponseSchema,
+  projectResponseSchema,
+  type KeyKind,
+} from './admin.schema';
+import type { ErrorCode } from './errors';
+import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
+import { queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
+import {
+  batchResponseSchema,
+  forgetResponseSchema,
+  healthResponseSchema,
+  identifyResponseSchema,
+  queryResponseSchema,
+  readyResponseSchema,
+  retentionRunResponseSchema,
+  sourcesResponseSchema,
+  statsResponseSchema,
+  trackResponseSchema,
+} from './responses.schema';
+
+/** The deployable that serves a route; `service` routes are served by every app. */
+export type ApiApp = 'ingest-api' | 'read-api' | 'admin-api' | 'retention-worker' | 'mcp-gateway' | 'service';
+
+export type RouteAuth = { api_key: readonly KeyKind[] } | 'admin_token' | 'internal_secret' | 'none';
+
+/** One route of the HTTP API: what it takes, what it answers, which error codes it can answer. */
+export interface ApiRoute {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI form: `/admin/projects/{id}`. */
+  path: string;
+  app: ApiApp;
+  summary: string;
+  auth: RouteAuth;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  pathParams?: Record<string, string>;
+  /** Success statuses and their bodies (null: no body). */
+  responses: Record<number, z.ZodType | null>;
+  errors: readonly ErrorCode[];
+  /** A request body that succeeds, shown in the document. */
+  example?: unknown;
+}
+
+// Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
+const ALWAYS: readonly ErrorCode[] = ['internal_error', 'upstream_failed'];
+const KEY_ERRORS: readonly ErrorCode[] = ['missing_bearer_token', 'malformed_api_key', 'invalid_api_key', 'key_kind_mismatch', 'insufficient_scope'];
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large', 'unsupported_encoding'];
+const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
+
+const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
+
+/** Every route of the API. The OpenAPI document and the contract tests are generated from this table. */
+export const API_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post', path: '/v1/track', app: 'ingest-api', summary: 'Track one event', auth: { api_key: INGEST_KEYS },
+    body: eventInputSchema, responses: { 202: trackResponseSchema },
+    errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', 'rate_limited', ...ALWAYS], example: EXAMPLE_EVENT,
+  },
+  {
+    method: 'post', path: '/v1/batch', app: 'ingest-api', summary: 'Track 1 to 1000 events, all or nothing', auth: { api_key: INGEST_KEYS },
+    body: batchInputSchema, responses: { 202: batchResponseSchema },
+    errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', 'rate_limited', ...ALWAYS], example: { events: [EXAMPLE_EVENT, { event: '$pageview', anonymous_id: 'a-7f3c', path: '/' }] },
+  },
+  {
+    method: 'post', path: '/v1/identify', app: 'ingest-api', summary: 'Bind an anonymous id to a user id ($identify event)', auth: { api_key: INGEST_KEYS },
+    body: identifyInputSchema, responses: { 200: identifyResponseSchema },
+    errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', ...ALWAYS], example: { anonymous_id: 'a-7f3c', user_id: 'user-42', traits: { plan: 'pro' } },
+  },
+  {
+    method: 'post', path: '/v1/forget', app: 'ingest-api', summary: 'Delete every event of a user_id (queued)', auth: { api_key: ['sk'] },
+    body: forgetInputSchema, responses: { 202: forgetResponseSchema },
+    errors: [...KEY_ERRORS, ...BODY_ERRORS, 'forget_requires_secret_key', 'forget_failed', ...ALWAYS], example: { user_id: 'user-42' },
+  },
+  {
+    method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'] },
+    query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', ...ALWAYS],
+  },
+  {
+    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'] },
+    query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', 'invalid_group_by', ...ALWAYS],
+  },
+  {
+    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'] },
+    query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', ...ALWAYS],
+  },
+  {
+    method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: 'admin_token',
+    body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'shop', allowed_origins: ['https://shop.example.com'], retention_days: 365 },
+  },
+  {
+    method: 'get', path: '/admin/projects', app: 'admin-api', summary: 'List projects', auth: 'admin_token',
+    responses: { 200: projectListResponseSchema }, errors: ['invalid_session', ...ALWAYS],
+  },
+  {
+    method: 'get', path: '/admin/projects/{id}', app: 'admin-api', summary: 'One project', auth: 'admin_token', pathParams: { id: 'Project id (UUID).' },
+    responses: { 200: projectResponseSchema }, errors: ['invalid_session', 'not_found', ...ALWAYS],
+  },
+  {
+    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: 'admin_token',
+    pathParams: { id: 'Project id (UUID).' }, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
+    errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
+  },
+  {
+    method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: 'admin_token',
+    pathParams: { id: 'Project id (UUID).' }, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
+    errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
+  },
+  {
+    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
+    pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
+  },
+  {
+    method: 'post', path: '/internal/retention/run', app: 'retention-worker', summary: 'Delete events older than each project\'s retention', auth: 'internal_secret',
+    responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
+  },
+  {
+    method: 'get', path: '/healthz', app: 'service', summary: 'Liveness (no store touched)', auth: 'none', responses: { 200: healthResponseSchema }, errors: [],
+  },
+  {
+    method: 'get', path: '/readyz', app: 'service', summary: 'Readiness (every store this app uses answers)', auth: 'none', responses: { 200: readyResponseSchema }, errors: ['not_ready'],
+  },
+];
+
+/** Codes any route can answer beyond its own: an unknown path, or a known path with another method. */
+export const ROUTING_ERRORS: readonly ErrorCode[] = ['not_found', 'method_not_allowed'];
+
+const templateOf = (path: string) => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+const matchers = API_ROUTES.map((route) => ({ route, re: templateOf(route.path) }));
+
+/** The route a request reached, by method and path (without the query string). */
+export function routeOf(method: string, path: string): ApiRoute | undefined {
+  const m = method.toLowerCase();
+  return matchers.find(({ route, re }) => route.method === m && re.test(path))?.route;
+}

@@ -12,6 +12,9 @@ export function createRedis(url: string, logger: Logger, options: { subscriber?:
     commandTimeout: options.subscriber ? undefined : 500,
     maxRetriesPerRequest: options.subscriber ? null : 0,
     enableOfflineQueue: Boolean(options.subscriber),
+    // A subscriber sends nothing but SUBSCRIBE: ioredis's handshake (INFO, CLIENT SETINFO) can race a SUBSCRIBE sent while
+    // connecting and leave the connection failing in a loop, so revocations never arrive (redis/ioredis#2037).
+    ...(options.subscriber ? { enableReadyCheck: false, disableClientInfo: true } : {}),
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   });
   let reported = false;

@@ -16,7 +16,7 @@ import {
   ReadResourceRequestSchema,
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
+import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
 import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import type { IngestService } from '@analytics/ingest';
@@ -36,7 +36,7 @@ export interface McpRouterDeps {
   clock?: () => number;
   /** Largest tool result (serialised JSON); longer row lists are cut and marked truncated. */
   maxResultBytes?: number;
-  /** Browser origins admitted on /mcp besides the key's project origins (MCP_ALLOWED_ORIGINS). */
+  /** Browser origins admitted on /mcp besides the key's project origins (MCP_ALLOWED_ORIGINS); unset: loopback origins. */
   allowedOrigins?: readonly string[];
   /** OAuth 2.1 for connector UIs (MCP_OAUTH=on): tokens and codes in the key store. */
   oauth?: { store: OAuthStore };
@@ -74,6 +74,16 @@ function guardParams(transport: Transport): void {
     }
     deliver?.(message, extra);
   };
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/**
+ * A page on the caller's own machine (any port). DNS rebinding cannot forge it: the browser sends the attacker's
+ * origin, not the address it resolved to.
+ */
+export function isLoopbackOrigin(origin: string | undefined): boolean {
+  const o = origin === undefined ? null : normalizeOrigin(origin);
+  return o !== null && LOOPBACK_HOSTS.has(new URL(o).hostname);
 }
 
 /** Error message + data for the spec's JSON-RPC codes. */
@@ -216,7 +226,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     if (auth.kind === 'pk') throw new ApiError('insufficient_scope', { required: 'read|ingest (server-side key)', got: 'ingest (pk_)' });
     // A browser page may reach /mcp only from an allowed origin (DNS rebinding, CSRF); desktop clients send none.
     const origin = req.get('origin');
-    if (origin !== undefined && !originAllowed(origin, deps.allowedOrigins ?? []) && !originAllowed(origin, auth.project.allowed_origins)) {
+    const allowed = deps.allowedOrigins ? originAllowed(origin, deps.allowedOrigins) : isLoopbackOrigin(origin);
+    if (origin !== undefined && !allowed && !originAllowed(origin, auth.project.allowed_origins)) {
       throw new ApiError('origin_not_allowed', { details: { formErrors: [`Origin ${origin.slice(0, 200)} may not call /mcp: add it to MCP_ALLOWED_ORIGINS or the project's allowed_origins`], fieldErrors: {} } });
     }
     res.locals.auth = auth;

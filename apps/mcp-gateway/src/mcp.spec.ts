@@ -414,6 +414,13 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
     expect(asm).toMatchObject({ authorization_endpoint: `${base}/authorize`, token_endpoint: `${base}/token`, registration_endpoint: `${base}/register`, code_challenge_methods_supported: ['S256'] });
   });
 
+  it('admits loopback origins on any port when MCP_ALLOWED_ORIGINS is unset, and still refuses foreign ones', async () => {
+    const post = (origin: string) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${oauthKeys.sk}`, 'content-type': 'application/json', origin }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:9', 'http://[::1]:6274']) expect([origin, (await post(origin)).status]).toEqual([origin, 200]);
+    for (const origin of ['https://evil.example', 'http://localhost.evil.example']) expect([origin, (await post(origin)).status]).toEqual([origin, 403]);
+  });
+
   it('puts resource_metadata in every 401 of /mcp', async () => {
     const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(401);

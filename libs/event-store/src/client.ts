@@ -45,7 +45,3 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
     rawInsert: (params) => connection.chdb.rawInsert({ ...params, columns: [...params.columns] }),
   };
 }
-
-export function createClickHouseClient(config: EventStoreConfig): ClickHouseClient {
-  return connectClickHouse(config).client;
-}

@@ -30,8 +30,10 @@ export const envSchema = z.object({
   BODY_BUDGET_BYTES: envInt(64 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  // Unset: loopback origins (any port) only; set: exactly these (the key's project origins pass either way).
   MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {
-    const entries = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
+    if (v === undefined) return undefined;
+    const entries = v.split(',').map((s) => s.trim()).filter(Boolean).map(parseOriginEntry);
     for (const e of entries) if ('problem' in e) ctx.addIssue({ code: 'custom', message: e.problem });
     return entries.flatMap((e) => ('origin' in e ? [e.origin] : []));
   }),

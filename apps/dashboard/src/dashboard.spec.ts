@@ -260,4 +260,20 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/event=signup/);
   });
+
+  // Last: it adds an event to today's traffic, which the range tests above count.
+  it('refreshes the visitors of the last 30 minutes every 30 s', async () => {
+    const { page, problems } = await openPage();
+    await page.clock.install({ time: Date.now() });
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
+    await loaded(page);
+    const before = await shown(page, 'live');
+    const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events: [{ event: '$pageview', anonymous_id: 'live-new' }] }) });
+    expect(res.status).toBe(202);
+    await page.clock.runFor(29_000);
+    expect(await shown(page, 'live')).toBe(before);
+    await page.clock.runFor(1_000);
+    await page.waitForFunction((n) => Number(document.querySelector<HTMLElement>('[data-testid="live"]')?.dataset['value']) === n, before + 1);
+    expect(problems).toEqual([]);
+  });
 });

@@ -254,8 +254,6 @@ function renderRecent(rows: { timestamp: string; event_name: string; path: strin
 
 // ---- controls and navigation ----
 
-let api: Api | undefined;
-
 function renderControls(state: ViewState): void {
   const active = presetOf(state.range, Date.now());
   $('range-buttons').replaceChildren(
@@ -280,16 +278,15 @@ function navigate(state: ViewState): void {
 function show(): void {
   const key = sessionStorage.getItem(KEY_ITEM);
   if (!key) return showSignIn();
-  api = createApi(key);
+  const api = createApi(key);
   const state = readState(location.search, Date.now());
   $('sign-in').hidden = true;
   $('dashboard').hidden = false;
   $('sign-out').hidden = false;
   renderControls(state);
   stopLive();
-  const current = api;
-  liveTimer = window.setInterval(() => void refreshLive(current, state).catch(() => undefined), LIVE_REFRESH_MS);
-  void load(current, state);
+  liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
+  void load(api, state);
 }
 
 function start(): void {

@@ -14,6 +14,14 @@ describe('environment', () => {
     expect(() => loadConfig(envSchema, { KEY_CACHE_TTL_MS: '300001' })).toThrow(/KEY_CACHE_TTL_MS/);
     expect(() => loadConfig(envSchema, { CLICKHOUSE_DATABASE: 'a;drop' })).toThrow(/CLICKHOUSE_DATABASE/);
   });
+  it('reads MCP_ALLOWED_ORIGINS as normalised origins (unset: none, loopback is the gateway\'s default), refuses bad entries, and MCP_OAUTH as on/off', () => {
+    const unset = loadConfig(envSchema, {});
+    expect([unset.MCP_ALLOWED_ORIGINS, unset.MCP_OAUTH]).toEqual([undefined, undefined]);
+    const env = loadConfig(envSchema, { MCP_ALLOWED_ORIGINS: 'http://localhost:6274/, https://*.example.com', MCP_OAUTH: 'on' });
+    expect([env.MCP_ALLOWED_ORIGINS, env.MCP_OAUTH]).toEqual([['http://localhost:6274', 'https://*.example.com'], 'on']);
+    expect(() => loadConfig(envSchema, { MCP_ALLOWED_ORIGINS: 'https://*.com' })).toThrow(/MCP_ALLOWED_ORIGINS/);
+    expect(() => loadConfig(envSchema, { MCP_OAUTH: 'yes' })).toThrow(/MCP_OAUTH/);
+  });
   it('names every missing required setting', () => {
     expect(() => requireSettings(loadConfig(envSchema, {}), ['DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api')).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');
   });

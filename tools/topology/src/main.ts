@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { envInt, envString, loadConfig } from '@analytics/service-kit';
 import { findExecutable } from '@analytics/testing';
-import { startTopology } from './topology';
+import { type Topology, startTopology } from './topology';
 
 /**
  * `npm run topology`: the production shape on this machine (README, "Deploying"): two ingest-api replicas, read-api,
@@ -46,20 +46,25 @@ async function main() {
     return made;
   };
   const dataDir = resolve(env.DATA_DIR ?? '.data/topology');
-  const topology = await startTopology({
-    root: ROOT, databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL!, nginxBin, proxyPort: env.PROXY_PORT,
-    adminToken: secret('ADMIN_TOKEN'), internalSecret: secret('INTERNAL_SECRET'), ipHashSecret: secret('IP_HASH_SECRET'), dataDir, baseEnv: process.env,
-  });
-
+  const abort = new AbortController();
   let stopping = false;
+  const running: { topology?: Topology } = {};
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`topology: ${signal}, stopping every process`);
-    void topology.stop().then(() => process.exit(0));
+    abort.abort();
+    // During start-up startTopology stops what it started and rejects (main's catch exits 1).
+    if (running.topology) void running.topology.stop().then(() => process.exit(0));
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  const topology: Topology = await startTopology({
+    root: ROOT, databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL!, nginxBin, proxyPort: env.PROXY_PORT,
+    adminToken: secret('ADMIN_TOKEN'), internalSecret: secret('INTERNAL_SECRET'), ipHashSecret: secret('IP_HASH_SECRET'), dataDir, baseEnv: process.env,
+    signal: abort.signal,
+  });
+  running.topology = topology;
   for (const [name, s] of Object.entries(topology.apps)) {
     console.log(`${name.padEnd(18)} pid ${String(s.proc.pid).padEnd(8)} http://127.0.0.1:${s.port}`);
     s.proc.once('exit', (code, signal) => void (!stopping && console.log(`topology: ${name} (pid ${s.proc.pid}) exited (${signal ?? code}); nginx routes around it`)));

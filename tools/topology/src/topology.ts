@@ -31,6 +31,8 @@ export interface TopologyOptions {
   dataDir: string;
   /** Environment the apps inherit (LOG_LEVEL and the like); the topology's own settings override it. */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Aborting it during start-up stops whatever was started and rejects. */
+  signal?: AbortSignal;
 }
 
 export interface Topology {
@@ -61,6 +63,11 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
       await Promise.all(group.map((s) => stopProcess(s.proc)));
     }
   };
+  const track = (s: Started) => {
+    started.push(s);
+    if (o.signal?.aborted) throw new Error('topology: stopped during start-up');
+  };
+  o.signal?.addEventListener('abort', () => void stop(), { once: true });
   const logs = join(o.dataDir, 'logs');
   mkdirSync(logs, { recursive: true });
   mkdirSync(join(o.dataDir, 'clickhouse'), { recursive: true });
@@ -68,7 +75,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     const harness = await startNode('clickhouse-harness', ['dist/tools/clickhouse-harness/main.js', '--path', join(o.dataDir, 'clickhouse')], {
       cwd: o.root, env: { ...o.baseEnv, NODE_OPTIONS: '' }, logFile: join(logs, 'clickhouse-harness.log'),
     });
-    started.push(harness);
+    track(harness);
     const clickhouseUrl = `http://127.0.0.1:${harness.port}`;
     const appEnv: NodeJS.ProcessEnv = { ...o.baseEnv, NODE_OPTIONS: '' };
     for (const k of FOREIGN) delete appEnv[k];
@@ -80,7 +87,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     });
     const start = async (p: (typeof PROCESSES)[number]) => {
       const s = await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env: { ...appEnv, PORT: '0' }, logFile: join(logs, `${p.name}.log`) });
-      started.push(s);
+      track(s);
       await waitFor200(p.name, s.port, '/readyz', s.proc);
       return [p.name, s] as const;
     };
@@ -91,7 +98,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     const ports = (app: string) => PROCESSES.filter((p) => p.app === app).map((p) => apps[p.name].port);
     const upstreams = Object.fromEntries([...new Set(PROCESSES.map((p) => p.app))].map((app) => [upstreamOf(app), ports(app)]));
     const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()));
-    started.push(nginx);
+    track(nginx);
     return { proxyUrl: `http://127.0.0.1:${nginx.port}`, clickhouseUrl, appEnv, apps, harness, nginx, stop };
   } catch (e) {
     await stop();

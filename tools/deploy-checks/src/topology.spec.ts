@@ -1,0 +1,334 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { systemBinary } from '@analytics/testing';
+import { type Started, startNode, stopProcess } from '@analytics/topology';
+import { type Answer, http } from './http';
+import { type Loose, root } from './routes';
+
+// The production shape end to end, as `npm run topology` starts it: two ingest-api replicas, read-api, mcp-gateway,
+// admin-api and retention-worker as separate processes on ONE event store (the ClickHouse HTTP test harness),
+// real PostgreSQL and real Redis, behind Debian's nginx with docker/nginx.conf. Every check goes through nginx.
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN_TOKEN = randomBytes(16).toString('hex');
+const IP_HASH_SECRET = 'topology-e2e';
+const NGINX = systemBinary({ name: 'nginx', env: 'NGINX_BIN', defaults: ['/usr/sbin/nginx', 'nginx'], aptPackage: 'nginx-light' });
+const TOPOLOGY = 'dist/tools/topology/main.js';
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['tools/build.mjs'], { cwd: root, stdio: 'ignore' });
+});
+
+describe('npm run topology without its stores', () => {
+  it('refuses to start, naming DATABASE_URL and REDIS_URL, before starting anything', () => {
+    const run = spawnSync(process.execPath, [TOPOLOGY], { cwd: root, env: { PATH: process.env.PATH, NODE_OPTIONS: '' }, encoding: 'utf8', timeout: 30_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^topology: missing required settings DATABASE_URL, REDIS_URL: /);
+    expect(run.stdout).toBe('');
+  });
+});
+
+interface Running {
+  cli: ChildProcess;
+  proxy: number;
+  clickhouseUrl: string;
+  pids: Record<string, number>;
+  dataDir: string;
+}
+
+/** `node dist/tools/topology/main.js` (what `npm run topology` runs after the build), read until it prints Ready. */
+function startTopologyCli(env: NodeJS.ProcessEnv): Promise<Running> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'topology-'));
+  const cli = spawn(process.execPath, [TOPOLOGY], { cwd: root, env: { ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      cli.kill('SIGTERM');
+      fail(new Error(`topology not ready within 120 s:\n${out}`));
+    }, 120_000);
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const ready = /Ready: http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (!ready) return;
+      clearTimeout(timer);
+      const pids = Object.fromEntries([...out.matchAll(/^(\S+)\s+pid (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+      done({ cli, proxy: Number(ready[1]), clickhouseUrl: /clickhouse-harness\s+pid \d+\s+(http:\S+)/.exec(out)![1]!, pids, dataDir });
+    };
+    cli.stdout!.on('data', onData);
+    cli.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    cli.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`topology exited with ${code} before it was ready:\n${out}`));
+    });
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Requests each ingest replica served so far (its request log, LOG_LEVEL=debug). */
+const servedBy = (dataDir: string, name: string, path: string) =>
+  readFileSync(join(dataDir, 'logs', `${name}.log`), 'utf8').split('\n').filter((l) => l.includes('"msg":"request"') && l.includes(`"path":"${path}"`)).length;
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** A fixed, recent, day-aligned window so the topology and the standalone service get identical events. */
+const DAY0 = Math.floor(Date.now() / DAY) * DAY - DAY;
+const WINDOW = { from: new Date(DAY0).toISOString(), to: new Date(DAY0 + 2 * DAY).toISOString() };
+
+/** The same events for both deployments: tracks with sources, a batch, an identify. */
+const TRACKS = Array.from({ length: 12 }, (_, i) => ({
+  event: i % 3 === 0 ? '$pageview' : 'signup',
+  anonymous_id: `anon-${i % 4}`,
+  timestamp: new Date(DAY0 + 2 * HOUR + i * 60_000).toISOString(),
+  url: `https://shop.example.com/p/${i}${i % 2 ? '?utm_source=newsletter&utm_medium=email' : '?gclid=abc'}`,
+  referrer: i % 4 === 0 ? 'https://www.google.com/' : undefined,
+  properties: { i },
+}));
+const BATCH = Array.from({ length: 30 }, (_, i) => ({
+  event: 'purchase', anonymous_id: `anon-${i % 5}`, user_id: i % 2 ? `user-${i % 3}` : undefined,
+  timestamp: new Date(DAY0 + 5 * HOUR + i * 1_000).toISOString(), url: 'https://shop.example.com/checkout', referrer: 'https://news.ycombinator.com/', properties: { total: i },
+}));
+
+interface Target {
+  port: number;
+  keys: { pk: string; sk: string; rk: string };
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const post = (port: number, path: string, key: string, body: unknown) => http(port, 'POST', path, bearer(key), JSON.stringify(body));
+const get = (port: number, path: string, key: string, params: Record<string, string>) => http(port, 'GET', `${path}?${new URLSearchParams(params)}`, bearer(key));
+const mcp = (port: number, key: string, name: string, args: object) =>
+  http(port, 'POST', '/mcp', { ...bearer(key), accept: 'application/json, text/event-stream' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }));
+
+async function createProject(port: number, body: object = {}): Promise<Target> {
+  const r = await http(port, 'POST', '/admin/projects', bearer(ADMIN_TOKEN), JSON.stringify({ name: 'topology', ...body }));
+  expect(r.status).toBe(201);
+  return { port, keys: (r.json() as Loose).keys };
+}
+
+/** Rows in a stable order: the spec leaves the order of query, stats and sources rows open. */
+const sorted = (rows: unknown[]) => [...rows].map((r) => JSON.stringify(r)).sort();
+
+/** What a reader sees of the events: the three read endpoints and the three MCP read tools. */
+async function answers(t: Target): Promise<Loose> {
+  const json = (a: Answer) => {
+    expect(a.status).toBe(200);
+    return a.json() as Loose;
+  };
+  // event_id is generated per request when omitted: the one field two deployments cannot share.
+  const withoutIds = (rows: Array<Record<string, unknown>>) => rows.map(({ event_id: _id, ...row }) => row);
+  const query = json(await get(t.port, '/v1/query', t.keys.rk, { ...WINDOW, limit: '1000' }));
+  const stats = json(await get(t.port, '/v1/stats', t.keys.rk, { ...WINDOW, group_by: 'event_name,source,medium', interval: 'hour' }));
+  const uniques = json(await get(t.port, '/v1/stats', t.keys.rk, { ...WINDOW, metric: 'uniques', group_by: 'event_name' }));
+  const sources = json(await get(t.port, '/v1/sources', t.keys.rk, WINDOW));
+  const tool = async (name: string, args: object) => (json(await mcp(t.port, t.keys.rk, name, args)).result as Loose).structuredContent;
+  const mcpQuery = await tool('query_events', { ...WINDOW, limit: 1000 });
+  const mcpStats = await tool('get_stats', { ...WINDOW, group_by: 'event_name,source,medium' });
+  const mcpSources = await tool('top_sources', { ...WINDOW, breakdown: 'source' });
+  return {
+    query: sorted(withoutIds(query.rows)), stats: sorted(stats.rows), uniques: sorted(uniques.rows), sources: sorted(sources.rows),
+    mcpQuery: sorted(withoutIds(mcpQuery.rows)), mcpStats: sorted(mcpStats.rows), mcpSources: sorted(mcpSources.rows),
+  };
+}
+
+NGINX.describe('the production shape: separate deployables on one shared store behind nginx (npm run topology)', () => {
+  let topo: Running;
+  let standalone: Started;
+  let standaloneDir: string;
+  let schema: string;
+  let dbUrl: string;
+
+  beforeAll(async () => {
+    // The real PostgreSQL and Redis: when they are down this fails, it never skips.
+    const pg = new Client({ connectionString: DATABASE_URL });
+    try {
+      await pg.connect();
+    } catch (e) {
+      throw new Error(`the topology check needs PostgreSQL at TEST_DATABASE_URL (${DATABASE_URL}): ${(e as Error).message}`);
+    }
+    schema = `topology_${randomBytes(6).toString('hex')}`;
+    await pg.query(`CREATE SCHEMA ${schema}`);
+    await pg.end();
+    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (e) {
+      throw new Error(`the topology check needs Redis at TEST_REDIS_URL (${REDIS_URL}): ${(e as Error).message}`);
+    } finally {
+      redis.disconnect();
+    }
+    const url = new URL(DATABASE_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    dbUrl = url.toString();
+    const base = { PATH: process.env.PATH, NODE_OPTIONS: '', LOG_LEVEL: 'debug' };
+    standaloneDir = mkdtempSync(join(tmpdir(), 'topology-standalone-'));
+    const [shape, reference] = await Promise.allSettled([
+      startTopologyCli({
+        ...base, DATABASE_URL: dbUrl, REDIS_URL, NGINX_BIN: NGINX.path, PROXY_PORT: '0', ADMIN_TOKEN, INTERNAL_SECRET: randomBytes(16).toString('hex'), IP_HASH_SECRET,
+      }),
+      // The standalone service (npm start) on the embedded stores: the reference answers.
+      startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET } }),
+    ]);
+    if (shape.status === 'fulfilled') topo = shape.value;
+    if (reference.status === 'fulfilled') standalone = reference.value;
+    for (const r of [shape, reference]) if (r.status === 'rejected') throw r.reason;
+  }, 180_000);
+
+  afterAll(async () => {
+    if (topo) await stopProcess(topo.cli, 30_000);
+    await stopProcess(standalone?.proc);
+    for (const d of [topo?.dataDir, standaloneDir]) if (d) rmSync(d, { recursive: true, force: true });
+    if (schema) {
+      const pg = new Client({ connectionString: DATABASE_URL });
+      await pg.connect();
+      await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pg.end();
+    }
+  }, 60_000);
+
+  it('tracks and batches over both ingest replicas and reads back through read-api and MCP what the standalone service answers', async () => {
+    const shape = await createProject(topo.proxy);
+    const reference = await createProject(standalone.port);
+    const before = { one: servedBy(topo.dataDir, 'ingest-api-1', '/v1/track'), two: servedBy(topo.dataDir, 'ingest-api-2', '/v1/track') };
+    for (const t of [shape, reference]) {
+      for (const event of TRACKS) {
+        const r = await post(t.port, '/v1/track', t.keys.sk, event);
+        expect({ status: r.status, ok: r.json().ok }).toEqual({ status: 202, ok: true });
+      }
+      for (let i = 0; i < BATCH.length; i += 10) expect((await post(t.port, '/v1/batch', t.keys.sk, { events: BATCH.slice(i, i + 10) })).json()).toEqual({ ok: true, count: 10 });
+    }
+    // nginx spread the tracks over both replicas.
+    expect(servedBy(topo.dataDir, 'ingest-api-1', '/v1/track') - before.one).toBeGreaterThan(0);
+    expect(servedBy(topo.dataDir, 'ingest-api-2', '/v1/track') - before.two).toBeGreaterThan(0);
+
+    const expected = await answers(reference);
+    expect(expected.query).toHaveLength(TRACKS.length + BATCH.length);
+    expect(await answers(shape)).toEqual(expected);
+  });
+
+  it('keeps one track bucket per project across both ingest replicas (burst 200, 50/s), not one per replica', async () => {
+    const t = await createProject(topo.proxy);
+    const started = Date.now();
+    const statuses: number[] = [];
+    // Until 100 requests were refused: one bucket gets there after 200 + 50/s accepted, two only after 400 + 100/s.
+    const refused = () => statuses.filter((s) => s === 429).length;
+    const worker = async () => {
+      while (refused() < 100 && Date.now() - started < 20_000) {
+        const slot = statuses.push(0) - 1;
+        statuses[slot] = (await post(t.port, '/v1/track', t.keys.sk, { event: 'burst', anonymous_id: 'burst' })).status;
+      }
+    };
+    await Promise.all(Array.from({ length: 40 }, worker));
+    const seconds = (Date.now() - started) / 1000;
+    const accepted = statuses.filter((s) => s === 202).length;
+    expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
+    expect(refused()).toBeGreaterThanOrEqual(100);
+    expect(accepted).toBeGreaterThanOrEqual(200);
+    expect(accepted).toBeLessThanOrEqual(200 + Math.ceil(50 * seconds) + 2);
+  });
+
+  it('refuses a key revoked through admin-api at once on both ingest replicas', async () => {
+    const t = await createProject(topo.proxy);
+    const track = () => post(t.port, '/v1/track', t.keys.sk, { event: 'before_revoke', anonymous_id: 'rev' });
+    // Round-robin: consecutive requests warm the key cache of both replicas.
+    for (let i = 0; i < 4; i++) expect((await track()).status).toBe(202);
+    const prefix = t.keys.sk.split('_').slice(0, 3).join('_');
+    const revoked = await http(t.port, 'DELETE', `/admin/keys/${prefix}`, bearer(ADMIN_TOKEN));
+    expect({ status: revoked.status, service: revoked.service }).toEqual({ status: 204, service: 'admin-api' });
+    const after = await Promise.all(Array.from({ length: 6 }, async () => (await track()).json().error));
+    expect(after).toEqual(Array(6).fill('invalid_api_key'));
+  });
+
+  it('forgets a user through an ingest replica: gone from read-api within seconds, other users stay', async () => {
+    const t = await createProject(topo.proxy);
+    const at = new Date(DAY0 + HOUR).toISOString();
+    const events = [...Array.from({ length: 5 }, () => ({ event: 'e', user_id: 'forget-me', timestamp: at })), ...Array.from({ length: 3 }, () => ({ event: 'e', user_id: 'keep-me', timestamp: at }))];
+    expect((await post(t.port, '/v1/batch', t.keys.sk, { events })).status).toBe(202);
+    const users = async () => ((await get(t.port, '/v1/query', t.keys.rk, WINDOW)).json().rows as Array<{ user_id: string }>).map((r) => r.user_id).sort();
+    expect(await users()).toEqual([...Array(5).fill('forget-me'), ...Array(3).fill('keep-me')]);
+    const forgot = await post(t.port, '/v1/forget', t.keys.sk, { user_id: 'forget-me' });
+    expect({ status: forgot.status, service: forgot.service, body: forgot.json() }).toMatchObject({ service: 'ingest-api', body: { ok: true, queued: true } });
+    const until = Date.now() + 10_000;
+    let seen = await users();
+    while (seen.includes('forget-me') && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 200));
+      seen = await users();
+    }
+    expect(seen).toEqual(Array(3).fill('keep-me'));
+  });
+
+  it('runs retention-worker --once (the CronJob) on the shared store: expired rows go, recent ones stay', async () => {
+    const t = await createProject(topo.proxy, { retention_days: 30 });
+    const old = new Date(Date.now() - 60 * DAY).toISOString();
+    const recent = new Date(DAY0 + HOUR).toISOString();
+    const events = [{ event: 'old', timestamp: old, anonymous_id: 'r' }, { event: 'old', timestamp: old, anonymous_id: 'r' }, { event: 'recent', timestamp: recent, anonymous_id: 'r' }];
+    expect((await post(t.port, '/v1/batch', t.keys.sk, { events })).status).toBe(202);
+    const names = async () => {
+      const r = await get(t.port, '/v1/query', t.keys.rk, { from: new Date(Date.now() - 90 * DAY).toISOString(), to: WINDOW.to });
+      return (r.json().rows as Array<{ event_name: string }>).map((row) => row.event_name).sort();
+    };
+    expect(await names()).toEqual(['old', 'old', 'recent']);
+    // The CronJob's environment: the same event store and key store as the served apps.
+    const env = { PATH: process.env.PATH, NODE_OPTIONS: '', LOG_LEVEL: 'info', CLICKHOUSE_URL: topo.clickhouseUrl, DATABASE_URL: dbUrl };
+    const once = spawnSync(process.execPath, ['dist/apps/retention-worker/main.js', '--once'], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    expect({ status: once.status, stderr: once.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(once.stdout).toContain('retention done');
+    expect(await names()).toEqual(['recent']);
+  });
+
+  it('loses no acknowledged event when one ingest replica is killed mid-load: nginx routes around it', async () => {
+    const t = await createProject(topo.proxy);
+    const acked = new Set<string>();
+    const failed: number[] = [];
+    let killedAt = 0;
+    let afterKill = 0;
+    const started = Date.now();
+    const worker = async (w: number) => {
+      for (let i = 0; Date.now() - started < 4_000; i++) {
+        const id = `w${w}-${i}-${randomUUID()}`;
+        const r = await post(t.port, '/v1/track', t.keys.sk, { event: 'load', event_id: id, anonymous_id: `w${w}`, properties: { id } }).catch(() => undefined);
+        if (r?.status === 202) {
+          acked.add(id);
+          if (killedAt) afterKill++;
+        } else if (r?.status !== 429) failed.push(r?.status ?? 0);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    const load = Promise.all(Array.from({ length: 4 }, (_, w) => worker(w)));
+    await new Promise((r) => setTimeout(r, 1_500));
+    process.kill(topo.pids['ingest-api-2']!, 'SIGKILL');
+    killedAt = Date.now();
+    await load;
+    expect(alive(topo.pids['ingest-api-2']!)).toBe(false);
+    expect(afterKill).toBeGreaterThan(0);
+    // Only requests in flight on the killed replica may fail (502 upstream_failed); none of them was acknowledged.
+    expect(failed.filter((s) => s !== 502)).toEqual([]);
+    const r = await get(t.port, '/v1/query', t.keys.rk, { from: WINDOW.from, to: new Date(Date.now() + HOUR).toISOString(), event: 'load', limit: '1000' });
+    const stored = new Set((r.json().rows as Array<{ properties: string }>).map((row) => (JSON.parse(row.properties) as { id: string }).id));
+    expect(acked.size).toBeGreaterThan(20);
+    expect(stored.size).toBeLessThan(1000);
+    expect([...acked].filter((id) => !stored.has(id))).toEqual([]);
+  });
+
+  it('stops every process it started on SIGTERM', async () => {
+    const pids = Object.values(topo.pids);
+    expect(pids.length).toBe(8);
+    await stopProcess(topo.cli, 30_000);
+    expect(topo.cli.exitCode).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+});

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { ApiError, type BrowserIdentifyInput, type EventInput, identifyInputSchema, parseOrThrow } from '@analytics/schema';
 import { type RequestContext, createEnricher, derivedAnonymousId } from '@analytics/enrichment';
 import type { EventStore } from '@analytics/event-store';
 import type { BucketRule, RateLimiter } from '@analytics/service-kit';
-
-export type IngestRoute = 'track' | 'batch' | 'identify' | 'forget';
 
 export interface RateRules {
   track: BucketRule;
@@ -33,16 +30,15 @@ export class IngestService {
     this.rules = deps.rateRules ?? DEFAULT_RATE_RULES;
   }
 
-  /** Token bucket per (project, route); throws 429 rate_limited with retry_after_s. */
-  async rateLimit(projectId: string, route: IngestRoute): Promise<void> {
-    if (route !== 'track' && route !== 'batch') return; // identify and forget are unlimited
+  /** Token bucket per (project, route); throws 429 rate_limited with retry_after_s. Identify and forget are unlimited. */
+  private async rateLimit(projectId: string, route: keyof RateRules): Promise<void> {
     const r = await this.deps.limiter.take(`${projectId}:${route}`, this.rules[route]);
     if (!r.allowed) throw new ApiError('rate_limited', { retry_after_s: r.retryAfterS });
   }
 
   async track(ctx: RequestContext, input: EventInput): Promise<{ event_id: string }> {
     await this.rateLimit(ctx.projectId, 'track');
-    const row = createEnricher(ctx)({ ...input, event_id: input.event_id ?? randomUUID() });
+    const row = createEnricher(ctx)(input);
     await this.deps.store.write([row]);
     return { event_id: row.event_id };
   }
@@ -60,7 +56,6 @@ export class IngestService {
    * are. Without anonymous_id, a `derived` (pk_) request binds the caller's daily visitor id.
    */
   async identify(ctx: RequestContext, input: BrowserIdentifyInput): Promise<void> {
-    await this.rateLimit(ctx.projectId, 'identify');
     // Other requests must send anonymous_id: the strict schema answers 400 invalid_payload with its details.
     const anonymousId = input.anonymous_id ?? derivedAnonymousId(ctx) ?? parseOrThrow(identifyInputSchema, input).anonymous_id;
     const row = createEnricher(ctx)({

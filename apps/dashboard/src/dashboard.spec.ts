@@ -184,6 +184,14 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await page.waitForURL((u) => u.searchParams.get('from') === RANGE.from);
     await loaded(page);
     await expectPanelsMatchApi(page, RANGE);
+
+    // A custom range: first and last day inclusive in the form, `to` the day after in the URL.
+    await page.fill('#custom-from', '2026-03-05');
+    await page.fill('#custom-to', '2026-03-06');
+    await page.click('#custom-range button[type="submit"]');
+    await page.waitForURL((u) => u.searchParams.get('from') === '2026-03-05' && u.searchParams.get('to') === '2026-03-07');
+    await loaded(page);
+    await expectPanelsMatchApi(page, { from: '2026-03-05', to: '2026-03-07' });
     expect(problems).toEqual([]);
   });
 

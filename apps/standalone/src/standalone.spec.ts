@@ -81,3 +81,18 @@ describe('the contract (libs/schema API_ROUTES)', () => {
     expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['GET /healthz 200', 'POST /v1/track 202', 'GET /v1/stats 401', 'POST /admin/projects 201', 'POST /internal/retention/run 200']));
   });
 });
+
+describe('MCP OAuth on the standalone app (npm start turns it on)', () => {
+  it('serves the OAuth metadata and names it in the /mcp 401 with mcp.oauth, and neither without it', async () => {
+    const withOAuth = buildApp({ stores, secrets: SECRETS, logger: silentLogger, mcp: { oauth: true } });
+    const meta = await request(withOAuth).get('/.well-known/oauth-authorization-server').set('host', 'localhost:8080');
+    expect(meta.status).toBe(200);
+    expect(meta.body).toMatchObject({ issuer: 'http://localhost:8080/', registration_endpoint: 'http://localhost:8080/register', code_challenge_methods_supported: ['S256'] });
+    const refused = await request(withOAuth).post('/mcp').set('host', 'localhost:8080').send({});
+    expect(refused.headers['www-authenticate']).toBe('Bearer resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource"');
+
+    const without = buildApp({ stores, secrets: SECRETS, logger: silentLogger });
+    expect((await request(without).get('/.well-known/oauth-authorization-server').set('host', 'localhost:8080')).status).toBe(404);
+    expect((await request(without).post('/mcp').send({})).headers['www-authenticate']).toBe('Bearer');
+  });
+});

@@ -1,0 +1,102 @@
+// Sizing figure of the production shape (`npm run bench:topology`): the ingest replica's own CPU per tracked and per
+// batched event, measured on `npm run topology` (two ingest-api replicas behind nginx, the ClickHouse HTTP test
+// harness, real PostgreSQL and Redis). CPU is read from /proc/<pid>/stat (utime + stime) of the two replica
+// processes before and after each load, divided by the events they acknowledged (202). A figure for BENCHMARKS.md
+// and docker/README.md's sizing section, not a timed test.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:topology
+//   npm run bench:topology -- --duration=15 --connections=10 --batch-size=20
+//
+// The harness serialises every query on one chDB session, so throughput here says nothing about a ClickHouse
+// server; the replica's CPU per event does not depend on how fast the store answers. Rate limits are raised so the
+// token bucket does not cap the measurement.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { ADMIN_TOKEN, UAS, createProject, fmt, sampleEvent } from './lib.mjs';
+
+const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+const DURATION = Number(arg('duration', 15));
+const CONNECTIONS = Number(arg('connections', 10));
+const BATCH_SIZE = Number(arg('batch-size', 20));
+const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
+  console.error('bench:topology: set DATABASE_URL and REDIS_URL (the PostgreSQL and Redis the topology shares)');
+  process.exit(1);
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
+/** `node dist/tools/topology/main.js` (built by the npm script), resolved with the proxy URL and the pids it printed. */
+function startTopology(dataDir) {
+  const env = {
+    ...process.env, DATA_DIR: dataDir, PROXY_PORT: '0', ADMIN_TOKEN, LOG_LEVEL: 'info', NODE_OPTIONS: '',
+    RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000',
+  };
+  const cli = spawn(process.execPath, ['dist/tools/topology/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  return new Promise((done, fail) => {
+    cli.stdout.on('data', (c) => {
+      out += c.toString();
+      const ready = /Ready: (http:\S+)/.exec(out);
+      if (!ready) return;
+      const pids = Object.fromEntries([...out.matchAll(/^(\S+)\s+pid (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
+      done({ cli, url: ready[1], replicas: [pids['ingest-api-1'], pids['ingest-api-2']] });
+    });
+    cli.once('exit', (code) => fail(new Error(`topology exited with ${code}:\n${out}`)));
+  });
+}
+
+/** One load through nginx; the replicas' CPU seconds and the acknowledged events during it. */
+async function measure(topology, { path, body, eventsPerRequest, key }) {
+  const before = topology.replicas.map(cpuSeconds);
+  let i = 0;
+  const result = await autocannon({
+    url: `${topology.url}${path}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    requests: [{ setupRequest: (req) => ({ ...req, body: body(i++), headers: { ...req.headers, 'user-agent': UAS[i % UAS.length] } }) }],
+  });
+  const after = topology.replicas.map(cpuSeconds);
+  const perReplica = after.map((a, r) => a - before[r]);
+  const cpu = perReplica.reduce((a, b) => a + b, 0);
+  const events = result['2xx'] * eventsPerRequest;
+  return { cpu, perReplica, events, non2xx: result.non2xx, errors: result.errors, seconds: result.duration };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-topology-'));
+const topology = await startTopology(dataDir);
+try {
+  const project = await createProject(topology.url);
+  const track = await measure(topology, { path: '/v1/track', body: (n) => JSON.stringify(sampleEvent(n)), eventsPerRequest: 1, key: project.sk });
+  const batch = await measure(topology, {
+    path: '/v1/batch', eventsPerRequest: BATCH_SIZE, key: project.sk,
+    body: (n) => JSON.stringify({ events: Array.from({ length: BATCH_SIZE }, (_, k) => sampleEvent(n * BATCH_SIZE + k)) }),
+  });
+  const uptime = execFileSync('uptime', { encoding: 'utf8' }).trim();
+  console.log(`\nProduction shape (npm run topology), ${CONNECTIONS} connections for ${DURATION} s per load, through nginx to two ingest-api replicas`);
+  console.log(`uptime: ${uptime}   (loadavg ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  for (const [name, m] of [['track (1 event per request)', track], [`batch (${BATCH_SIZE} events per request)`, batch]]) {
+    const perEvent = m.cpu / m.events;
+    console.log(
+      `${name}: ${fmt(m.events)} events acknowledged (${fmt(m.events / m.seconds)}/s), ${m.non2xx} non-2xx, ${m.errors} errors; ` +
+        `replica CPU ${m.perReplica.map((c) => c.toFixed(2)).join(' s + ')} s = ${fmt(perEvent * 1e6, 1)} µs per event ` +
+        `-> one fully busy replica core ~${fmt(1 / perEvent)} events/s; 10k events/s needs ${fmt((10_000 * perEvent) / 0.7, 1)} replica cores at 70%`,
+    );
+  }
+} finally {
+  topology.cli.kill('SIGTERM');
+  await new Promise((r) => topology.cli.once('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,36 +1,6 @@
 // The read API as the dashboard calls it: same origin, the rk_ key as a bearer token, nothing else sent.
-
-export type StatsRow = Record<string, string | number | null> & { value: number; bucket?: string };
-export interface StatsAnswer {
-  metric: string;
-  rows: StatsRow[];
-}
-export interface SourcesRow {
-  source: string;
-  medium?: string;
-  events: number;
-  uniques: number;
-  paid_share: number;
-}
-export interface SourcesAnswer {
-  breakdown: string;
-  rows: SourcesRow[];
-}
-export interface EventRow {
-  timestamp: string;
-  event_name: string;
-  anonymous_id: string;
-  user_id: string | null;
-  source: string;
-  medium: string;
-  path: string | null;
-  country: string;
-  device_type: string;
-  properties: string;
-}
-export interface QueryAnswer {
-  rows: EventRow[];
-}
+// Response types from the contract (libs/schema); type-only, so none of zod reaches the bundle.
+import type { ErrorBody, QueryResponse, SourcesResponse, StatsResponse } from '@analytics/schema';
 
 /** What the API said when it refused a call: its `error` code, in words for a person. */
 export class ApiRefusal extends Error {
@@ -69,14 +39,14 @@ export function createApi(key: string) {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.set(k, String(v));
     const res = await fetch(`${path}?${qs.toString()}`, { headers: { Authorization: `Bearer ${key}` }, credentials: 'omit', cache: 'no-store' });
-    const body = (await res.json().catch(() => ({}))) as { error?: string };
+    const body = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
     if (!res.ok) throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
     return body as T;
   }
   return {
-    stats: (params: Params) => get<StatsAnswer>('/v1/stats', params),
-    sources: (params: Params) => get<SourcesAnswer>('/v1/sources', params),
-    query: (params: Params) => get<QueryAnswer>('/v1/query', params),
+    stats: (params: Params) => get<StatsResponse>('/v1/stats', params),
+    sources: (params: Params) => get<SourcesResponse>('/v1/sources', params),
+    query: (params: Params) => get<QueryResponse>('/v1/query', params),
   };
 }
 

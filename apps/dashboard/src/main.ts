@@ -1,5 +1,6 @@
 import type uPlot from 'uplot';
-import { type Api, ApiRefusal, type StatsRow, createApi } from './api';
+import type { QueryRow, StatsGroupBy, StatsRow } from '@analytics/schema';
+import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import {
   DAY_MS,
@@ -105,7 +106,7 @@ function renderStat(id: string, current: number, previous: number): void {
 }
 
 const single = (rows: StatsRow[]) => Number(rows[0]?.value ?? 0);
-const cell = (row: StatsRow, column: string) => (row[column] === null || row[column] === undefined ? '' : String(row[column]));
+const cell = (row: StatsRow, column: StatsGroupBy) => (row[column] === null || row[column] === undefined ? '' : String(row[column]));
 
 function countryLabel(code: string): Node {
   if (!code) return document.createTextNode('Unknown');
@@ -224,7 +225,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
   // Navigation to every panel filled: what tools/bench/dashboard.mjs measures.
   performance.mark('dashboard-filled');
 
-  function statsList(api: Api, id: string, header: string, params: Record<string, string | undefined>, column: string, label: (v: string) => string | Node): Promise<void> {
+  function statsList(api: Api, id: string, header: string, params: Record<string, string | undefined>, column: StatsGroupBy, label: (v: string) => string | Node): Promise<void> {
     return api.stats({ ...params, group_by: column, limit: LIST_LIMIT }).then((a) => {
       if (!current()) return;
       renderList(id, header, a.rows.map((r) => ({ key: cell(r, column), label: label(cell(r, column)), value: Number(r.value) })));
@@ -232,7 +233,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
   }
 }
 
-function renderRecent(rows: { timestamp: string; event_name: string; path: string | null; source: string; medium: string; country: string; device_type: string; properties: string }[]): void {
+function renderRecent(rows: QueryRow[]): void {
   const body = $('recent').querySelector('tbody')!;
   body.replaceChildren(
     ...rows.map((r) => {

@@ -1,4 +1,5 @@
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import type { ReadLimits } from './read-limits';
 
 export interface EventStoreConfig {
   /** ClickHouse server over HTTP; when unset the embedded chDB engine is used. */
@@ -12,6 +13,8 @@ export interface EventStoreConfig {
   /** Cluster name: tables become Replicated + Distributed ON CLUSTER. */
   cluster?: string;
   requestTimeoutMs?: number;
+  /** Limits and admission of reads (GET /v1/query, /v1/stats, /v1/sources and the MCP read tools). */
+  read?: Partial<ReadLimits>;
 }
 
 /** chDB's raw insert: the payload goes to the engine as bytes, not inlined into a SQL string. */
@@ -21,6 +24,8 @@ export interface ClickHouseHandle {
   client: ClickHouseClient;
   /** Set for the embedded engine only. */
   rawInsert?: RawInsert;
+  /** Closes what the handle opened besides the client (the embedded engine's write connection). */
+  close?: () => Promise<void>;
 }
 
 export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
@@ -40,8 +45,12 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   // Loaded lazily so a server-mode deployment never loads the native engine.
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
   const connection = createChdbConnection({ path: config.chdbPath });
+  // Inserts get a connection of their own: chDB runs one query at a time per connection (and parameterized ones one at
+  // a time per process), so a long read on the other connection never holds up the writer.
+  const writes = createChdbConnection({ path: config.chdbPath });
   return {
     client: createClient({ connection } as never),
-    rawInsert: (params) => connection.chdb.rawInsert({ ...params, columns: [...params.columns] }),
+    rawInsert: (params) => writes.chdb.rawInsert({ ...params, columns: [...params.columns] }),
+    close: () => writes.close(),
   };
 }

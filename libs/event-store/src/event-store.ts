@@ -3,6 +3,8 @@ import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@
 import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
 import { EventWriter, type EventWriterOptions } from './event-writer';
 import { insertEventRows } from './insert-rows';
+import { ReadGate } from './read-gate';
+import { DEFAULT_READ_LIMITS, type ReadLimits, clickHouseCodeOf, readLimitError, readSettingsClause } from './read-limits';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
@@ -12,7 +14,7 @@ export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 export function classifyStoreError(e: unknown): unknown {
   if (e instanceof ClickHouseError || e instanceof UpstreamUnavailableError) return e;
   // chDB's own errors carry a ClickHouse code: the engine answered.
-  if (e && typeof e === 'object' && 'clickhouseCode' in e) return e;
+  if (clickHouseCodeOf(e) !== undefined) return e;
   return new UpstreamUnavailableError('event store', e);
 }
 
@@ -22,12 +24,21 @@ export class EventStore {
   readonly db: string;
   readonly cluster: string | undefined;
 
+  private readonly readLimits: ReadLimits;
+  private readonly gate: ReadGate;
+  private readonly readSettings: string;
+
   private constructor(
     readonly client: ClickHouseClient,
     config: EventStoreConfig,
     writerOptions: EventWriterOptions,
     private readonly rawInsert?: RawInsert,
+    private readonly closeHandle?: () => Promise<void>,
   ) {
+    const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
+    this.readLimits = { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) };
+    this.gate = new ReadGate(this.readLimits);
+    this.readSettings = readSettingsClause(this.readLimits);
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
     this.writer = new EventWriter((rows) => this.insertRows(rows), { concurrency: config.url ? 4 : 1, ...writerOptions });
@@ -47,8 +58,8 @@ export class EventStore {
 
   /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
   static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
-    const { client, rawInsert } = connectClickHouse(config);
-    return new EventStore(client, config, writerOptions, rawInsert);
+    const { client, rawInsert, close } = connectClickHouse(config);
+    return new EventStore(client, config, writerOptions, rawInsert, close);
   }
 
   /**
@@ -97,6 +108,20 @@ export class EventStore {
     }
   }
 
+  /**
+   * A read of one project's data (the read API and MCP): admitted fairly between projects (ReadGate), bounded in the
+   * engine by the read limits, and a read that hits them is 400 query_too_expensive instead of a failure.
+   */
+  async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
+    return this.gate.run(projectId, async () => {
+      try {
+        return await this.select<T>(`${query} ${this.readSettings}`, params);
+      } catch (e) {
+        throw readLimitError(e, this.readLimits) ?? e;
+      }
+    });
+  }
+
   async command(query: string, params: Record<string, unknown> = {}): Promise<void> {
     try {
       await this.client.command({ query, query_params: params });
@@ -115,6 +140,7 @@ export class EventStore {
   /** Flushes pending writes, then closes the client. */
   async close(): Promise<void> {
     await this.writer.drain();
+    await this.closeHandle?.();
     await this.client.close();
   }
 }

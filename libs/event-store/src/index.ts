@@ -3,6 +3,8 @@ export * from './insert-rows';
 export * from './migrate';
 export * from './event-writer';
 export * from './event-store';
+export * from './read-gate';
+export * from './read-limits';
 export * from './forget';
 export * from './read-tables';
 export * from './query-events.query';

@@ -27,6 +27,6 @@ export function buildQueryEvents(tables: ReadTables, projectId: string, params: 
 
 export async function queryEvents(store: EventStore, projectId: string, params: QueryParams): Promise<QueryEventRow[]> {
   const q = buildQueryEvents(readTablesOf(store), projectId, params);
-  const rows = await store.select<QueryEventRow>(q.sql, q.params);
+  const rows = await store.read<QueryEventRow>(projectId, q.sql, q.params);
   return rows.map((r) => ({ ...r, timestamp: clickHouseTimeToIso(r.timestamp) }));
 }

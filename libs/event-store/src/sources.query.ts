@@ -53,7 +53,7 @@ export function buildSources(tables: ReadTables, projectId: string, params: Sour
 
 export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
   const q = buildSources(readTablesOf(store), projectId, params);
-  const rows = await store.select<Record<string, string | number>>(q.sql, q.params);
+  const rows = await store.read<Record<string, string | number>>(projectId, q.sql, q.params);
   return {
     breakdown: params.breakdown,
     rows: rows.map((r) => ({

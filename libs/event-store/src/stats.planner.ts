@@ -58,6 +58,7 @@ const FROM: Record<StatsSource, (t: ReadTables) => string> = {
 };
 
 export interface StatsPlan {
+  projectId: string;
   source: StatsSource;
   sql: string;
   params: Record<string, unknown>;
@@ -106,5 +107,5 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
     `ORDER BY ${order.join(', ')}`,
     'LIMIT {limit:UInt32}',
   ].join(' ');
-  return { source, sql, params: bound, groupBy, interval: params.interval };
+  return { projectId, source, sql, params: bound, groupBy, interval: params.interval };
 }

@@ -5,7 +5,7 @@ import { type StatsPlan, type StatsSource, planStats } from './stats.planner';
 
 /** Runs a plan; ClickHouse renders UInt64 as JSON strings, the API answers numbers. */
 export async function runStatsPlan(store: EventStore, plan: StatsPlan): Promise<StatsRow[]> {
-  const rows = await store.select<Record<string, string | number | null>>(plan.sql, plan.params);
+  const rows = await store.read<Record<string, string | number | null>>(plan.projectId, plan.sql, plan.params);
   // The plan selects `bucket`, the group_by columns (allow-listed) and `value`: the schema's row.
   return rows.map((r) => ({ ...r, value: Number(r.value) }) as StatsRow);
 }

@@ -29,6 +29,13 @@ export const envSchema = z.object({
   AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
   BODY_BUDGET_BYTES: envInt(64 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
+  READ_MAX_EXECUTION_S: envInt(10, 1, 3_600),
+  READ_MAX_MEMORY_BYTES: envInt(1024 * 1024 * 1024, 1),
+  READ_MAX_THREADS: envInt(4, 1, 256),
+  READ_CONCURRENCY: envInt(0, 0, 1_000),
+  READ_CONCURRENCY_PER_PROJECT: envInt(4, 1, 1_000),
+  READ_QUEUE_PER_PROJECT: envInt(32, 0, 10_000),
+  READ_QUEUE_WAIT_MS: envInt(10_000, 0, 600_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   // Unset: loopback origins (any port) only; set: exactly these (the key's project origins pass either way).
   MCP_ALLOWED_ORIGINS: envString().transform((v, ctx) => {

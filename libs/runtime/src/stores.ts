@@ -44,6 +44,15 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
       database: env.CLICKHOUSE_DATABASE,
       cluster: env.CLICKHOUSE_CLUSTER,
       chdbPath: join(dataDir, 'clickhouse'),
+      read: {
+        maxExecutionS: env.READ_MAX_EXECUTION_S,
+        maxMemoryBytes: env.READ_MAX_MEMORY_BYTES,
+        maxThreads: env.READ_MAX_THREADS,
+        concurrency: env.READ_CONCURRENCY,
+        perProject: env.READ_CONCURRENCY_PER_PROJECT,
+        queuePerProject: env.READ_QUEUE_PER_PROJECT,
+        queueWaitMs: env.READ_QUEUE_WAIT_MS,
+      },
     });
   } catch (e) {
     await keyDb.close().catch(() => undefined);

@@ -3,6 +3,7 @@ export const ERROR_STATUS = {
   invalid_payload: 400,
   invalid_params: 400,
   invalid_group_by: 400,
+  query_too_expensive: 400,
   missing_bearer_token: 401,
   malformed_api_key: 401,
   invalid_api_key: 401,

@@ -1,0 +1,55 @@
+import { ApiError } from '@analytics/schema';
+import { ReadGate } from './read-gate';
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
+const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof ApiError ? e.code : String(e)));
+
+describe('ReadGate', () => {
+  it("serves projects round-robin: a quiet project's read runs after one turn, not after a busy project's backlog", async () => {
+    const gate = new ReadGate({ concurrency: 1, perProject: 4, queuePerProject: 32, queueWaitMs: 5_000 });
+    const order: string[] = [];
+    const release = new Map<string, () => void>();
+    const read = (project: string, id: string) =>
+      gate.run(project, async (turn) => {
+        order.push(`${id}${turn.bursting ? '*' : ''}`);
+        const d = deferred();
+        release.set(id, d.resolve);
+        await d.promise;
+      });
+    const heavy = ['h1', 'h2', 'h3', 'h4'].map((id) => read('heavy', id));
+    await new Promise((r) => setImmediate(r));
+    const light = read('light', 'l1');
+    for (const id of ['h1', 'l1', 'h2', 'h3', 'h4']) {
+      while (!release.has(id)) await new Promise((r) => setImmediate(r));
+      release.get(id)!();
+    }
+    await Promise.all([...heavy, light]);
+    expect(order).toEqual(['h1', 'l1', 'h2*', 'h3*', 'h4']);
+  });
+
+  it('caps reads in flight per project and answers 429 rate_limited beyond its queue or after the wait', async () => {
+    const gate = new ReadGate({ concurrency: 10, perProject: 2, queuePerProject: 1, queueWaitMs: 50 });
+    const hold = deferred();
+    let running = 0;
+    let peak = 0;
+    const read = () =>
+      gate.run('p', async () => {
+        peak = Math.max(peak, ++running);
+        await hold.promise;
+        running--;
+      });
+    const first = [read(), read()];
+    const queued = codeOf(read());
+    const overflow = await codeOf(read());
+    expect(overflow).toBe('rate_limited');
+    expect(await queued).toBe('rate_limited'); // waited 50 ms without a turn
+    expect(await codeOf(gate.run('other', async () => 'x'))).toBe('ok'); // another project is not held up
+    hold.resolve();
+    await Promise.all(first);
+    expect(peak).toBe(2);
+  });
+});

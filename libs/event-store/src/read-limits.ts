@@ -1,0 +1,54 @@
+import { ClickHouseError } from '@clickhouse/client';
+import { ApiError } from '@analytics/schema';
+import type { ReadGateLimits } from './read-gate';
+
+/** What one read may cost in the engine, and how reads are admitted (README, Configuration: READ_*). */
+export interface ReadLimits extends ReadGateLimits {
+  maxExecutionS: number;
+  maxMemoryBytes: number;
+  maxThreads: number;
+}
+
+/** The defaults; `concurrency` 0 means: one at a time on the embedded engine (it runs them so anyway), 8 on a server. */
+export const DEFAULT_READ_LIMITS: ReadLimits = {
+  maxExecutionS: 10,
+  maxMemoryBytes: 1024 * 1024 * 1024,
+  maxThreads: 4,
+  concurrency: 0,
+  perProject: 4,
+  queuePerProject: 32,
+  queueWaitMs: 10_000,
+};
+
+/** The SETTINGS clause every read ends with (numbers only: the limits are validated integers). */
+export function readSettingsClause(limits: ReadLimits): string {
+  return `SETTINGS max_execution_time = ${limits.maxExecutionS}, max_memory_usage = ${limits.maxMemoryBytes}, max_threads = ${limits.maxThreads}`;
+}
+
+// ClickHouse error codes of a read stopped by its limits.
+const LIMIT_OF_CODE: Record<number, 'max_execution_time' | 'max_memory_usage'> = {
+  159: 'max_execution_time', // TIMEOUT_EXCEEDED
+  160: 'max_execution_time', // TOO_SLOW: the estimated time is over the limit
+  241: 'max_memory_usage', // MEMORY_LIMIT_EXCEEDED
+};
+
+/** The ClickHouse error code of an error the engine answered with (a server's ClickHouseError, or chDB's own error). */
+export function clickHouseCodeOf(e: unknown): number | undefined {
+  if (e instanceof ClickHouseError) return Number(e.code);
+  // chDB's errors carry `clickhouseCode`, also as the cause of the ClickHouseError its connection wraps them in.
+  for (let x: unknown = e, depth = 0; x && typeof x === 'object' && depth < 3; depth++) {
+    const code = (x as { clickhouseCode?: unknown }).clickhouseCode;
+    if (typeof code === 'number') return code;
+    x = (x as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A read stopped by a limit, as the 400 the caller can act on (narrow the range or the filters); else null. */
+export function readLimitError(e: unknown, limits: ReadLimits): ApiError | null {
+  const code = clickHouseCodeOf(e);
+  const limit = code === undefined ? undefined : LIMIT_OF_CODE[code];
+  if (!limit) return null;
+  const bound = limit === 'max_execution_time' ? `${limits.maxExecutionS} s` : `${Math.round(limits.maxMemoryBytes / 2 ** 20)} MiB`;
+  return new ApiError('query_too_expensive', { details: { limit, bound, message: `the query needs more than the ${bound} a read may use: narrow the time range or add filters` } }, { cause: e });
+}

@@ -20,6 +20,9 @@ const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const IP_HASH_SECRET = 'topology-e2e';
 const NGINX = systemBinary({ name: 'nginx', env: 'NGINX_BIN', defaults: ['/usr/sbin/nginx', 'nginx'], aptPackage: 'nginx-light' });
 const TOPOLOGY = 'dist/tools/topology/main.js';
+// The spec's burst (200) with a slow refill: on a loaded machine 50/s would refill faster than the shared harness
+// acknowledges, and the one-bucket check would depend on the machine's speed.
+const TRACK_REFILL_PER_S = 1;
 
 beforeAll(() => {
   execFileSync(process.execPath, ['tools/build.mjs'], { cwd: root, stdio: 'ignore' });
@@ -179,6 +182,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     const [shape, reference] = await Promise.allSettled([
       startTopologyCli({
         ...base, DATABASE_URL: dbUrl, REDIS_URL, NGINX_BIN: NGINX.path, PROXY_PORT: '0', ADMIN_TOKEN, INTERNAL_SECRET: randomBytes(16).toString('hex'), IP_HASH_SECRET,
+        RATE_LIMIT_TRACK_PER_S: String(TRACK_REFILL_PER_S),
       }),
       // The standalone service (npm start) on the embedded stores: the reference answers.
       startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET } }),
@@ -220,25 +224,17 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect(await answers(shape)).toEqual(expected);
   });
 
-  it('keeps one track bucket per project across both ingest replicas (burst 200, 50/s), not one per replica', async () => {
+  it('keeps one track bucket per project across both ingest replicas (burst 200), not one per replica', async () => {
     const t = await createProject(topo.proxy);
     const started = Date.now();
-    const statuses: number[] = [];
-    // Until 100 requests were refused: one bucket gets there after 200 + 50/s accepted, two only after 400 + 100/s.
-    const refused = () => statuses.filter((s) => s === 429).length;
-    const worker = async () => {
-      while (refused() < 100 && Date.now() - started < 20_000) {
-        const slot = statuses.push(0) - 1;
-        statuses[slot] = (await post(t.port, '/v1/track', t.keys.sk, { event: 'burst', anonymous_id: 'burst' })).status;
-      }
-    };
-    await Promise.all(Array.from({ length: 40 }, worker));
+    // All at once: the bucket decides on arrival, before the (slow, shared) insert.
+    const statuses = await Promise.all(Array.from({ length: 500 }, async () => (await post(t.port, '/v1/track', t.keys.sk, { event: 'burst', anonymous_id: 'burst' })).status));
     const seconds = (Date.now() - started) / 1000;
     const accepted = statuses.filter((s) => s === 202).length;
     expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
-    expect(refused()).toBeGreaterThanOrEqual(100);
+    // One bucket lets the burst through plus the refill meanwhile; one per replica would let at least 400 through.
     expect(accepted).toBeGreaterThanOrEqual(200);
-    expect(accepted).toBeLessThanOrEqual(200 + Math.ceil(50 * seconds) + 2);
+    expect(accepted).toBeLessThanOrEqual(200 + Math.ceil(TRACK_REFILL_PER_S * seconds) + 2);
   });
 
   it('refuses a key revoked through admin-api at once on both ingest replicas', async () => {
@@ -305,7 +301,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
           acked.add(id);
           if (killedAt) afterKill++;
         } else if (r?.status !== 429) failed.push(r?.status ?? 0);
-        await new Promise((res) => setTimeout(res, 20));
+        await new Promise((res) => setTimeout(res, 50));
       }
     };
     const load = Promise.all(Array.from({ length: 4 }, (_, w) => worker(w)));

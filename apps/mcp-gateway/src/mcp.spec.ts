@@ -434,6 +434,7 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
 
     const page = await fetch(`${base}/authorize?${new URLSearchParams(params).toString()}`);
     expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     const html = await page.text();
     expect(html.match(/<form method="post"/g)).toHaveLength(1);
     expect(html).toContain('name="api_key"');

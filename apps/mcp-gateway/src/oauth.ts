@@ -84,7 +84,9 @@ export class KeyOAuthProvider implements OAuthServerProvider {
 
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     const body = (res.req.method === 'POST' ? res.req.body : undefined) as { api_key?: unknown } | undefined;
-    const page = (error?: string) => res.status(200).type('html').set('Cache-Control', 'no-store').send(authorizePage(client, params, error));
+    // No framing (the key field must not be clickjacked), nothing loaded; no form-action: it would block the redirect.
+    const page = (error?: string) =>
+      res.status(200).type('html').set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" }).send(authorizePage(client, params, error));
     if (body?.api_key === undefined) return void page();
     let kind: string;
     let prefix: string;

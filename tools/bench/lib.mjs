@@ -36,6 +36,15 @@ function pidsInGroup(pgid, needle) {
   return out;
 }
 
+const CLOCK_TICKS_PER_S = 100; // Linux USER_HZ (getconf CLK_TCK)
+
+/** CPU time (user + system, every thread: the embedded engine's too) a process has used so far, in ms. */
+export function cpuMsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+
 /** VmHWM (peak resident set) and VmRSS of a process, in MiB. */
 export function memoryOf(pid) {
   try {
@@ -52,7 +61,7 @@ export function memoryOf(pid) {
  * /healthz. With `nodeArgs` (e.g. --cpu-prof, which NODE_OPTIONS refuses) it runs what `npm start` execs instead,
  * `node <nodeArgs> dist/apps/standalone/main.js`, after the same build.
  */
-export async function startService(extraEnv = {}, { nodeArgs, dataDir: givenDir } = {}) {
+export async function startService(extraEnv = {}, { nodeArgs, dataDir: givenDir, cwd = process.cwd() } = {}) {
   const port = await freePort();
   const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'bench-ingest-'));
   const env = {
@@ -71,8 +80,8 @@ export async function startService(extraEnv = {}, { nodeArgs, dataDir: givenDir 
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   const child = nodeArgs
-    ? spawn(process.execPath, [...nodeArgs, 'dist/apps/standalone/main.js'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-    : spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    ? spawn(process.execPath, [...nodeArgs, 'dist/apps/standalone/main.js'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn('npm', ['start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let log = '';
   child.stdout.on('data', (d) => (log += d));
   child.stderr.on('data', (d) => (log += d));

@@ -1,0 +1,219 @@
+// Hostile-load benchmark (issue 19): what an attacker or a greedy tenant costs the others, against the built
+// standalone server (`npm start`'s dist/apps/standalone/main.js) on the embedded stores.
+//
+//   flood   legitimate track traffic (10 connections) alone, then beside 50 connections of well-formed random keys
+//           from another client IP: req/s and p99 of the legitimate traffic, server CPU per request.
+//   bodies  64 concurrent /v1/batch bodies of 1000 events at every field's limit (~14 MB each): idle RSS, peak RSS
+//           (the kernel's VmHWM), answers, and every acknowledged event counted in the store after the stop.
+//   reader  10M events of project H and 1M of project L (30 days, loaded inside ClickHouse before the server starts):
+//           L's /v1/stats p50/p95 and L's track throughput, quiet and while H runs 8 concurrent raw stats queries
+//           over its whole range.
+//
+//   npm run build && node tools/bench/hostile.mjs                    # every scenario
+//   node tools/bench/hostile.mjs --only=flood,bodies --duration=10   # some; seconds per phase
+//   node tools/bench/hostile.mjs --server-dir=/tmp/before            # measure another checkout's build (before/after)
+//   BENCH_EVENTS=10000000 (project H of the reader scenario; L gets a tenth)
+import autocannon from 'autocannon';
+import { build } from 'esbuild';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { ADMIN_TOKEN, cpuMsOf, createProject, fmt, memoryOf, pct, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
+import { syntheticEventsSql } from './synthetic-events.mjs';
+
+const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
+const ONLY = arg('only', 'flood,bodies,reader').split(',');
+const DURATION = Number(arg('duration', 15));
+const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
+const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
+const LEGIT_IP = '203.0.113.10';
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const base62 = (n) => randomBytes(n * 2).toString('base64').replace(/[^0-9A-Za-z]/g, '').slice(0, n).padEnd(n, 'a');
+
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}; server from ${SERVER_DIR}`);
+
+/** An autocannon run of track requests; `headers(i)` per request. */
+function track(base, { connections, duration, key, ip, headers }) {
+  let i = 0;
+  return autocannon({
+    url: `${base}/v1/track`,
+    connections,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => {
+          const n = i++;
+          return { ...req, headers: { 'content-type': 'application/json', 'x-forwarded-for': ip, authorization: `Bearer ${key}`, ...headers?.(n) }, body: JSON.stringify(sampleEvent(n)) };
+        },
+      },
+    ],
+  });
+}
+
+const row = (label, r, cpuMs) =>
+  `  ${label.padEnd(34)} ${fmt(r.requests.average).padStart(7)} req/s  p50 ${fmt(r.latency.p50).padStart(5)} ms  p99 ${fmt(r.latency.p99).padStart(5)} ms  2xx ${fmt(r['2xx']).padStart(7)}  non-2xx ${fmt(r.non2xx).padStart(7)}` +
+  (cpuMs === undefined ? '' : `  server CPU ${(cpuMs / Math.max(1, r['2xx'] + r.non2xx)).toFixed(3)} ms/req`);
+
+async function flood() {
+  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const p = await createProject(srv.base, 'flood');
+    await track(srv.base, { connections: 10, duration: 3, key: p.sk, ip: LEGIT_IP }); // warm-up
+    console.log(`flood (load ${load()})`);
+    let cpu0 = cpuMsOf(srv.pid);
+    const quiet = await track(srv.base, { connections: 10, duration: DURATION, key: p.sk, ip: LEGIT_IP });
+    console.log(row('legitimate, quiet', quiet, cpuMsOf(srv.pid) - cpu0));
+    cpu0 = cpuMsOf(srv.pid);
+    const [busy, attack] = await Promise.all([
+      track(srv.base, { connections: 10, duration: DURATION, key: p.sk, ip: LEGIT_IP }),
+      track(srv.base, { connections: 50, duration: DURATION, key: 'x', ip: '198.51.100.66', headers: () => ({ authorization: `Bearer sk_live_${base62(12)}_${base62(32)}` }) }),
+    ]);
+    const cpu = cpuMsOf(srv.pid) - cpu0;
+    console.log(row('legitimate, during the flood', busy));
+    console.log(row('random keys (the flood)', attack));
+    console.log(`  server CPU during the flood ${(cpu / (busy['2xx'] + busy.non2xx + attack['2xx'] + attack.non2xx)).toFixed(3)} ms/req; ` +
+      `throughput ratio ${(busy.requests.average / quiet.requests.average).toFixed(2)} (target >= 0.5), p99 ratio ${(busy.latency.p99 / quiet.latency.p99).toFixed(2)} (target < 2)`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** 1000 events with every field at its limit: ~14 MB of JSON. */
+function maxBatch(tag) {
+  const long = (n, c) => c.repeat(n);
+  const url = `https://shop.example.com/${long(2048 - 'https://shop.example.com/'.length, 'u')}`;
+  const events = Array.from({ length: 1000 }, (_, i) => ({
+    event: `${tag}`.padEnd(128, 'e'),
+    event_id: `${tag}-${i}`.padEnd(128, 'i'),
+    anonymous_id: long(128, 'a'),
+    user_id: long(256, 'u'),
+    session_id: long(128, 's'),
+    url,
+    path: `/${long(2047, 'p')}`,
+    referrer: url,
+    properties: { blob: long(8192 - 12, 'x') },
+  }));
+  return JSON.stringify({ events });
+}
+
+async function bodies() {
+  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR });
+  let acked = 0;
+  try {
+    const p = await createProject(srv.base, 'bodies');
+    await sleep(2_000);
+    const idle = memoryOf(srv.pid).rssMiB;
+    const body = maxBatch('maxsize');
+    console.log(`bodies (load ${load()}): 64 concurrent batches of ${(Buffer.byteLength(body) / 2 ** 20).toFixed(1)} MB, idle RSS ${fmt(idle)} MiB`);
+    const t = performance.now();
+    const statuses = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        fetch(`${srv.base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${p.sk}`, 'content-type': 'application/json' }, body }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+          (e) => `network error: ${e.cause?.code ?? e.message}`,
+        ),
+      ),
+    );
+    const ms = performance.now() - t;
+    const counts = {};
+    for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+    acked = (counts[202] ?? 0) * 1000;
+    const peak = srv.peakRssMiB();
+    console.log(`  answers ${JSON.stringify(counts)} in ${fmt(ms)} ms; peak RSS ${fmt(peak)} MiB = idle + ${fmt(peak - idle)} MiB (target <= idle + 768)`);
+  } finally {
+    await srv.stop();
+  }
+  const [{ n }] = queryStore(srv.dataDir, "SELECT count() AS n FROM analytics.events WHERE startsWith(event_name, 'maxsize')");
+  console.log(`  acknowledged ${fmt(acked)} events, stored ${fmt(Number(n))}${Number(n) === acked ? ' (all, once)' : ' MISMATCH'}`);
+  rmSync(srv.dataDir, { recursive: true, force: true });
+}
+
+/** Loads the reader scenario's data into a DATA_DIR before any server opens it (chDB binds one directory per process). */
+async function prepareReaderData() {
+  const outfile = 'dist/bench/hostile-bench.cjs';
+  await build({
+    stdin: { contents: "export { envSchema, openStores } from './libs/runtime/src/index';\nexport { createLogger, loadConfig } from './libs/service-kit/src/index';", resolveDir: process.cwd(), loader: 'ts' },
+    outfile,
+    ...nodeBundleOptions,
+  });
+  const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'));
+  const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, ADMIN_TOKEN });
+  const stores = await lib.openStores(env, lib.createLogger({ level: 'warn', format: 'json' }), dataDir);
+  const fromMs = Date.UTC(2026, 2, 1);
+  const projects = {};
+  for (const [name, events] of [['heavy', EVENTS], ['light', Math.round(EVENTS / 10)]]) {
+    const { project, keys } = await stores.keyStore.createProject({ name });
+    projects[name] = { id: project.id, ...keys };
+    for (let offset = 0; offset < events; offset += 1_000_000) {
+      await stores.events.command(syntheticEventsSql({ db: stores.events.db, projectId: project.id, fromMs, spanDays: 30, eventsPerSession: 5, offset, rows: Math.min(1_000_000, events - offset) }));
+    }
+  }
+  await stores.close();
+  return { dataDir, projects, fromMs };
+}
+
+async function reader() {
+  const t0 = performance.now();
+  const { dataDir, projects, fromMs } = await prepareReaderData();
+  console.log(`reader: loaded ${fmt(EVENTS)} + ${fmt(EVENTS / 10)} events in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR, dataDir });
+  try {
+    await sleep(5_000); // background merges of the load
+    const iso = (ms) => new Date(ms).toISOString();
+    const lightUrl = `${srv.base}/v1/stats?from=${iso(fromMs)}&to=${iso(fromMs + 30 * 86_400_000)}&group_by=source`;
+    const heavyUrl = `${srv.base}/v1/stats?from=${iso(fromMs + 1000)}&to=${iso(fromMs + 30 * 86_400_000)}&group_by=source,medium`;
+    const get = (url, key) => fetch(url, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => (await r.arrayBuffer(), r.status));
+    const phase = async (label, heavy) => {
+      let stop = false;
+      const light = [];
+      const heavyStatus = {};
+      const heavyMs = [];
+      const lightLoop = (async () => {
+        while (!stop) {
+          const t = performance.now();
+          const s = await get(lightUrl, projects.light.rk);
+          if (s === 200) light.push(performance.now() - t);
+        }
+      })();
+      const heavyLoops = heavy
+        ? Array.from({ length: 8 }, async () => {
+            while (!stop) {
+              const t = performance.now();
+              const s = await get(heavyUrl, projects.heavy.rk);
+              heavyStatus[s] = (heavyStatus[s] ?? 0) + 1;
+              if (s === 200) heavyMs.push(performance.now() - t);
+            }
+          })
+        : [];
+      const cpu0 = cpuMsOf(srv.pid);
+      const ingest = await track(srv.base, { connections: 10, duration: DURATION, key: projects.light.sk, ip: LEGIT_IP });
+      const cpu = cpuMsOf(srv.pid) - cpu0;
+      stop = true;
+      await Promise.all([lightLoop, ...heavyLoops]);
+      light.sort((a, b) => a - b);
+      heavyMs.sort((a, b) => a - b);
+      console.log(`  ${label.padEnd(40)} L stats p50 ${fmt(pct(light, 50), 1).padStart(7)} ms  p95 ${fmt(pct(light, 95), 1).padStart(7)} ms (${light.length})  L track ${fmt(ingest.requests.average).padStart(6)} req/s p99 ${fmt(ingest.latency.p99)} ms` +
+        (heavy ? `  H answers ${JSON.stringify(heavyStatus)} p50 ${fmt(pct(heavyMs, 50) ?? 0)} ms` : '') + `  server CPU ${fmt(cpu / DURATION / 10, 0)}% (load ${load()})`);
+      return { p95: pct(light, 95), rps: ingest.requests.average };
+    };
+    await get(lightUrl, projects.light.rk);
+    const quiet = await phase('quiet (L reads + L ingest)', false);
+    const busy = await phase('H: 8 concurrent raw stats, whole range', true);
+    console.log(`  L stats p95 ratio ${(busy.p95 / quiet.p95).toFixed(2)} (target <= 2), L ingest ratio ${(busy.rps / quiet.rps).toFixed(2)} (target >= 0.5)`);
+  } finally {
+    await srv.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (ONLY.includes('flood')) await flood();
+if (ONLY.includes('bodies')) await bodies();
+if (ONLY.includes('reader')) await reader();

@@ -54,7 +54,7 @@ async function main() {
     stopping = true;
     console.log(`topology: ${signal}, stopping every process`);
     abort.abort();
-    // During start-up startTopology stops what it started and rejects (main's catch exits 1).
+    // During start-up startTopology stops what it started, then rejects.
     if (running.topology) void running.topology.stop().then(() => process.exit(0));
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -63,6 +63,10 @@ async function main() {
     root: ROOT, databaseUrl: env.DATABASE_URL!, redisUrl: env.REDIS_URL!, nginxBin, proxyPort: env.PROXY_PORT,
     adminToken: secret('ADMIN_TOKEN'), internalSecret: secret('INTERNAL_SECRET'), ipHashSecret: secret('IP_HASH_SECRET'), dataDir, baseEnv: process.env,
     signal: abort.signal,
+  }).catch((e: unknown) => {
+    // Interrupted during start-up: what had started is stopped, and that is what was asked.
+    if (abort.signal.aborted) process.exit(0);
+    throw e;
   });
   running.topology = topology;
   for (const [name, s] of Object.entries(topology.apps)) {

@@ -27,8 +27,13 @@ export interface Started {
  * Spawns a Node entry point and resolves with the port of the JSON line `{"msg":"listening","port":N}` it prints
  * (every app's log line, and the harness's). Output also goes to `logFile` when given.
  */
-export function startNode(name: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile?: string; timeoutMs?: number }): Promise<Started> {
+export function startNode(
+  name: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile?: string; timeoutMs?: number; onSpawn?: (proc: ChildProcess) => void },
+): Promise<Started> {
   const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  options.onSpawn?.(proc);
   const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   let out = '';
   const output = () => out;

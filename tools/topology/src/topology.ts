@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Started, freePort, startNginx, startNode, stopProcess, waitFor200 } from './processes';
@@ -57,25 +58,32 @@ const FOREIGN = ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLI
  * (ingest upstream with both replicas). Resolves once every app answers /readyz and nginx serves.
  */
 export async function startTopology(o: TopologyOptions): Promise<Topology> {
-  const started: Started[] = [];
+  // Every process spawned, listening or not: stop() reaches them all whatever happened.
+  const spawned: Array<{ name: string; proc: ChildProcess }> = [];
+  const onSpawn = (name: string) => (proc: ChildProcess) => {
+    spawned.push({ name, proc });
+    if (o.signal?.aborted) proc.kill('SIGTERM');
+  };
   const stop = async () => {
-    for (const group of [started.filter((s) => s.name === 'nginx'), started.filter((s) => s.name !== 'nginx' && s.name !== 'clickhouse-harness'), started.filter((s) => s.name === 'clickhouse-harness')]) {
-      await Promise.all(group.map((s) => stopProcess(s.proc)));
-    }
+    const of = (names: (n: string) => boolean) => spawned.filter((s) => names(s.name)).map((s) => stopProcess(s.proc));
+    await Promise.all(of((n) => n === 'nginx'));
+    await Promise.all(of((n) => n !== 'nginx' && n !== 'clickhouse-harness'));
+    await Promise.all(of((n) => n === 'clickhouse-harness'));
   };
   const track = (s: Started) => {
-    started.push(s);
     if (o.signal?.aborted) throw new Error('topology: stopped during start-up');
+    return s;
   };
   o.signal?.addEventListener('abort', () => void stop(), { once: true });
   const logs = join(o.dataDir, 'logs');
   mkdirSync(logs, { recursive: true });
   mkdirSync(join(o.dataDir, 'clickhouse'), { recursive: true });
   try {
-    const harness = await startNode('clickhouse-harness', ['dist/tools/clickhouse-harness/main.js', '--path', join(o.dataDir, 'clickhouse')], {
-      cwd: o.root, env: { ...o.baseEnv, NODE_OPTIONS: '' }, logFile: join(logs, 'clickhouse-harness.log'),
-    });
-    track(harness);
+    const harness = track(
+      await startNode('clickhouse-harness', ['dist/tools/clickhouse-harness/main.js', '--path', join(o.dataDir, 'clickhouse')], {
+        cwd: o.root, env: { ...o.baseEnv, NODE_OPTIONS: '' }, logFile: join(logs, 'clickhouse-harness.log'), onSpawn: onSpawn('clickhouse-harness'),
+      }),
+    );
     const clickhouseUrl = `http://127.0.0.1:${harness.port}`;
     const appEnv: NodeJS.ProcessEnv = { ...o.baseEnv, NODE_OPTIONS: '' };
     for (const k of FOREIGN) delete appEnv[k];
@@ -86,8 +94,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
       TRUST_PROXY: 'loopback',
     });
     const start = async (p: (typeof PROCESSES)[number]) => {
-      const s = await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env: { ...appEnv, PORT: '0' }, logFile: join(logs, `${p.name}.log`) });
-      track(s);
+      const s = track(await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env: { ...appEnv, PORT: '0' }, logFile: join(logs, `${p.name}.log`), onSpawn: onSpawn(p.name) }));
       await waitFor200(p.name, s.port, '/readyz', s.proc);
       return [p.name, s] as const;
     };
@@ -98,6 +105,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     const ports = (app: string) => PROCESSES.filter((p) => p.app === app).map((p) => apps[p.name].port);
     const upstreams = Object.fromEntries([...new Set(PROCESSES.map((p) => p.app))].map((app) => [upstreamOf(app), ports(app)]));
     const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()));
+    spawned.push({ name: 'nginx', proc: nginx.proc });
     track(nginx);
     return { proxyUrl: `http://127.0.0.1:${nginx.port}`, clickhouseUrl, appEnv, apps, harness, nginx, stop };
   } catch (e) {

@@ -35,7 +35,12 @@ export class ApiError extends Error {
     readonly extra: Record<string, unknown> = {},
     options?: { cause?: unknown },
   ) {
+    // An answer, not a fault: no stack trace to capture (a flood of refused keys made that its largest cost); a 5xx
+    // keeps the stack of its cause.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(code, options);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
   }

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type IngestRouterDeps, createIngestRouter } from './ingest.routes';
 
 export interface IngestAppDeps extends IngestRouterDeps {
@@ -8,5 +8,5 @@ export interface IngestAppDeps extends IngestRouterDeps {
 }
 
 export function buildApp(deps: IngestAppDeps): Express {
-  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps)] });
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api'])] });
 }

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type ReadRouterDeps, createReadRouter } from './read.routes';
 
 export interface ReadAppDeps extends ReadRouterDeps {
@@ -8,5 +8,5 @@ export interface ReadAppDeps extends ReadRouterDeps {
 }
 
 export function buildApp(deps: ReadAppDeps): Express {
-  return createServiceApp({ name: 'read-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createReadRouter(deps)] });
+  return createServiceApp({ name: 'read-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createReadRouter(deps), apiDocsRouter(['read-api'])] });
 }

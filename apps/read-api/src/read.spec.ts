@@ -277,3 +277,11 @@ describe('the contract (libs/schema API_ROUTES)', () => {
     expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['GET /v1/query 200', 'GET /v1/stats 200', 'GET /v1/sources 200', 'GET /v1/stats 400', 'GET /v1/query 403']));
   });
 });
+
+describe('GET /openapi.json', () => {
+  it('answers without a key with the read routes only (and the probes every app serves)', async () => {
+    const res = await request(app).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body.paths).sort()).toEqual(['/healthz', '/openapi.json', '/readyz', '/v1/query', '/v1/sources', '/v1/stats']);
+  });
+});

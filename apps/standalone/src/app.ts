@@ -7,7 +7,7 @@ import { createRetentionRouter } from '@analytics/retention-worker';
 import { OAuthStore } from '@analytics/auth';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
-import { type Logger, createServiceApp } from '@analytics/service-kit';
+import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { createDashboardRouter } from './dashboard.route';
 import type { Secrets } from './secrets';
 
@@ -49,6 +49,7 @@ export function buildApp(deps: StandaloneDeps): Express {
         onProjectChanged: (id) => stores.bus.projectChanged(id),
       }),
       createRetentionRouter({ keyStore: stores.keyStore, events: stores.events, internalSecret: secrets.INTERNAL_SECRET, clock: deps.clock }),
+      apiDocsRouter('all'),
     ],
   });
 }

@@ -14,6 +14,7 @@ import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSch
 import { queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
+  errorBodySchema,
   forgetResponseSchema,
   healthResponseSchema,
   identifyResponseSchema,
@@ -24,6 +25,26 @@ import {
   statsResponseSchema,
   trackResponseSchema,
 } from './responses.schema';
+
+const jsonRpcId = z.union([z.string(), z.number(), z.null()]);
+export const jsonRpcRequestSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: jsonRpcId.optional().describe('Absent for a notification (answered 202 without a body).'),
+    method: z.string().describe('initialize, tools/list, tools/call, resources/list, resources/read, ...'),
+    params: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe('A JSON-RPC 2.0 request or notification.');
+export const jsonRpcResponseSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: jsonRpcId,
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z
+      .object({ code: z.number().int().describe('-32600, -32601, -32602 or -32000.'), message: z.string().describe('invalid_request, method_not_found, unknown_tool, tool_failed, insufficient_scope, ...'), data: z.unknown().optional() })
+      .optional(),
+  })
+  .describe('A JSON-RPC 2.0 response: `result`, or `error` with the spec\'s codes.');
 
 /** The deployable that serves a route; `service` routes are served by every app. */
 export type ApiApp = 'ingest-api' | 'read-api' | 'admin-api' | 'retention-worker' | 'mcp-gateway' | 'service';
@@ -44,6 +65,8 @@ export interface ApiRoute {
   /** Success statuses and their bodies (null: no body). */
   responses: Record<number, z.ZodType | null>;
   errors: readonly ErrorCode[];
+  /** Errors answered in another envelope than `{ error }` (MCP: JSON-RPC), for every 4xx/5xx status. */
+  errorBody?: z.ZodType;
   /** A request body that succeeds, shown in the document. */
   example?: unknown;
 }
@@ -51,7 +74,10 @@ export interface ApiRoute {
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
 const ALWAYS: readonly ErrorCode[] = ['internal_error', 'upstream_failed'];
 const KEY_ERRORS: readonly ErrorCode[] = ['missing_bearer_token', 'malformed_api_key', 'invalid_api_key', 'key_kind_mismatch', 'insufficient_scope'];
-const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large', 'unsupported_encoding'];
+// A body is read within a process-wide byte budget: 503 server_busy when it cannot get its share in time.
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large', 'unsupported_encoding', 'server_busy'];
+// Reads are bounded (query_too_expensive) and admitted through a gate (rate_limited while it is full).
+const READ_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'invalid_params', 'query_too_expensive', 'rate_limited'];
 const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
 
 const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
@@ -80,15 +106,15 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'] },
-    query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', ...ALWAYS],
+    query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
   },
   {
     method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'] },
-    query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', 'invalid_group_by', ...ALWAYS],
+    query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...READ_ERRORS, 'invalid_group_by', ...ALWAYS],
   },
   {
     method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'] },
-    query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...KEY_ERRORS, 'invalid_params', ...ALWAYS],
+    query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
   },
   {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: 'admin_token',
@@ -122,7 +148,18 @@ export const API_ROUTES: readonly ApiRoute[] = [
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
   },
   {
+    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources; resources',
+    auth: { api_key: ['sk', 'rk', 'ak'] }, body: jsonRpcRequestSchema, responses: { 200: jsonRpcResponseSchema, 202: null }, errors: [],
+    // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
+    errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),
+    example: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  },
+  {
     method: 'get', path: '/healthz', app: 'service', summary: 'Liveness (no store touched)', auth: 'none', responses: { 200: healthResponseSchema }, errors: [],
+  },
+  {
+    method: 'get', path: '/openapi.json', app: 'service', summary: 'This OpenAPI 3.1 document (the routes of the app that answers)', auth: 'none',
+    responses: { 200: z.record(z.string(), z.unknown()).describe('OpenAPI 3.1 document.') }, errors: [],
   },
   {
     method: 'get', path: '/readyz', app: 'service', summary: 'Readiness (every store this app uses answers)', auth: 'none', responses: { 200: readyResponseSchema }, errors: ['not_ready'],

@@ -9,3 +9,4 @@ export * from './event-columns';
 export * from './responses.schema';
 export * from './admin.schema';
 export * from './api-routes';
+export * from './openapi';

@@ -12,7 +12,9 @@ export const errorBodySchema = z
       .optional()
       .describe('Validation errors: the flattened tree (`formErrors`, `fieldErrors`) and each issue with its path.'),
     retry_after_s: z.number().int().optional().describe('rate_limited only: seconds to wait, also sent as Retry-After.'),
-    allowed: z.array(z.string()).optional().describe('invalid_group_by only: the columns group_by accepts.'),
+    allowed: z.array(z.string()).optional().describe('invalid_group_by: the columns group_by accepts; method_not_allowed: the methods the path takes.'),
+    required: z.string().optional().describe('insufficient_scope only: the scope the route needs.'),
+    got: z.string().optional().describe('insufficient_scope only: the scope of the key presented.'),
     checks: z.record(z.string(), z.string()).optional().describe('not_ready only: each store and its outcome (ok, failed, timeout).'),
   })
   .describe('Error envelope.');

@@ -8,3 +8,4 @@ export * from './redis-rate-limiter';
 export * from './json-body';
 export * from './redact';
 export * from './byte-budget';
+export * from './api-docs.router';

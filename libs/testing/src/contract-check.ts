@@ -28,13 +28,13 @@ export function contractChecked(app: Express): ContractCheck {
       const status = res.statusCode;
       const where = `${req.method} ${route.path} ${status}`;
       checked.set(where, (checked.get(where) ?? 0) + 1);
-      const schema = status < 400 ? route.responses[status] : errorBodySchema;
+      const schema = status < 400 ? route.responses[status] : (route.errorBody ?? errorBodySchema);
       if (!schema) violations.push(`${where}: status not declared by the route`);
       else {
         const parsed = schema.safeParse(body);
         if (!parsed.success) violations.push(`${where}: ${parsed.error.message}`);
         const code = (body as { error?: string })?.error;
-        if (status >= 400 && code && ![...route.errors, ...ROUTING_ERRORS].includes(code as never)) violations.push(`${where}: error ${code} not declared by the route`);
+        if (status >= 400 && !route.errorBody && code && ![...route.errors, ...ROUTING_ERRORS].includes(code as never)) violations.push(`${where}: error ${code} not declared by the route`);
       }
       return json(body);
     };

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { API_ROUTES, type ApiApp, type ApiRoute } from './api-routes';
+import { ERROR_STATUS, type ErrorCode } from './errors';
+import { errorBodySchema } from './responses.schema';
+
+type JsonSchema = Record<string, unknown>;
+
+// JSON Schema 2020-12 is OpenAPI 3.1's dialect: the documents embed zod's output as it is, minus `$schema`.
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+const KIND_USE: Record<string, string> = { pk: 'pk_ (browsers, Origin checked)', sk: 'sk_ (servers)', rk: 'rk_ (read)', ak: 'ak_ (admin)' };
+
+function security(route: ApiRoute): { security: Array<Record<string, string[]>>; note: string } {
+  if (route.auth === 'none') return { security: [], note: 'No credentials.' };
+  if (route.auth === 'admin_token') return { security: [{ adminToken: [] }], note: 'Authorization: Bearer <ADMIN_TOKEN>.' };
+  if (route.auth === 'internal_secret') return { security: [{ internalSecret: [] }], note: 'X-Internal-Secret: <INTERNAL_SECRET>; API keys are not accepted.' };
+  return { security: [{ apiKey: [] }], note: `Key kinds: ${route.auth.api_key.map((k) => KIND_USE[k]).join(', ')}.` };
+}
+
+function parameters(route: ApiRoute): JsonSchema[] {
+  const out: JsonSchema[] = Object.entries(route.pathParams ?? {}).map(([name, description]) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } }));
+  if (route.query) {
+    const query = jsonSchema(route.query, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      const { description, ...rest } = schema;
+      out.push({ name, in: 'query', required: (query.required ?? []).includes(name), ...(description ? { description } : {}), schema: rest });
+    }
+  }
+  return out;
+}
+
+function errorResponses(route: ApiRoute): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  if (route.errorBody) {
+    out.default = { description: 'A JSON-RPC error envelope (HTTP 4xx for a refused request, 200 for a JSON-RPC error).', content: { 'application/json': { schema: jsonSchema(route.errorBody, 'output') } } };
+    return out;
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of route.errors) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  const envelope = jsonSchema(errorBodySchema, 'output') as { properties: Record<string, JsonSchema> };
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const schema = { ...envelope, properties: { ...envelope.properties, error: { ...envelope.properties.error, enum: codes } } };
+    const examples = Object.fromEntries(codes.map((code) => [code, { value: { error: code } }]));
+    out[String(status)] = { description: codes.join(', '), content: { 'application/json': { schema, examples } } };
+  }
+  return out;
+}
+
+function operation(route: ApiRoute): JsonSchema {
+  const { security: sec, note } = security(route);
+  const responses: Record<string, JsonSchema> = {};
+  for (const [status, schema] of Object.entries(route.responses)) {
+    responses[status] = schema ? { description: schema.description ?? 'Success.', content: { 'application/json': { schema: jsonSchema(schema, 'output') } } } : { description: 'No body.' };
+  }
+  Object.assign(responses, errorResponses(route));
+  const params = parameters(route);
+  return {
+    operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[/_.-]+(\w)/g, (_m, c: string) => c.toUpperCase())}`,
+    summary: route.summary,
+    description: note,
+    tags: [route.app],
+    security: sec,
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input'), ...(route.example ? { example: route.example } : {}) } } } }
+      : {}),
+    responses,
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of the routes `apps` serve (the `service` routes every app serves are always in), generated
+ * from API_ROUTES and its zod schemas: nothing in it is written by hand.
+ */
+export function openApiDocument(apps: readonly ApiApp[] | 'all'): JsonSchema {
+  const routes = API_ROUTES.filter((r) => apps === 'all' || r.app === 'service' || apps.includes(r.app));
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method] = operation(route);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Event Analytics API',
+      // The API's version (/v1, additive changes in place), not the service's release.
+      version: '1.0.0',
+      description: 'Privacy-respecting event analytics: ingest, read, MCP and admin. Errors are `{ error: <code> }`; the code is the contract.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: '/', description: 'This instance' }],
+    tags: [...new Set(routes.map((r) => r.app))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: '{kind}_{env}_{prefix}_{secret}', description: 'An API key: pk_, sk_, rk_ or ak_; each route names the kinds it takes.' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this instance (/admin/*).' },
+        internalSecret: { type: 'apiKey', in: 'header', name: 'X-Internal-Secret', description: 'The INTERNAL_SECRET of this instance (/internal/*).' },
+      },
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type ProjectKeys, type Server, call, createProject, queryEvents, startServer } from './support/server';
+
+// Issue 19: no caller can starve or exhaust the service. Each attack against the built server, beside the traffic it
+// must not hurt. Callers are told apart by X-Forwarded-For (TRUST_PROXY=loopback), as behind the proxy.
+const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
+const LEGIT_IP = '203.0.113.10';
+const base62 = (n: number) => randomBytes(n * 2).toString('base64').replace(/[^0-9A-Za-z]/g, '').slice(0, n).padEnd(n, 'a');
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((p / 100) * xs.length) - 1))]!;
+
+/** `workers` closed loops of `send` for `ms`: latencies (ms) and statuses. */
+async function loops(workers: number, ms: number, send: (i: number) => Promise<number>) {
+  const until = Date.now() + ms;
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (Date.now() < until) {
+        const t = performance.now();
+        const status = await send(i++).catch(() => 0);
+        latencies.push(performance.now() - t);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    }),
+  );
+  return { latencies, statuses, perS: latencies.length / (ms / 1000) };
+}
+
+const post = (base: string, path: string, key: string, body: unknown, ip = LEGIT_IP) =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': ip }, body: typeof body === 'string' ? body : JSON.stringify(body) }).then(async (r) => {
+    await r.arrayBuffer();
+    return r;
+  });
+
+describe('a flood of well-formed random keys', () => {
+  let server: Server;
+  let p: ProjectKeys;
+  beforeAll(async () => {
+    server = await startServer({ env: UNLIMITED });
+    p = await createProject(server.base, 'flood');
+  });
+  afterAll(() => server?.dispose());
+
+  it('costs no key-store round trips: legitimate track traffic keeps at least half its throughput and its p99 stays near its quiet value', async () => {
+    const legit = () => loops(10, 5_000, async (i) => (await post(server.base, '/v1/track', p.sk, { event: 'legit', anonymous_id: `a-${i % 50}` })).status);
+    await loops(10, 1_000, async () => (await post(server.base, '/v1/track', p.sk, { event: 'warmup' })).status);
+    const quiet = await legit();
+    const floodStatuses: Record<number, number> = {};
+    let retryAfter: string | null = null;
+    const [busy] = await Promise.all([
+      legit(),
+      loops(50, 5_000, async () => {
+        const r = await post(server.base, '/v1/track', `sk_live_${base62(12)}_${base62(32)}`, { event: 'x' }, '198.51.100.66');
+        floodStatuses[r.status] = (floodStatuses[r.status] ?? 0) + 1;
+        if (r.status === 429) retryAfter = r.headers.get('retry-after');
+        return r.status;
+      }),
+    ]);
+    expect(Object.keys(quiet.statuses)).toEqual(['202']);
+    expect(Object.keys(busy.statuses)).toEqual(['202']);
+    // The flood is refused as it should be: 401 while the IP's failure budget lasts, then 429 with Retry-After.
+    expect(Object.keys(floodStatuses).sort()).toEqual(['401', '429']);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(busy.perS).toBeGreaterThanOrEqual(0.5 * quiet.perS);
+    expect(pct(busy.latencies, 99)).toBeLessThan(2 * pct(quiet.latencies, 99) + 25);
+  });
+});
+
+describe('64 concurrent batches of 1000 events at every field limit (~14 MB each)', () => {
+  let server: Server;
+  let p: ProjectKeys;
+  beforeAll(async () => {
+    server = await startServer({ env: UNLIMITED });
+    p = await createProject(server.base, 'bodies');
+  });
+  afterAll(() => server?.dispose());
+
+  const rssMiB = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+
+  it('keeps peak memory within idle + 768 MiB, answers each 202 or 503 server_busy with Retry-After, and stores every acknowledged event once', async () => {
+    const url = `https://shop.example.com/${'u'.repeat(2048 - 25)}`;
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      event: 'maxsize'.padEnd(128, 'e'),
+      event_id: `big-${i}`.padEnd(128, 'i'),
+      anonymous_id: 'a'.repeat(128),
+      user_id: 'u'.repeat(256),
+      session_id: 's'.repeat(128),
+      url,
+      path: `/${'p'.repeat(2047)}`,
+      referrer: url,
+      properties: { blob: 'x'.repeat(8180) },
+    }));
+    const body = JSON.stringify({ events });
+    expect(body.length).toBeGreaterThan(14_000_000);
+    const idle = rssMiB('VmRSS');
+    const answers = await Promise.all(Array.from({ length: 64 }, () => post(server.base, '/v1/batch', p.sk, body)));
+    const peak = rssMiB('VmHWM');
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s !== 202 && s !== 503)).toEqual([]);
+    expect(statuses).toContain(202);
+    for (const r of answers.filter((a) => a.status === 503)) expect(r.headers.get('retry-after')).toBe('1');
+    expect(peak - idle).toBeLessThanOrEqual(768);
+    expect(await server.stop()).toBe(0);
+    const [stored] = queryEvents<{ n: string }>(server.dataDir, `SELECT count() AS n FROM analytics.events WHERE project_id = '${p.id}'`);
+    expect(Number(stored!.n)).toBe(statuses.filter((s) => s === 202).length * 1000);
+  });
+});
+
+describe("one tenant's heavy reads beside another tenant's dashboard", () => {
+  let server: Server;
+  let heavy: ProjectKeys;
+  let light: ProjectKeys;
+  const D0 = Date.UTC(2026, 2, 1);
+  beforeAll(async () => {
+    server = await startServer({ env: UNLIMITED });
+    heavy = await createProject(server.base, 'heavy');
+    light = await createProject(server.base, 'light');
+    // 300k events of the heavy tenant over 30 days, 20k of the light one, through the API.
+    const batch = (n: number, days: number) => ({
+      events: Array.from({ length: 1000 }, (_, i) => ({
+        event: i % 4 ? '$pageview' : 'signup',
+        anonymous_id: `a-${(n * 1000 + i) % 20_000}`,
+        timestamp: new Date(D0 + ((n * 1000 + i) * 7919 % (days * 86_400_000))).toISOString(),
+        url: `https://shop.example.com/p/${i % 9}?utm_source=s${i % 7}`,
+      })),
+    });
+    for (let n = 0; n < 300; n += 4) await Promise.all([0, 1, 2, 3].map((k) => post(server.base, '/v1/batch', heavy.sk, batch(n + k, 30))));
+    for (let n = 0; n < 20; n++) await post(server.base, '/v1/batch', light.sk, batch(n, 30));
+  });
+  afterAll(() => server?.dispose());
+
+  const range = (shiftMs: number) => `from=${new Date(D0 + shiftMs).toISOString()}&to=${new Date(D0 + 30 * 86_400_000).toISOString()}`;
+  const get = async (key: string, qs: string) => (await call(server.base, 'GET', `/v1/stats?${qs}`, { key })).status;
+  // A raw-events read of the whole range (from is not day-aligned) grouped twice: the expensive shape.
+  const heavyRead = () => get(heavy.rk, `${range(1000)}&group_by=source,medium&interval=hour`);
+  const lightRead = () => get(light.rk, `${range(0)}&group_by=source`);
+
+  it("delays the other tenant's reads by about one of its turns, not by its backlog, and answers its own overflow 429", async () => {
+    const single = (await loops(1, 3_000, heavyRead)).latencies;
+    await loops(1, 1_000, lightRead);
+    const quiet = await loops(1, 4_000, lightRead);
+    let heavyStatuses: Record<number, number> = {};
+    const [busy] = await Promise.all([
+      (async () => {
+        await new Promise((r) => setTimeout(r, 500)); // the heavy tenant's backlog is queued first
+        return loops(1, 6_000, lightRead);
+      })(),
+      loops(8, 7_000, heavyRead).then((r) => (heavyStatuses = r.statuses)),
+    ]);
+    expect(Object.keys(busy.statuses)).toEqual(['200']);
+    expect(Object.keys(heavyStatuses).every((s) => s === '200' || s === '429')).toBe(true);
+    // Before the fair gate a light read queued behind all eight heavy ones (~8 turns); now at most the running one.
+    expect(pct(busy.latencies, 95)).toBeLessThan(pct(quiet.latencies, 95) + 3 * pct(single, 50));
+
+    const burst = await Promise.all(Array.from({ length: 60 }, () => call(server.base, 'GET', `/v1/stats?${range(1000)}&group_by=source`, { key: heavy.rk })));
+    const limited = burst.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.body).toEqual({ error: 'rate_limited', retry_after_s: 1 });
+    expect(burst.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+  });
+});

@@ -20,4 +20,6 @@ await Promise.all(
   ),
 );
 for (const app of ownBuilds) await import(`../apps/${app}/build.mjs`);
+// The browser SDK's script tag build, served by the service at /sdk/analytics.min.js.
+await import('../libs/sdk-browser/build.mjs');
 console.log(`built ${[...Object.keys(entries), ...ownBuilds.map((a) => `apps/${a}`)].join(', ')}`);

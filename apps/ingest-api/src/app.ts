@@ -1,12 +1,14 @@
 import type { Express } from 'express';
-import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
+import { type Logger, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { type IngestRouterDeps, createIngestRouter } from './ingest.routes';
 
 export interface IngestAppDeps extends IngestRouterDeps {
   logger: Logger;
   trustProxy?: boolean | number | string[];
+  /** The browser SDK's build (dist/libs/sdk-browser), served at GET /sdk/analytics.min.js. */
+  sdkDir?: string;
 }
 
 export function buildApp(deps: IngestAppDeps): Express {
-  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api'])] });
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api']), ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : [])] });
 }

@@ -7,7 +7,7 @@ import { createRetentionRouter } from '@analytics/retention-worker';
 import { OAuthStore } from '@analytics/auth';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
-import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
+import { type Logger, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createDashboardRouter } from './dashboard.route';
 import type { Secrets } from './secrets';
 
@@ -20,6 +20,8 @@ export interface StandaloneDeps {
   clock?: () => number;
   /** The dashboard's static build (dist/apps/dashboard), served at GET / without a key. */
   dashboardDir?: string;
+  /** The browser SDK's build (dist/libs/sdk-browser), served at GET /sdk/analytics.min.js without a key. */
+  sdkDir?: string;
   /** MCP_ALLOWED_ORIGINS and MCP_OAUTH (OAuth for connector UIs on /mcp). */
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean };
 }
@@ -50,6 +52,7 @@ export function buildApp(deps: StandaloneDeps): Express {
       }),
       createRetentionRouter({ keyStore: stores.keyStore, events: stores.events, internalSecret: secrets.INTERNAL_SECRET, clock: deps.clock }),
       apiDocsRouter('all'),
+      ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : []),
     ],
   });
 }

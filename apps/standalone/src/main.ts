@@ -19,9 +19,11 @@ async function main() {
   const stores = await openStores(env, logger, dataDir);
   // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
   const dashboardDir = resolve(__dirname, '../dashboard');
+  // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.
+  const sdkDir = resolve(__dirname, '../../libs/sdk-browser');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir });
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
   setBodyLimits(app, bodyLimitsOf(env));
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();

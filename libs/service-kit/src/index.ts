@@ -9,3 +9,4 @@ export * from './json-body';
 export * from './redact';
 export * from './byte-budget';
 export * from './api-docs.router';
+export * from './sdk.router';

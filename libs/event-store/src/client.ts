@@ -24,8 +24,10 @@ export interface ClickHouseHandle {
   client: ClickHouseClient;
   /** Set for the embedded engine only. */
   rawInsert?: RawInsert;
-  /** Closes what the handle opened besides the client (the embedded engine's write connection). */
+  /** Closes what the handle opened besides the client (the embedded engine's write and control connections). */
   close?: () => Promise<void>;
+  /** Runs a statement beside the reads (KILL QUERY): on the embedded engine, a connection no read ever waits on. */
+  control?: (sql: string) => Promise<void>;
 }
 
 export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
@@ -48,9 +50,17 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   // Inserts get a connection of their own: chDB runs one query at a time per connection (and parameterized ones one at
   // a time per process), so a long read on the other connection never holds up the writer.
   const writes = createChdbConnection({ path: config.chdbPath });
+  // And control statements a third, so cancelling a read never waits behind the read it cancels.
+  const control = createChdbConnection({ path: config.chdbPath });
   return {
     client: createClient({ connection } as never),
     rawInsert: (params) => writes.chdb.rawInsert({ ...params, columns: [...params.columns] }),
-    close: () => writes.close(),
+    close: async () => {
+      await writes.close();
+      await control.close();
+    },
+    control: async (sql) => {
+      await control.command({ query: sql } as never);
+    },
   };
 }

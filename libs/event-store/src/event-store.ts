@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
 import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
@@ -9,6 +10,8 @@ import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
+
+const QUERY_WAS_CANCELLED = 394;
 
 /** Keeps errors the store answered with; anything else on the way (network, timeout) is the store being unreachable. */
 export function classifyStoreError(e: unknown): unknown {
@@ -27,6 +30,8 @@ export class EventStore {
   private readonly readLimits: ReadLimits;
   private readonly gate: ReadGate;
   private readonly readSettings: string;
+  /** Statements beside the reads (KILL QUERY of a preempted read); the tags in them are our own UUIDs. */
+  private readonly control: (sql: string) => Promise<void>;
 
   private constructor(
     readonly client: ClickHouseClient,
@@ -34,7 +39,9 @@ export class EventStore {
     writerOptions: EventWriterOptions,
     private readonly rawInsert?: RawInsert,
     private readonly closeHandle?: () => Promise<void>,
+    control?: (sql: string) => Promise<void>,
   ) {
+    this.control = control ?? (async (sql) => void (await this.client.command({ query: sql })));
     const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
     this.readLimits = { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) };
     this.gate = new ReadGate(this.readLimits);
@@ -58,8 +65,8 @@ export class EventStore {
 
   /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
   static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
-    const { client, rawInsert, close } = connectClickHouse(config);
-    return new EventStore(client, config, writerOptions, rawInsert, close);
+    const { client, rawInsert, close, control } = connectClickHouse(config);
+    return new EventStore(client, config, writerOptions, rawInsert, close, control);
   }
 
   /**
@@ -113,13 +120,22 @@ export class EventStore {
    * engine by the read limits, and a read that hits them is 400 query_too_expensive instead of a failure.
    */
   async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
-    return this.gate.run(projectId, async () => {
-      try {
-        return await this.select<T>(`${query} ${this.readSettings}`, params);
-      } catch (e) {
-        throw readLimitError(e, this.readLimits) ?? e;
-      }
-    });
+    const deadline = Date.now() + this.readLimits.queueWaitMs;
+    for (;;) {
+      const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
+        // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
+        // queues again, until its wait is over; after that it runs to the end.
+        const tag = turn.bursting && Date.now() < deadline ? randomUUID() : undefined;
+        if (tag) turn.preempt = () => void this.control(`KILL QUERY WHERE Settings['log_comment'] = '${tag}' ASYNC`).catch(() => undefined);
+        try {
+          return { rows: await this.select<T>(`${query} ${this.readSettings}${tag ? `, log_comment = '${tag}'` : ''}`, params) };
+        } catch (e) {
+          if (turn.preempted && clickHouseCodeOf(e) === QUERY_WAS_CANCELLED) return { preempted: true };
+          throw readLimitError(e, this.readLimits) ?? e;
+        }
+      });
+      if ('rows' in outcome) return outcome.rows;
+    }
   }
 
   async command(query: string, params: Record<string, unknown> = {}): Promise<void> {

@@ -52,4 +52,41 @@ describe('ReadGate', () => {
     await Promise.all(first);
     expect(peak).toBe(2);
   });
+
+  it("cancels a bursting project's running read when a quiet project's read would wait, and never a lone one", async () => {
+    const gate = new ReadGate({ concurrency: 1, perProject: 4, queuePerProject: 32, queueWaitMs: 5_000 });
+    const cancelled: string[] = [];
+    const release = new Map<string, () => void>();
+    const read = (project: string, id: string) =>
+      gate.run(project, async (turn) => {
+        const d = deferred();
+        release.set(id, d.resolve);
+        turn.preempt = () => {
+          cancelled.push(id);
+          d.resolve();
+        };
+        await d.promise;
+      });
+    const started = async (id: string) => {
+      while (!release.has(id)) await new Promise((r) => setImmediate(r));
+    };
+    const h1 = read('heavy', 'h1');
+    await started('h1');
+    const l0 = read('light', 'l0'); // h1 runs alone (not bursting): the light read waits its one turn
+    expect(cancelled).toEqual([]);
+    const h2 = read('heavy', 'h2');
+    const h3 = read('heavy', 'h3');
+    release.get('h1')!();
+    await started('l0');
+    release.get('l0')!();
+    await Promise.all([h1, l0]);
+    await started('h2'); // h2 runs with h3 waiting behind it: the heavy project is bursting
+    const l1 = read('light', 'l1');
+    expect(cancelled).toEqual(['h2']);
+    await started('l1');
+    release.get('l1')!();
+    await started('h3');
+    release.get('h3')!();
+    await Promise.all([h2, h3, l1]);
+  });
 });

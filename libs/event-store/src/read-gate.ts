@@ -16,10 +16,13 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-/** What a running read knows about its turn: whether its project has other reads in flight or waiting. */
+/** A running read's turn. */
 export interface ReadTurn {
   /** The project had other reads running or queued when this one started: it may be preempted for a quiet project. */
   bursting: boolean;
+  /** Set by the read: how to cancel it. The gate calls it at most once, when a quiet project's read would wait. */
+  preempt?: () => void;
+  preempted: boolean;
 }
 
 const busy = () => new ApiError('rate_limited', { retry_after_s: 1 });
@@ -36,6 +39,7 @@ export class ReadGate {
   // When each active project last started a read: the next turn goes to the one served longest ago.
   private readonly servedAt = new Map<string, number>();
   private tick = 0;
+  private readonly turns = new Set<ReadTurn>();
 
   constructor(readonly limits: ReadGateLimits) {}
 
@@ -43,10 +47,12 @@ export class ReadGate {
     const queued = this.waiting.get(projectId)?.length ?? 0;
     if (queued === 0 && this.canStart(projectId)) this.start(projectId);
     else await this.wait(projectId);
-    const bursting = (this.inFlight.get(projectId) ?? 0) > 1 || (this.waiting.get(projectId)?.length ?? 0) > 0;
+    const turn: ReadTurn = { bursting: (this.inFlight.get(projectId) ?? 0) > 1 || (this.waiting.get(projectId)?.length ?? 0) > 0, preempted: false };
+    this.turns.add(turn);
     try {
-      return await fn({ bursting });
+      return await fn(turn);
     } finally {
+      this.turns.delete(turn);
       this.running--;
       const n = (this.inFlight.get(projectId) ?? 1) - 1;
       if (n > 0) this.inFlight.set(projectId, n);
@@ -74,6 +80,14 @@ export class ReadGate {
   private wait(projectId: string): Promise<void> {
     const queue = this.waiting.get(projectId) ?? [];
     if (queue.length >= this.limits.queuePerProject) return Promise.reject(busy());
+    // A quiet project's read does not wait behind a bursting project's: one of those is cancelled and queued again.
+    if (this.isQuiet(projectId)) {
+      const victim = [...this.turns].find((t) => t.bursting && t.preempt && !t.preempted);
+      if (victim) {
+        victim.preempted = true;
+        victim.preempt!();
+      }
+    }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         start: () => {

@@ -1,0 +1,113 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { systemBinary } from '@analytics/testing';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the real service the packages are used against
+import { type RealService, closeServer, listen, startRealService, urlOf } from '../../../apps/standalone/src/test-service';
+
+const ROOT = join(__dirname, '../../..');
+const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
+let scratch: string;
+let service: RealService;
+let keys: { pk: string; sk: string; rk: string };
+
+// `npm run pack:sdks`, then the tarballs installed into a project outside the repository: no path alias reaches them.
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(ROOT, 'tools/pack-sdks/pack.mjs')], { cwd: ROOT, stdio: 'ignore' });
+  const tarballs = readdirSync(join(ROOT, 'dist/packages')).filter((f) => /^event-analytics-(node|browser)-.*\.tgz$/.test(f)).map((f) => join(ROOT, 'dist/packages', f));
+  expect(tarballs).toHaveLength(2);
+  scratch = mkdtempSync(join(tmpdir(), 'sdk-consumer-'));
+  writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], { cwd: scratch, stdio: 'ignore' });
+  service = await startRealService();
+  keys = (await service.stores.keyStore.createProject({ name: 'packages', allowed_origins: ['http://localhost'] })).keys;
+}, 180_000);
+afterAll(async () => {
+  await service?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+// Asynchronous: the real service answers from this process.
+const run = async (file: string, source: string) => {
+  writeFileSync(join(scratch, file), source);
+  return (await promisify(execFile)(process.execPath, [file], { cwd: scratch, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })).stdout.trim();
+};
+const eventsNamed = async (name: string) =>
+  (await service.stores.events.select<{ n: string | number }>(`SELECT count() AS n FROM ${service.stores.events.eventsTable} WHERE event_name = {e:String}`, { e: name }))[0]!.n;
+
+describe('event-analytics-node installed from its tarball', () => {
+  it('works from CommonJS (require) against the real service', async () => {
+    const out = await run('use.cjs', `const { Analytics } = require('event-analytics-node');
+new Analytics({ endpoint: ${JSON.stringify(service.endpoint)}, key: ${JSON.stringify(keys.sk)} }).track({ event: 'from_cjs' }).then((r) => console.log(JSON.stringify(r)));`);
+    expect(JSON.parse(out)).toEqual({ ok: true, event_id: expect.any(String) });
+    expect(Number(await eventsNamed('from_cjs'))).toBe(1);
+  });
+
+  it('works from an ES module (import) against the real service, reads back with an rk_ key', async () => {
+    const out = await run('use.mjs', `import { Analytics } from 'event-analytics-node';
+const endpoint = ${JSON.stringify(service.endpoint)};
+await new Analytics({ endpoint, key: ${JSON.stringify(keys.sk)} }).batch([{ event: 'from_esm' }, { event: 'from_esm' }]);
+const q = await new Analytics({ endpoint, key: ${JSON.stringify(keys.rk)} }).query({ from: new Date(Date.now() - 3600e3), to: new Date(Date.now() + 3600e3), event: 'from_esm' });
+console.log(q.rows.length);`);
+    expect(out).toBe('2');
+  });
+
+  it('type-checks a TypeScript consumer with the types derived from libs/schema (tsc --noEmit), and refuses a wrong one', () => {
+    writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: [] }, files: ['use.ts'] }));
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    writeFileSync(join(scratch, 'use.ts'), `import { Analytics, type TrackResponse, type QueryRow } from 'event-analytics-node';
+export async function go(a: Analytics): Promise<string> {
+  const r: TrackResponse = await a.track({ event: 'typed', properties: { plan: 'pro' } });
+  const q = await a.query({ from: new Date(0), to: new Date() });
+  const row: QueryRow | undefined = q.rows[0];
+  const s = await a.stats({ from: new Date(0), to: new Date(), group_by: ['source'] });
+  return r.event_id + (row?.event_name ?? '') + String(s.rows[0]?.source ?? '');
+}
+`);
+    const check = () => execFileSync(process.execPath, [tsc, '-p', '.'], { cwd: scratch, encoding: 'utf8', stdio: 'pipe' });
+    expect(check()).toBe('');
+    writeFileSync(join(scratch, 'use.ts'), `import { Analytics } from 'event-analytics-node';
+export const bad = (a: Analytics) => a.track({ event: 42 });
+`);
+    const refused = (() => {
+      try {
+        check();
+        return '';
+      } catch (e) {
+        return String((e as { stdout?: string }).stdout);
+      }
+    })();
+    expect(refused).toMatch(/use\.ts\(2,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+  }, 60_000);
+});
+
+CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromium', () => {
+  let page: Server;
+  beforeAll(async () => {
+    const pkg = join(scratch, 'node_modules/event-analytics-browser');
+    page = await listen((req, res) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (path === '/analytics.min.js' || path === '/index.mjs') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(pkg, path.slice(1))));
+      const loader = path === '/esm' ? `<script type="module">import * as a from '/index.mjs'; window.loaded = typeof a.init;</script>` : `<script src="/analytics.min.js"></script><script>window.loaded = typeof analytics.init;</script>`;
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>p</title>${loader}`);
+    });
+  });
+  afterAll(() => closeServer(page));
+
+  it('loads the ESM and the IIFE builds of the installed package', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      const tab = await browser.newPage();
+      for (const path of ['/esm', '/iife']) {
+        await tab.goto(`${urlOf(page)}${path}`, { waitUntil: 'networkidle' });
+        expect(await tab.evaluate(() => (globalThis as unknown as { loaded?: string }).loaded)).toBe('function');
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});

@@ -7,7 +7,9 @@ import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
 import { EVENT_STORE_MIGRATIONS, migrateEventStore, renderMigration } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
-import { queryStats } from './stats.query';
+import { readTablesOf } from './read-tables';
+import { planStats, type StatsSource } from './stats.planner';
+import { queryStats, runStatsPlan } from './stats.query';
 import { testRow as row } from './test-rows';
 
 // Real chDB, one database for this file (one chDB data path per process: closed in afterAll).
@@ -25,8 +27,12 @@ afterAll(async () => {
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 2); // a Monday
 const range = (from: number, to: number) => ({ from, to });
-const stats = (p: string, o: Partial<StatsParams>, force?: 'rollup' | 'uniques' | 'events') =>
-  queryStats(store, p, { ...range(T0, T0 + 7 * DAY), metric: 'count', limit: 100, ...o }, force);
+// A forced source goes through the planner directly: the public queryStats always lets the planner choose.
+const stats = async (p: string, o: Partial<StatsParams>, force?: StatsSource) => {
+  const params: StatsParams = { ...range(T0, T0 + 7 * DAY), metric: 'count', limit: 100, ...o };
+  if (!force) return queryStats(store, p, params);
+  return { metric: params.metric, rows: await runStatsPlan(store, planStats(readTablesOf(store), p, params, params.group_by ?? [], force)) };
+};
 const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(store, p, { ...range(T0, T0 + 7 * DAY), breakdown: 'source_medium', limit: 50, ...o });
 const query = (p: string, o: Partial<QueryParams> = {}) => queryEvents(store, p, { ...range(T0, T0 + 7 * DAY), limit: 100, ...o });
 

@@ -1,7 +1,7 @@
 import type { StatsParams, StatsResponse, StatsRow } from '@analytics/schema';
 import type { EventStore } from './event-store';
 import { readTablesOf } from './read-tables';
-import { type StatsPlan, type StatsSource, planStats } from './stats.planner';
+import { type StatsPlan, planStats } from './stats.planner';
 
 /** Runs a plan; ClickHouse renders UInt64 as JSON strings, the API answers numbers. */
 export async function runStatsPlan(store: EventStore, plan: StatsPlan): Promise<StatsRow[]> {
@@ -11,7 +11,7 @@ export async function runStatsPlan(store: EventStore, plan: StatsPlan): Promise<
 }
 
 /** GET /v1/stats over validated params (group_by already parsed into allowed columns by the schema). */
-export async function queryStats(store: EventStore, projectId: string, params: StatsParams, force?: StatsSource): Promise<StatsResponse> {
-  const plan = planStats(readTablesOf(store), projectId, params, params.group_by ?? [], force);
+export async function queryStats(store: EventStore, projectId: string, params: StatsParams): Promise<StatsResponse> {
+  const plan = planStats(readTablesOf(store), projectId, params, params.group_by ?? []);
   return { metric: params.metric, rows: await runStatsPlan(store, plan) };
 }

@@ -52,7 +52,7 @@ new Analytics({ endpoint: ${JSON.stringify(service.endpoint)}, key: ${JSON.strin
 const endpoint = ${JSON.stringify(service.endpoint)};
 await new Analytics({ endpoint, key: ${JSON.stringify(keys.sk)} }).batch([{ event: 'from_esm' }, { event: 'from_esm' }]);
 const q = await new Analytics({ endpoint, key: ${JSON.stringify(keys.rk)} }).query({ from: new Date(Date.now() - 3600e3), to: new Date(Date.now() + 3600e3), event: 'from_esm' });
-console.log(q.rows.length);`);
+console.log(String(q.rows.length));`);
     expect(out).toBe('2');
   });
 

@@ -30,7 +30,7 @@ const ONLY = arg('only', 'flood,bodies,reader').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
-const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
+const UNLIMITED = { ...(process.env.BODY_BUDGET_BYTES ? { BODY_BUDGET_BYTES: process.env.BODY_BUDGET_BYTES } : {}), RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
 const LEGIT_IP = '203.0.113.10';
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const base62 = (n) => randomBytes(n * 2).toString('base64').replace(/[^0-9A-Za-z]/g, '').slice(0, n).padEnd(n, 'a');

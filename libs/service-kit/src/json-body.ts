@@ -41,7 +41,7 @@ export interface BodyLimits {
   waitMs: number;
 }
 
-export const DEFAULT_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_BODY_BUDGET_BYTES = 48 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
 const defaultLimits: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
 
@@ -65,12 +65,6 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
     res.once('close', release);
   }
   return new Promise((resolve, reject) => {
-    parseJson(req, res, (err?: unknown) => {
-      if (err) return reject(err);
-      // The parsed body leaves the request: once validated into new objects, the input can be collected.
-      const body: unknown = req.body;
-      req.body = undefined;
-      resolve(body);
-    });
+    parseJson(req, res, (err?: unknown) => (err ? reject(err) : resolve(req.body)));
   });
 }

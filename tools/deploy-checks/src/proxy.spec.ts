@@ -172,7 +172,8 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     const port = await freePort();
     const conf = readFileSync(resolve(dockerDir, 'dashboard.nginx.conf'), 'utf8');
     // Only the environment differs on loopback: the port, the build's place, the pid and temp files.
-    const local = conf.replace('listen 8080;', `listen 127.0.0.1:${port};`).replace('root /usr/share/nginx/dashboard;', `root ${resolve(root, 'dist/apps/dashboard')};`).replaceAll('/tmp/', `${prefix}/`);
+    // Temp paths first: the checkout itself may live under /tmp.
+    const local = conf.replaceAll('/tmp/', `${prefix}/`).replace('listen 8080;', `listen 127.0.0.1:${port};`).replace('root /usr/share/nginx/dashboard;', `root ${resolve(root, 'dist/apps/dashboard')};`);
     expect(local).not.toBe(conf);
     writeFileSync(join(prefix, 'nginx.conf'), local);
     const proc = spawn(NGINX.path, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });

@@ -198,9 +198,9 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message, ...(data ? { data } : {}) } });
 
   /** An API key, or (OAuth on) an access token standing for the key its owner pasted into /authorize. */
-  const resolve = async (authorization: string | undefined, clientIp: string | undefined): Promise<AuthContext> => {
+  const resolve = async (authorization: string | undefined): Promise<AuthContext> => {
     const token = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
-    if (!deps.oauth || !token || !isOAuthAccessToken(token)) return deps.authenticator.resolve(authorization, clientIp);
+    if (!deps.oauth || !token || !isOAuthAccessToken(token)) return deps.authenticator.resolve(authorization);
     const access = await deps.oauth.store.resolveAccessToken(token);
     if (!access) throw new ApiError('invalid_api_key');
     return { projectId: access.project.id, project: access.project, kind: access.kind, prefix: access.prefix };
@@ -217,7 +217,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const authenticate = async (req: Request, res: Response<unknown, McpLocals>, next: NextFunction) => {
     let auth: AuthContext;
     try {
-      auth = await resolve(req.get('authorization'), req.ip);
+      auth = await resolve(req.get('authorization'));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) res.set('WWW-Authenticate', challenge(req, e));
       throw e;

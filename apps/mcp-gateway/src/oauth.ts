@@ -91,7 +91,7 @@ export class KeyOAuthProvider implements OAuthServerProvider {
     let kind: string;
     let prefix: string;
     try {
-      ({ kind, prefix } = await this.authenticator.resolve(`Bearer ${String(body.api_key).trim()}`, res.req.ip));
+      ({ kind, prefix } = await this.authenticator.resolve(`Bearer ${String(body.api_key).trim()}`));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) return void page(refusal(e));
       throw e;

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { bodyLimitsOf, envSchema, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
-import { createLogger, loadConfig, setBodyLimits } from '@analytics/service-kit';
+import { bodyLimitsOf, envSchema, failedAuthLimitsOf, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
+import { createLogger, loadConfig, setBodyLimits, setFailedAuthLimits } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { firstMinuteBlock } from './first-minute';
 import { resolveSecrets } from './secrets';
@@ -25,6 +25,7 @@ async function main() {
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
   setBodyLimits(app, bodyLimitsOf(env));
+  setFailedAuthLimits(app, failedAuthLimitsOf(env));
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

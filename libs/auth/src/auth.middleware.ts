@@ -4,7 +4,7 @@ import type { Access, AuthContext, Authenticator } from './authenticator';
 /** Express middleware: authenticates the bearer key for `access` and puts the context on res.locals.auth. */
 export function requireKey(auth: Authenticator, access: Access): RequestHandler {
   return async (req, res, next) => {
-    res.locals.auth = await auth.authenticate(req.get('authorization'), access, req.get('origin'), req.ip);
+    res.locals.auth = await auth.authenticate(req.get('authorization'), access, req.get('origin'));
     next();
   };
 }

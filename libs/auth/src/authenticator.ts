@@ -33,15 +33,12 @@ export interface AuthenticatorOptions {
   /** Cache TTL for resolved keys, at most the spec's 5 minutes. */
   ttlMs?: number;
   max?: number;
-  /** Failed authentications allowed per client IP; over it, 429 before any lookup. */
-  failuresPerIp?: BucketRule;
   clock?: () => number;
 }
 
 // Prefixes outside the known set are refused without a lookup, except this trickle: a key minted a moment ago on
 // another instance (its announcement still on the way) still works, and a flood of random keys costs at most this.
 const UNKNOWN_LOOKUPS: BucketRule = { ratePerS: 5, burst: 10 };
-const DEFAULT_FAILURES_PER_IP: BucketRule = { ratePerS: 20, burst: 200 };
 // Incremental reloads re-read this much before the newest key seen (clock skew between writers).
 const RELOAD_OVERLAP_MS = 60_000;
 
@@ -56,14 +53,12 @@ export class Authenticator {
   private knownUntil = 0;
   private reloadTimer: NodeJS.Timeout | undefined;
   private readonly buckets: MemoryRateLimiter;
-  private readonly failuresPerIp: BucketRule;
 
   constructor(private readonly store: KeyStore, options: AuthenticatorOptions = {}) {
     const ttl = Math.min(options.ttlMs ?? LIMITS.keyCacheTtlMs, LIMITS.keyCacheTtlMs);
     this.missingTtlMs = Math.min(ttl, 10_000);
     this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
     this.buckets = new MemoryRateLimiter(options.clock);
-    this.failuresPerIp = options.failuresPerIp ?? DEFAULT_FAILURES_PER_IP;
     store.onMinted((prefix) => this.keyMinted(prefix));
   }
 
@@ -127,26 +122,11 @@ export class Authenticator {
     return entry;
   }
 
-  /**
-   * Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. With the caller's
-   * IP, failed authentications are budgeted per IP: over the budget, 429 rate_limited before any lookup.
-   */
-  async resolve(authorization: string | undefined, clientIp?: string): Promise<AuthContext> {
+  /** Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. */
+  async resolve(authorization: string | undefined): Promise<AuthContext> {
     const m = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization) : null;
     if (!m) throw new ApiError('missing_bearer_token');
-    if (clientIp === undefined) return this.verify(m[1]!);
-    const budget = this.buckets.peekSync(`ip:${clientIp}`, this.failuresPerIp);
-    if (!budget.allowed) throw new ApiError('rate_limited', { retry_after_s: budget.retryAfterS });
-    try {
-      return await this.verify(m[1]!);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 401) this.buckets.takeSync(`ip:${clientIp}`, this.failuresPerIp);
-      throw e;
-    }
-  }
-
-  private async verify(raw: string): Promise<AuthContext> {
-    const presented = parseApiKey(raw);
+    const presented = parseApiKey(m[1]!);
     if (!presented) throw new ApiError('malformed_api_key');
 
     const entry = await this.lookup(presented.prefix);
@@ -170,7 +150,7 @@ export class Authenticator {
   }
 
   /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
-  async authenticate(authorization: string | undefined, access: Access, origin?: string, clientIp?: string): Promise<AuthContext> {
-    return this.authorize(await this.resolve(authorization, clientIp), access, origin);
+  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
+    return this.authorize(await this.resolve(authorization), access, origin);
   }
 }

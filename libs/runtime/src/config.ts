@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
-import { type BodyLimits, ByteBudget, envInt, envString, parseTrustProxy } from '@analytics/service-kit';
+import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, envInt, envString, parseTrustProxy } from '@analytics/service-kit';
 
 /** Every environment variable the services read (README's configuration table lists the same). */
 export const envSchema = z.object({
@@ -70,6 +70,10 @@ export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app
   if (missing.length > 0) {
     throw new Error(`${app}: missing required setting${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see README, Configuration)`);
   }
+}
+
+export function failedAuthLimitsOf(env: Env): FailedAuthLimits {
+  return { ...DEFAULT_FAILED_AUTH_LIMITS, perIp: { ratePerS: env.AUTH_FAILURES_PER_IP_PER_S, burst: env.AUTH_FAILURES_PER_IP_BURST } };
 }
 
 export function bodyLimitsOf(env: Env): BodyLimits {

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
-import { type Logger, createLogger, loadConfig, setBodyLimits } from '@analytics/service-kit';
-import { type Env, type Requirement, bodyLimitsOf, envSchema, requireSettings } from './config';
+import { type Logger, createLogger, loadConfig, setBodyLimits, setFailedAuthLimits } from '@analytics/service-kit';
+import { type Env, type Requirement, bodyLimitsOf, envSchema, failedAuthLimitsOf, requireSettings } from './config';
 import { serve } from './serve';
 import { type Stores, openStores } from './stores';
 
@@ -31,6 +31,7 @@ export function runService(name: string, required: ReadonlyArray<Requirement>, b
     const stores = await openStores(env, logger);
     const app = build({ env, logger, stores });
     setBodyLimits(app, bodyLimitsOf(env));
+    setFailedAuthLimits(app, failedAuthLimitsOf(env));
     await serve(app, env.PORT, logger, () => stores.close());
   });
 }

@@ -60,10 +60,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   }
   const keyStore = new KeyStore(keyDb);
   const eventStore = events;
-  const authenticator = new Authenticator(keyStore, {
-    ttlMs: env.KEY_CACHE_TTL_MS,
-    failuresPerIp: { ratePerS: env.AUTH_FAILURES_PER_IP_PER_S, burst: env.AUTH_FAILURES_PER_IP_BURST },
-  });
+  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS });
   // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;

@@ -3,6 +3,7 @@ import cors from 'cors';
 import express, { type Express, type RequestHandler, Router } from 'express';
 import { ApiError } from '@analytics/schema';
 import { errorMiddleware } from './errors.middleware';
+import { FailedAuthBudget } from './failed-auth';
 import { redactPath } from './redact';
 import type { Logger } from './logger';
 
@@ -44,6 +45,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.setHeader('X-Service', options.name);
     next();
   });
+  app.locals['failedAuth'] = new FailedAuthBudget();
+  app.use((req, res, next) => (req.app.locals['failedAuth'] as FailedAuthBudget).handle(req, res, next));
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
 
   // Liveness answers without touching a store; readiness pings every store the app uses.

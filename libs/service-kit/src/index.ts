@@ -10,3 +10,4 @@ export * from './redact';
 export * from './byte-budget';
 export * from './api-docs.router';
 export * from './sdk.router';
+export * from './failed-auth';

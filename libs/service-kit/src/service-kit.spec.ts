@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { createServiceApp } from './app';
 import { ByteBudget } from './byte-budget';
+import { FailedAuthBudget } from './failed-auth';
 import { readJsonBody, setBodyLimits } from './json-body';
 import { redactPath } from './redact';
 import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
@@ -221,6 +222,57 @@ describe('body byte budget', () => {
       hold();
       expect((await first).status).toBe(200);
       expect((await post('/v1/fast', big)).status).toBe(200);
+    } finally {
+      http.close();
+    }
+  });
+});
+
+describe('failed authentications per client IP', () => {
+  const build = (clock: () => number) => {
+    let handled = 0;
+    const router = Router();
+    router.get('/v1/thing', (req, res, next) => {
+      handled++;
+      if (req.get('authorization') !== 'Bearer ok') return next(new ApiError('invalid_api_key'));
+      res.json({ ok: true });
+    });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), trustProxy: ['loopback'], routers: [router] });
+    app.locals['failedAuth'] = new FailedAuthBudget({ perIp: { ratePerS: 1, burst: 3 }, immediateRefusals: { ratePerS: 1, burst: 2 }, maxHeld: 100 }, clock);
+    const get = (ip: string, key: string) => request(app).get('/v1/thing').set('x-forwarded-for', ip).set('authorization', `Bearer ${key}`);
+    return { app, get, handled: () => handled };
+  };
+
+  it('answers an IP over its budget 429 rate_limited with Retry-After before the route runs; other IPs are unaffected', async () => {
+    let now = 1_000_000;
+    const { get, handled } = build(() => now);
+    for (let i = 0; i < 3; i++) expect((await get('198.51.100.7', 'wrong')).status).toBe(401);
+    const before = handled();
+    const over = await get('198.51.100.7', 'ok');
+    expect(over.status).toBe(429);
+    expect(over.headers['retry-after']).toBe('1');
+    expect(over.body).toEqual({ error: 'rate_limited', retry_after_s: 1 });
+    expect(handled()).toBe(before);
+    expect((await get('203.0.113.9', 'ok')).status).toBe(200);
+    now += 1_000;
+    expect((await get('198.51.100.7', 'ok')).status).toBe(200);
+  });
+
+  it("holds the 429s of an IP that keeps sending without waiting for their Retry-After, after the first few", async () => {
+    const { app } = build(Date.now);
+    const http = app.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/v1/thing`;
+    const get = (key: string) => fetch(url, { headers: { 'x-forwarded-for': '198.51.100.8', authorization: `Bearer ${key}` } }).then(async (r) => (await r.arrayBuffer(), r.status));
+    try {
+      for (let i = 0; i < 3; i++) await get('wrong');
+      let t = Date.now();
+      expect(await get('wrong')).toBe(429);
+      expect(Date.now() - t).toBeLessThan(500);
+      t = Date.now();
+      const flood = await Promise.all(Array.from({ length: 6 }, () => get('wrong').then((s) => [s, Date.now() - t] as const)));
+      expect(flood.every(([s]) => s === 429)).toBe(true);
+      expect(flood.filter(([, ms]) => ms >= 900).length).toBeGreaterThanOrEqual(4); // past the 2 immediate ones: held ~1 s
     } finally {
       http.close();
     }

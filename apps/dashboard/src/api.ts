@@ -24,6 +24,7 @@ const WORDS: Record<string, string> = {
   insufficient_scope: 'This key cannot read statistics: the dashboard needs a read key (rk_…); pk_ and sk_ keys only send events.',
   invalid_params: 'The dashboard asked for a range the API refused.',
   rate_limited: 'Too many requests; try again in a moment.',
+  query_too_expensive: 'This range needs more than a read may use: choose a shorter range.',
   upstream_failed: 'The service cannot reach its event store right now.',
   internal_error: 'The service failed to answer.',
 };

@@ -32,6 +32,9 @@ export class FailedAuthBudget {
 
   readonly handle: RequestHandler = (req, res, next) => {
     const ip = req.ip ?? '';
+    // A loopback peer is this machine: a local client, or a proxy not declared in TRUST_PROXY, whose budget would be
+    // every client's behind it (one flooder would lock them all out).
+    if (isLoopback(ip)) return next();
     const budget = this.buckets.peekSync(ip, this.limits.perIp);
     if (budget.allowed) {
       // A failed authentication: a credential was presented and refused (a request without one costs no lookup).
@@ -57,6 +60,8 @@ export class FailedAuthBudget {
     });
   };
 }
+
+const isLoopback = (ip: string) => ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 
 /** The failed-authentication budget of an app (one per process: standalone mounts every router on one app). */
 export function setFailedAuthLimits(app: { locals: Record<string, unknown> }, limits: FailedAuthLimits): void {

@@ -258,6 +258,12 @@ describe('failed authentications per client IP', () => {
     expect((await get('198.51.100.7', 'ok')).status).toBe(200);
   });
 
+  it('never budgets a loopback peer (this machine, or a proxy not declared in TRUST_PROXY: every client behind it)', async () => {
+    const { get } = build(() => 1_000_000);
+    for (let i = 0; i < 10; i++) expect((await get('127.0.0.1', 'wrong')).status).toBe(401);
+    expect((await get('127.0.0.1', 'ok')).status).toBe(200);
+  });
+
   it("holds the 429s of an IP that keeps sending without waiting for their Retry-After, after the first few", async () => {
     const { app } = build(Date.now);
     const http = app.listen(0, '127.0.0.1');

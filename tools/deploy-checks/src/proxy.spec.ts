@@ -131,12 +131,19 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     expect({ status: own.status, body: own.json(), service: own.service }).toEqual({ status: 200, body: { ok: true, service: 'proxy' }, service: undefined });
   });
 
-  it.each(ROUTES.map((r) => [r.method, r.match === 'prefix' ? `${r.path}projects` : r.path, r.app] as const))('%s %s reaches %s', async (method, path, app) => {
+  it.each(ROUTES.filter((r) => !r.open).map((r) => [r.method, r.match === 'prefix' ? `${r.path}projects` : r.path, r.app] as const))('%s %s reaches %s', async (method, path, app) => {
     const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);
     expect(r.service).toBe(app);
     // no credentials: the app's own auth answer, not nginx's
     expect(r.status).toBe(401);
     expect(r.json().error).toBe(app === 'admin-api' ? 'invalid_session' : 'missing_bearer_token');
+  });
+
+  it('serves the browser SDK script from ingest-api through the proxy, loadable from any site', async () => {
+    const r = await http(proxyPort, 'GET', '/sdk/analytics.min.js');
+    expect({ status: r.status, service: r.service, type: r.headers['content-type'], cors: r.headers['access-control-allow-origin'], corp: r.headers['cross-origin-resource-policy'] })
+      .toEqual({ status: 200, service: 'ingest-api', type: expect.stringMatching(/^text\/javascript/), cors: '*', corp: 'cross-origin' });
+    expect((await http(proxyPort, 'GET', '/sdk/nope.js')).service).toBe('ingest-api');
   });
 
   it('keeps /internal/ inside: retention answers directly but never through the proxy', async () => {

@@ -15,6 +15,8 @@ export interface Route {
   app: App;
   /** How the route is matched: the exact path, or every path under a prefix. */
   match: 'exact' | 'prefix';
+  /** Public static files (no key): the app answers without its 401. */
+  open?: true;
 }
 
 export const ROUTES: readonly Route[] = [
@@ -22,6 +24,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/v1/batch', app: 'ingest-api', match: 'exact' },
   { method: 'POST', path: '/v1/identify', app: 'ingest-api', match: 'exact' },
   { method: 'POST', path: '/v1/forget', app: 'ingest-api', match: 'exact' },
+  { method: 'GET', path: '/sdk/', app: 'ingest-api', match: 'prefix', open: true },
   { method: 'GET', path: '/v1/query', app: 'read-api', match: 'exact' },
   { method: 'GET', path: '/v1/stats', app: 'read-api', match: 'exact' },
   { method: 'GET', path: '/v1/sources', app: 'read-api', match: 'exact' },

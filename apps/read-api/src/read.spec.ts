@@ -285,3 +285,10 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(res.body.paths).sort()).toEqual(['/healthz', '/openapi.json', '/readyz', '/v1/query', '/v1/sources', '/v1/stats']);
   });
 });
+
+describe('concurrent reads', () => {
+  it('answers a burst of 60 concurrent reads of one project, every one 200 (reads have no rate limit; the fair gate queues them)', async () => {
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => get(ENDPOINTS[i % 3]!, a.rk, { from: FROM, to: TO })));
+    expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
+  });
+});

@@ -16,7 +16,7 @@ export const DEFAULT_READ_LIMITS: ReadLimits = {
   maxThreads: 4,
   concurrency: 0,
   perProject: 4,
-  queuePerProject: 32,
+  queuePerProject: 128,
   queueWaitMs: 10_000,
 };
 

@@ -34,7 +34,7 @@ export const envSchema = z.object({
   READ_MAX_THREADS: envInt(4, 1, 256),
   READ_CONCURRENCY: envInt(0, 0, 1_000),
   READ_CONCURRENCY_PER_PROJECT: envInt(4, 1, 1_000),
-  READ_QUEUE_PER_PROJECT: envInt(32, 0, 10_000),
+  READ_QUEUE_PER_PROJECT: envInt(128, 0, 10_000),
   READ_QUEUE_WAIT_MS: envInt(10_000, 0, 600_000),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   // Unset: loopback origins (any port) only; set: exactly these (the key's project origins pass either way).

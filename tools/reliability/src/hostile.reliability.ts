@@ -114,7 +114,7 @@ describe("one tenant's heavy reads beside another tenant's dashboard", () => {
   let light: ProjectKeys;
   const D0 = Date.UTC(2026, 2, 1);
   beforeAll(async () => {
-    server = await startServer({ env: UNLIMITED });
+    server = await startServer({ env: { ...UNLIMITED, READ_QUEUE_PER_PROJECT: '16' } }); // a small queue, to see its overflow
     heavy = await createProject(server.base, 'heavy');
     light = await createProject(server.base, 'light');
     // 300k events of the heavy tenant over 30 days, 20k of the light one, through the API.

@@ -9,14 +9,12 @@
 //   BENCH_SAMPLES=10 (per range, after one warm-up), BENCH_DIR=<dir>, CHROMIUM_PATH=<chromium>
 //
 // The apps and libs are bundled from source with esbuild and the dashboard is built first, so no build step is needed.
-import { build } from 'esbuild';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { chromium } from 'playwright-core';
-import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { bundleFromSource } from './lib.mjs';
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -33,21 +31,11 @@ if (!existsSync(CHROMIUM)) {
 }
 
 await import('../../apps/dashboard/build.mjs');
-const outfile = 'dist/bench/dashboard-bench.cjs';
-await build({
-  stdin: {
-    contents: [
-      "export { buildApp } from './apps/standalone/src/app';",
-      "export { envSchema, openStores } from './libs/runtime/src/index';",
-      "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
-    ].join('\n'),
-    resolveDir: process.cwd(),
-    loader: 'ts',
-  },
-  outfile,
-  ...nodeBundleOptions,
-});
-const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+const { lib } = await bundleFromSource('dashboard-bench', [
+  "export { buildApp } from './apps/standalone/src/app';",
+  "export { envSchema, openStores } from './libs/runtime/src/index';",
+  "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+]);
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-dashboard-'));
 const logger = lib.createLogger({ level: 'warn', name: 'bench', format: 'json' });

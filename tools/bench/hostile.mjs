@@ -17,12 +17,10 @@ import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { nodeBundleOptions } from '../esbuild-options.mjs';
-import { ADMIN_TOKEN, cpuMsOf, createProject, fmt, memoryOf, pct, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
+import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, memoryOf, pct, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
@@ -30,7 +28,7 @@ const ONLY = arg('only', 'flood,bodies,reader').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
-const UNLIMITED = { ...(process.env.BODY_BUDGET_BYTES ? { BODY_BUDGET_BYTES: process.env.BODY_BUDGET_BYTES } : {}), RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
+const SERVER_ENV = { ...UNLIMITED, ...(process.env.BODY_BUDGET_BYTES ? { BODY_BUDGET_BYTES: process.env.BODY_BUDGET_BYTES } : {}) };
 const LEGIT_IP = '203.0.113.10';
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const base62 = (n) => randomBytes(n * 2).toString('base64').replace(/[^0-9A-Za-z]/g, '').slice(0, n).padEnd(n, 'a');
@@ -61,7 +59,7 @@ const row = (label, r, cpuMs) =>
   (cpuMs === undefined ? '' : `  server CPU ${(cpuMs / Math.max(1, r['2xx'] + r.non2xx)).toFixed(3)} ms/req`);
 
 async function flood() {
-  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR });
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
   try {
     const p = await createProject(srv.base, 'flood');
     await track(srv.base, { connections: 10, duration: 3, key: p.sk, ip: LEGIT_IP }); // warm-up
@@ -104,7 +102,7 @@ function maxBatch(tag) {
 }
 
 async function bodies() {
-  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR });
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
   let acked = 0;
   try {
     const p = await createProject(srv.base, 'bodies');
@@ -137,13 +135,7 @@ async function bodies() {
 
 /** Loads the reader scenario's data into a DATA_DIR before any server opens it (chDB binds one directory per process). */
 async function prepareReaderData() {
-  const outfile = 'dist/bench/hostile-bench.cjs';
-  await build({
-    stdin: { contents: "export { envSchema, openStores } from './libs/runtime/src/index';\nexport { createLogger, loadConfig } from './libs/service-kit/src/index';", resolveDir: process.cwd(), loader: 'ts' },
-    outfile,
-    ...nodeBundleOptions,
-  });
-  const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+  const { lib } = await bundleFromSource('hostile-bench', ["export { envSchema, openStores } from './libs/runtime/src/index';", "export { createLogger, loadConfig } from './libs/service-kit/src/index';"]);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'));
   const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, ADMIN_TOKEN });
   const stores = await lib.openStores(env, lib.createLogger({ level: 'warn', format: 'json' }), dataDir);
@@ -164,7 +156,7 @@ async function reader() {
   const t0 = performance.now();
   const { dataDir, projects, fromMs } = await prepareReaderData();
   console.log(`reader: loaded ${fmt(EVENTS)} + ${fmt(EVENTS / 10)} events in ${fmt((performance.now() - t0) / 1000, 1)} s`);
-  const srv = await startService(UNLIMITED, { nodeArgs: [], cwd: SERVER_DIR, dataDir });
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR, dataDir });
   try {
     await sleep(5_000); // background merges of the load
     const iso = (ms) => new Date(ms).toISOString();

@@ -17,8 +17,7 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
-import { UAS, batchBodies, createProject, fmt, memoryOf, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
-import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { UAS, UNLIMITED, batchBodies, bundleFromSource, createProject, fmt, memoryOf, queryStore, sampleEvent, sleep, startService } from './lib.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 const ONLY = arg('only', 'track,batch').split(',');
@@ -27,7 +26,6 @@ const CONNECTIONS = Number(arg('connections', 50));
 const BATCH_CONNECTIONS = Number(arg('batch-connections', 8));
 const WARMUP = Number(arg('warmup', 3));
 const CPU_PROF = arg('cpu-prof', undefined);
-const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
 
 /** One autocannon run; `body(i)` gives the i-th request's body and id; acknowledged ids are collected. */
 async function load({ url, connections, duration, headers, body, okStatus }) {
@@ -178,20 +176,11 @@ async function benchBatch(bundle) {
 const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
 console.log(`machine: ${machine}`);
 execFileSync(process.execPath, ['tools/build.mjs'], { stdio: 'inherit' });
-const bundle = resolve('dist/bench/ingest-bench.cjs');
-await build({
-  stdin: {
-    contents: [
-      "export { EventStore } from './libs/event-store/src/index';",
-      "export { createEnricher, loadGeo } from './libs/enrichment/src/index';",
-      "export { eventInputSchema } from './libs/schema/src/index';",
-    ].join('\n'),
-    resolveDir: process.cwd(),
-    loader: 'ts',
-  },
-  outfile: bundle,
-  ...nodeBundleOptions,
-});
+const { path: bundle } = await bundleFromSource('ingest-bench', [
+  "export { EventStore } from './libs/event-store/src/index';",
+  "export { createEnricher, loadGeo } from './libs/enrichment/src/index';",
+  "export { eventInputSchema } from './libs/schema/src/index';",
+]);
 
 const out = { machine, duration: DURATION, connections: CONNECTIONS, batchConnections: BATCH_CONNECTIONS, at: new Date().toISOString() };
 let ok = true;

@@ -1,13 +1,26 @@
 // Shared pieces of the ingest benchmarks: start `npm start`'s server as the harness does, sample its memory,
 // read the embedded store after it stopped (in a child process: chDB binds one data directory per process).
 import { execFileSync, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { build } from 'esbuild';
+import { nodeBundleOptions } from '../esbuild-options.mjs';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdefghij';
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The rate limits raised so the token buckets do not cap a measurement. */
+export const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
+
+/** Bundles `exports` (lines like `export { X } from './libs/…/src/index';`) from source with the apps' esbuild options: the loaded module and its path. */
+export async function bundleFromSource(name, exports) {
+  const outfile = resolve(`dist/bench/${name}.cjs`);
+  await build({ stdin: { contents: exports.join('\n'), resolveDir: process.cwd(), loader: 'ts' }, outfile, ...nodeBundleOptions });
+  return { lib: createRequire(import.meta.url)(outfile), path: outfile };
+}
 
 export async function freePort() {
   return new Promise((res) => {
@@ -36,7 +49,7 @@ function pidsInGroup(pgid, needle) {
   return out;
 }
 
-const CLOCK_TICKS_PER_S = 100; // Linux USER_HZ (getconf CLK_TCK)
+const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 /** CPU time (user + system, every thread: the embedded engine's too) a process has used so far, in ms. */
 export function cpuMsOf(pid) {

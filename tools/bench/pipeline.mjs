@@ -3,29 +3,15 @@
 // (JSONCompactEachRow lines). Single-threaded, and timed in this process's CPU time (not wall time), so a change's
 // effect shows even on a machine busy with other work.
 //   node tools/bench/pipeline.mjs [--seconds=5]
-import { build } from 'esbuild';
-import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { UAS, batchBodies } from './lib.mjs';
-import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { UAS, batchBodies, bundleFromSource } from './lib.mjs';
 
 const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.slice(10) ?? 5);
-const bundle = resolve('dist/bench/pipeline-bench.cjs');
-await build({
-  stdin: {
-    contents: [
-      "export { EVENT_INSERT_COLUMNS } from './libs/event-store/src/index';",
-      "export { createEnricher, loadGeo } from './libs/enrichment/src/index';",
-      "export { batchInputSchema } from './libs/schema/src/index';",
-    ].join('\n'),
-    resolveDir: process.cwd(),
-    loader: 'ts',
-  },
-  outfile: bundle,
-  ...nodeBundleOptions,
-});
-const lib = createRequire(import.meta.url)(bundle);
+const { lib } = await bundleFromSource('pipeline-bench', [
+  "export { EVENT_INSERT_COLUMNS } from './libs/event-store/src/index';",
+  "export { createEnricher, loadGeo } from './libs/enrichment/src/index';",
+  "export { batchInputSchema } from './libs/schema/src/index';",
+]);
 lib.loadGeo();
 const bodies = batchBodies().map((b, i) => b.replace('__REQ__', `req-${i}`));
 const columns = lib.EVENT_INSERT_COLUMNS;

@@ -10,13 +10,11 @@
 //   BENCH_MIX=<substring> (or --mix=...): run only the mixes whose label contains it, e.g. BENCH_MIX=uniques
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
-import { build } from 'esbuild';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { nodeBundleOptions } from '../esbuild-options.mjs';
+import { bundleFromSource } from './lib.mjs';
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -29,23 +27,13 @@ const D0 = Date.UTC(2026, 2, 1);
 const SPAN_DAYS = 30;
 const EVENTS_PER_SESSION = 5;
 
-const outfile = 'dist/bench/read-bench.cjs';
-await build({
-  stdin: {
-    contents: [
-      "export { buildApp } from './apps/read-api/src/app';",
-      "export { envSchema, openStores } from './libs/runtime/src/index';",
-      "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
-      "export { planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
-      "export { statsParamsSchema } from './libs/schema/src/index';",
-    ].join('\n'),
-    resolveDir: process.cwd(),
-    loader: 'ts',
-  },
-  outfile,
-  ...nodeBundleOptions,
-});
-const lib = createRequire(import.meta.url)(join(process.cwd(), outfile));
+const { lib } = await bundleFromSource('read-bench', [
+  "export { buildApp } from './apps/read-api/src/app';",
+  "export { envSchema, openStores } from './libs/runtime/src/index';",
+  "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+  "export { planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
+  "export { statsParamsSchema } from './libs/schema/src/index';",
+]);
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-'));
 const logger = lib.createLogger({ level: 'warn', name: 'bench' });

@@ -11,36 +11,30 @@
 // server; the replica's CPU per event does not depend on how fast the store answers. Rate limits are raised so the
 // token bucket does not cap the measurement.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { ADMIN_TOKEN, UAS, createProject, fmt, sampleEvent } from './lib.mjs';
+import { ADMIN_TOKEN, UAS, UNLIMITED, cpuMsOf, createProject, fmt, sampleEvent } from './lib.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
 const DURATION = Number(arg('duration', 15));
 const CONNECTIONS = Number(arg('connections', 10));
 const BATCH_SIZE = Number(arg('batch-size', 20));
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
-const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
   console.error('bench:topology: set DATABASE_URL and REDIS_URL (the PostgreSQL and Redis the topology shares)');
   process.exit(1);
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
+const cpuSeconds = (pid) => cpuMsOf(pid) / 1000;
 
 /** `node dist/tools/topology/main.js` (built by the npm script), resolved with the proxy URL and the pids it printed. */
 function startTopology(dataDir) {
   const env = {
     ...process.env, DATA_DIR: dataDir, PROXY_PORT: '0', ADMIN_TOKEN, LOG_LEVEL: 'info', NODE_OPTIONS: '',
-    RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000',
+    ...UNLIMITED,
   };
   const cli = spawn(process.execPath, ['dist/tools/topology/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';

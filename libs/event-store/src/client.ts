@@ -15,6 +15,10 @@ export interface EventStoreConfig {
   requestTimeoutMs?: number;
   /** Limits and admission of reads (GET /v1/query, /v1/stats, /v1/sources and the MCP read tools). */
   read?: Partial<ReadLimits>;
+  /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
+  aggregateIntervalMs?: number;
+  /** A failed aggregate build (it is retried): for the owner's log. */
+  onAggregateError?: (e: unknown) => void;
 }
 
 /** chDB's raw insert: the payload goes to the engine as bytes, not inlined into a SQL string. */
@@ -28,6 +32,8 @@ export interface ClickHouseHandle {
   close?: () => Promise<void>;
   /** Runs a statement beside the reads (KILL QUERY): on the embedded engine, a connection no read ever waits on. */
   control?: (sql: string) => Promise<void>;
+  /** Embedded engine: the aggregate builder's own connection. */
+  builderClient?: ClickHouseClient;
 }
 
 export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
@@ -52,10 +58,15 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   const writes = createChdbConnection({ path: config.chdbPath });
   // And control statements a third, so cancelling a read never waits behind the read it cancels.
   const control = createChdbConnection({ path: config.chdbPath });
+  // And the aggregate builder a fourth: its INSERT ... SELECTs never hold up a request's INSERT or a read.
+  const builder = createChdbConnection({ path: config.chdbPath });
+  const builderClient = createClient({ connection: builder } as never);
   return {
     client: createClient({ connection } as never),
+    builderClient,
     rawInsert: (params) => writes.chdb.rawInsert({ ...params, columns: [...params.columns] }),
     close: async () => {
+      await builderClient.close();
       await writes.close();
       await control.close();
     },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
 import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
+import { AggregateBuilder } from './aggregate-builder';
 import { EventWriter, type EventWriterOptions } from './event-writer';
 import { insertEventRows } from './insert-rows';
 import { ReadGate } from './read-gate';
@@ -32,6 +33,14 @@ export class EventStore {
   private readonly readSettings: string;
   /** Statements beside the reads (KILL QUERY of a preempted read); the tags in them are our own UUIDs. */
   private readonly control: (sql: string) => Promise<void>;
+  /**
+   * Embedded store (after open()): builds the aggregates off the request path from insert_seq ranges. Unset on a
+   * server, where materialized views build them on every INSERT.
+   */
+  private aggregateBuilder: AggregateBuilder | undefined;
+  /** insert_seq of the latest INSERT started, and those still running (the builder only takes finished ones). */
+  private lastSeq = 0;
+  private readonly runningSeqs = new Set<number>();
 
   private constructor(
     readonly client: ClickHouseClient,
@@ -40,6 +49,7 @@ export class EventStore {
     private readonly rawInsert?: RawInsert,
     private readonly closeHandle?: () => Promise<void>,
     control?: (sql: string) => Promise<void>,
+    private readonly builderClient?: ClickHouseClient,
   ) {
     this.control = control ?? (async (sql) => void (await this.client.command({ query: sql })));
     const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
@@ -55,18 +65,57 @@ export class EventStore {
   static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): Promise<EventStore> {
     const store = EventStore.connect(config, writerOptions);
     try {
-      await migrateEventStore(store.client, { db: store.db, cluster: store.cluster });
+      await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.builderClient !== undefined });
+      if (store.builderClient) {
+        const builder = new AggregateBuilder({ db: store.db, client: store.builderClient, committedSeq: () => store.committedSeq(), onError: config.onAggregateError });
+        const { maxSeq } = await builder.init();
+        store.lastSeq = maxSeq;
+        // What a crash left unbuilt is built before the store is used (before any forget or retention can delete it).
+        await builder.catchUp();
+        builder.start(config.aggregateIntervalMs ?? 1000);
+        store.aggregateBuilder = builder;
+      }
     } catch (e) {
+      await store.closeHandle?.().catch(() => undefined);
       await store.client.close().catch(() => undefined);
       throw e;
     }
     return store;
   }
 
+  /** Highest insert_seq at or below which every INSERT has finished. */
+  private committedSeq(): number {
+    let committed = this.lastSeq;
+    for (const seq of this.runningSeqs) committed = Math.min(committed, seq - 1);
+    return committed;
+  }
+
+  /**
+   * Resolves once every event acknowledged so far is in the aggregates (the embedded store's builder catches up;
+   * on a server the views built them with the INSERT). Reads call it, so an answer from an aggregate agrees with the
+   * raw events it was read beside.
+   */
+  async aggregatesCaughtUp(): Promise<void> {
+    await this.aggregateBuilder?.catchUp();
+  }
+
+  /**
+   * Runs a delete of events (forget, retention) once every acknowledged event is in the aggregates, with the writer
+   * held so that no INSERT finishes between the two: "aggregate rows are not rewritten when events are deleted", and
+   * an event deleted seconds after its 202 is still counted, as it was when views built the aggregates.
+   */
+  async beforeDelete<T>(run: () => Promise<T>): Promise<T> {
+    if (!this.aggregateBuilder) return run();
+    return this.writer.exclusive(async () => {
+      await this.aggregateBuilder!.catchUp();
+      return run();
+    });
+  }
+
   /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
   static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
-    const { client, rawInsert, close, control } = connectClickHouse(config);
-    return new EventStore(client, config, writerOptions, rawInsert, close, control);
+    const { client, rawInsert, close, control, builderClient } = connectClickHouse(config);
+    return new EventStore(client, config, writerOptions, rawInsert, close, control, builderClient);
   }
 
   /**
@@ -84,6 +133,12 @@ export class EventStore {
 
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
   async insertRows(rows: EventRow[]): Promise<void> {
+    // With the builder, every INSERT gets the next insert_seq (the builder folds finished ones into the aggregates).
+    const seq = this.aggregateBuilder ? ++this.lastSeq : undefined;
+    if (seq !== undefined) {
+      this.runningSeqs.add(seq);
+      this.aggregateBuilder!.noteInsert(seq, rows.length);
+    }
     try {
       await insertEventRows(
         {
@@ -92,11 +147,14 @@ export class EventStore {
           table: this.eventsTable,
           columns: EVENT_INSERT_COLUMNS,
           settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : undefined,
+          seq,
         },
         rows,
       );
     } catch (e) {
       throw classifyStoreError(e);
+    } finally {
+      if (seq !== undefined) this.runningSeqs.delete(seq);
     }
   }
 
@@ -121,6 +179,9 @@ export class EventStore {
    */
   async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
     const deadline = Date.now() + this.readLimits.queueWaitMs;
+    // Read-your-writes for aggregates: what was acknowledged before this read is in them (a few ms of building when
+    // events arrived since the builder's last tick). A failing build is the builder's to report; the read goes on.
+    await this.aggregatesCaughtUp().catch(() => undefined);
     for (;;) {
       const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
         // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
@@ -156,6 +217,11 @@ export class EventStore {
   /** Flushes pending writes, then closes the client. */
   async close(): Promise<void> {
     await this.writer.drain();
+    if (this.aggregateBuilder) {
+      this.aggregateBuilder.stop();
+      // What was acknowledged is built now; what is not (a failing store) is built by the next open.
+      await this.aggregateBuilder.catchUp().catch(() => undefined);
+    }
     await this.closeHandle?.();
     await this.client.close();
   }

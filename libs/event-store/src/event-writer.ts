@@ -26,6 +26,9 @@ export class EventWriter {
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
+  private inFlightWaiters: Array<() => void> = [];
+  /** exclusive() sections running: no INSERT starts meanwhile. */
+  private held = 0;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
@@ -49,7 +52,7 @@ export class EventWriter {
   }
 
   private schedule(): void {
-    if (this.queue.length === 0 || this.inFlight >= this.concurrency) return;
+    if (this.queue.length === 0 || this.inFlight >= this.concurrency || this.held > 0) return;
     if (this.queuedRows >= this.maxRows) {
       this.flush();
     } else if (!this.timer) {
@@ -62,7 +65,7 @@ export class EventWriter {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.queue.length === 0 || this.inFlight >= this.concurrency) return;
+    if (this.queue.length === 0 || this.inFlight >= this.concurrency || this.held > 0) return;
     const taken: Pending[] = [];
     let count = 0;
     while (this.queue.length > 0 && (count === 0 || count + this.queue[0]!.rows.length <= this.maxRows)) {
@@ -78,10 +81,26 @@ export class EventWriter {
       (e: unknown) => taken.forEach((p) => p.reject(e)),
     ).finally(() => {
       this.inFlight--;
+      if (this.inFlight === 0) this.inFlightWaiters.splice(0).forEach((w) => w());
       this.schedule();
       if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((w) => w());
     });
     this.schedule();
+  }
+
+  /**
+   * Runs `fn` with no INSERT of this writer in flight: waits for the running ones, holds new ones (they queue, and
+   * go as soon as `fn` is done).
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    this.held++;
+    try {
+      if (this.inFlight > 0) await new Promise<void>((resolve) => this.inFlightWaiters.push(resolve));
+      return await fn();
+    } finally {
+      this.held--;
+      this.schedule();
+    }
   }
 
   /** Resolves once every accepted write has been inserted (or failed). */

@@ -9,11 +9,14 @@ import { type EventStore, classifyStoreError } from './event-store';
 export async function forgetUser(store: EventStore, projectId: string, userId: string): Promise<void> {
   const table = store.cluster ? `${store.localEventsTable} ON CLUSTER ${store.cluster}` : store.localEventsTable;
   try {
-    await store.client.command({
-      query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:UUID} AND user_id = {u:String}`,
-      query_params: { p: projectId, u: userId },
-      clickhouse_settings: { mutations_sync: '0' },
-    });
+    // Every acknowledged event is in the aggregates first: they are not rewritten by the deletion.
+    await store.beforeDelete(() =>
+      store.client.command({
+        query: `ALTER TABLE ${table} DELETE WHERE project_id = {p:UUID} AND user_id = {u:String}`,
+        query_params: { p: projectId, u: userId },
+        clickhouse_settings: { mutations_sync: '0' },
+      }),
+    );
   } catch (e) {
     const err = classifyStoreError(e);
     if (err instanceof UpstreamUnavailableError) throw err;

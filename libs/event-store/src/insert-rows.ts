@@ -16,6 +16,8 @@ export interface InsertTarget {
   table: string;
   columns: readonly (keyof EventRow)[];
   settings?: ClickHouseSettings;
+  /** insert_seq of this INSERT (the embedded store's aggregate builder): sent as the EPHEMERAL insert_seq_in. */
+  seq?: number;
 }
 
 /** One row as a JSON array in column order: JSONCompactEachRow, which ClickHouse parses about twice as fast as JSONEachRow. */
@@ -30,18 +32,20 @@ function compactLine(row: EventRow, columns: readonly (keyof EventRow)[]): strin
  * insert (no stream, no SQL string built around the data); a server gets the same format through the client.
  */
 export async function insertEventRows(target: InsertTarget, rows: readonly EventRow[]): Promise<void> {
-  const { client, rawInsert, table, columns, settings } = target;
+  const { client, rawInsert, table, columns, settings, seq } = target;
+  const names: readonly string[] = seq === undefined ? columns : [...columns, 'insert_seq_in'];
   if (rawInsert) {
+    const tail = seq === undefined ? ']\n' : `,${seq}]\n`;
     let text = '';
-    for (const row of rows) text += `${compactLine(row, columns)}\n`;
-    await rawInsert({ table, values: Buffer.from(text), format: 'JSONCompactEachRow', columns, settings: PARTITIONS });
+    for (const row of rows) text += compactLine(row, columns).slice(0, -1) + tail;
+    await rawInsert({ table, values: Buffer.from(text), format: 'JSONCompactEachRow', columns: names, settings: PARTITIONS });
     return;
   }
   await client.insert({
     table,
-    values: rows.map((row) => columns.map((c) => row[c])),
+    values: rows.map((row) => (seq === undefined ? columns.map((c) => row[c]) : [...columns.map((c) => row[c]), seq])),
     format: 'JSONCompactEachRow',
-    columns: columns as unknown as [string, ...string[]],
+    columns: names as unknown as [string, ...string[]],
     clickhouse_settings: { ...PARTITIONS, ...settings },
   });
 }

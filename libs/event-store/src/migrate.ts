@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import m001 from './migrations/001_events.sql';
 import m002 from './migrations/002_aggregates.sql';
 import m003 from './migrations/003_daily_uniques.sql';
+import m004 from './migrations/004_aggregate_builder.sql';
 
 export interface Migration {
   version: number;
@@ -14,6 +15,7 @@ export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: '001_events', sql: m001 },
   { version: 2, name: '002_aggregates', sql: m002 },
   { version: 3, name: '003_daily_uniques', sql: m003 },
+  { version: 4, name: '004_aggregate_builder', sql: m004 },
 ];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -26,6 +28,11 @@ export function assertIdentifier(name: string, what: string): string {
 export interface TableLayout {
   db: string;
   cluster?: string;
+  /**
+   * The aggregates are built by the AggregateBuilder off the request path (the embedded store), not by materialized
+   * views on every INSERT (a server). Migration 004 applies only with it.
+   */
+  builder?: boolean;
 }
 
 /** Sharding key of the Distributed `events` (and `sessions`): a session's events all land on one shard (docs in 001). */
@@ -49,7 +56,8 @@ function replicated(layout: TableLayout, engine: 'MergeTree' | 'AggregatingMerge
  * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`, `${engine_daily_uniques}`:
  *   (Replicated)(Aggregating)MergeTree;
  * - `${events_sharding_key}`; `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
- *   with it exists only in cluster mode (comments are dropped below).
+ *   with it exists only in cluster mode (comments are dropped below); `${builder_only}` likewise exists only when
+ *   the aggregate builder builds the aggregates (the embedded store).
  * Single-node output is exactly what it was before cluster mode existed: existing embedded databases depend on it.
  */
 export function renderMigration(sql: string, layout: TableLayout): string[] {
@@ -59,6 +67,7 @@ export function renderMigration(sql: string, layout: TableLayout): string[] {
     on_cluster: cluster ? `ON CLUSTER ${cluster}` : '',
     cluster,
     cluster_only: cluster ? '' : '--',
+    builder_only: layout.builder && !cluster ? '' : '--',
     events_table: localTableOf(layout, 'events'),
     daily_rollup_table: localTableOf(layout, 'daily_rollup'),
     sessions_table: localTableOf(layout, 'sessions'),

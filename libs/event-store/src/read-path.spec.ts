@@ -37,29 +37,37 @@ const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(stor
 const query = (p: string, o: Partial<QueryParams> = {}) => queryEvents(store, p, { ...range(T0, T0 + 7 * DAY), limit: 100, ...o });
 
 describe('migrations', () => {
-  it('creates the aggregates and their views, and a second run applies nothing', async () => {
+  it('creates the aggregates, built by the aggregate builder (no views on the embedded store), and a second run applies nothing', async () => {
     const tables = await store.select<{ name: string; engine: string }>('SELECT name, engine FROM system.tables WHERE database = {db:String} ORDER BY name', { db: store.db });
     expect(tables).toEqual(expect.arrayContaining([
+      { name: 'aggregate_progress', engine: 'ReplacingMergeTree' },
       { name: 'daily_rollup', engine: 'AggregatingMergeTree' },
-      { name: 'daily_rollup_mv', engine: 'MaterializedView' },
       { name: 'sessions', engine: 'AggregatingMergeTree' },
-      { name: 'sessions_mv', engine: 'MaterializedView' },
       { name: 'daily_uniques', engine: 'AggregatingMergeTree' },
-      { name: 'daily_uniques_mv', engine: 'MaterializedView' },
     ]));
+    expect(tables.filter((t) => t.engine === 'MaterializedView')).toEqual([]);
     const [ddl] = await store.select<{ k: string; p: string }>(
       'SELECT sorting_key AS k, partition_key AS p FROM system.tables WHERE database = {db:String} AND name = {t:String}',
       { db: store.db, t: 'daily_uniques' },
     );
     expect(ddl).toEqual({ k: 'project_id, day, event_name', p: 'toYYYYMM(day)' });
     const versions = await store.select<{ version: number; name: string }>(`SELECT version, name FROM ${store.db}.schema_migrations ORDER BY version`, {});
-    expect(versions.map((v) => [Number(v.version), v.name])).toEqual([[1, '001_events'], [2, '002_aggregates'], [3, '003_daily_uniques']]);
-    expect(await migrateEventStore(store.client, { db: store.db })).toEqual([]);
+    expect(versions.map((v) => [Number(v.version), v.name])).toEqual([[1, '001_events'], [2, '002_aggregates'], [3, '003_daily_uniques'], [4, '004_aggregate_builder']]);
+    expect(await migrateEventStore(store.client, { db: store.db, builder: true })).toEqual([]);
+  });
+
+  it('applies 004 only where the builder builds the aggregates: a server, cluster or not, keeps its views', () => {
+    const m4 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 4)!.sql;
+    expect(renderMigration(m4, { db: 'analytics' })).toEqual([]);
+    expect(renderMigration(m4, { db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
+    const embedded = renderMigration(m4, { db: 'analytics', builder: true });
+    expect(embedded).toHaveLength(10);
+    expect(embedded.slice(-3)).toEqual(['DROP VIEW IF EXISTS analytics.daily_rollup_mv', 'DROP VIEW IF EXISTS analytics.daily_uniques_mv', 'DROP VIEW IF EXISTS analytics.sessions_mv']);
   });
 
   it('renders the single-node form exactly as before cluster mode existed (existing databases depend on it)', () => {
     const all = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics' }));
-    expect(all.map((s) => s.length)).toEqual([1, 4, 3]);
+    expect(all.map((s) => s.length)).toEqual([1, 4, 3, 0]);
     const text = all.flat().join('\n');
     expect(text).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER/);
     // sha256 of the rendered statements; a change here breaks existing data. Last changed on purpose with sessions.entry
@@ -95,10 +103,10 @@ describe('migrations', () => {
   });
 });
 
-describe('materialized views', () => {
+describe('aggregates (built off the request path from insert_seq ranges)', () => {
   const P = randomUUID();
-  beforeAll(() =>
-    store.insertRows([
+  beforeAll(async () => {
+    await store.insertRows([
       row(P, { at: T0 + 23 * 3_600_000 + 50 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'paid' }),
       row(P, { at: T0 + DAY + 10 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'facebook', medium: 'social' }),
       row(P, { at: T0 + DAY + 20 * 60_000, session_id: 'night', anonymous_id: 'a1', source: 'google', medium: 'organic' }),
@@ -106,10 +114,11 @@ describe('materialized views', () => {
       row(P, { at: T0 + 5_000, event_id: 'tie-a', session_id: 'tie', anonymous_id: 'a2', source: 'newsletter', medium: 'email' }),
       row(P, { at: T0 + 5_000, event_id: 'tie-b', session_id: 'tie', anonymous_id: 'a2', source: 'bing', medium: 'paid' }),
       row(P, { at: T0 + 6_000, session_id: 'tie', anonymous_id: '', user_id: 'u-only' }),
-    ]),
-  );
+    ]);
+    await store.aggregatesCaughtUp();
+  });
 
-  it('fills daily_rollup at insert time, one grain row per day and dimensions', async () => {
+  it('fills daily_rollup, one grain row per day and dimensions', async () => {
     const rows = await store.select<Record<string, string | number>>(
       `SELECT day, source, medium, sum(events) AS events, uniqCombinedMerge(uniques) AS uniques FROM ${store.db}.daily_rollup WHERE project_id = {p:UUID} GROUP BY day, source, medium ORDER BY day, source, medium`,
       { p: P },
@@ -157,9 +166,10 @@ describe('daily_uniques (migration 003)', () => {
       row(P, { at: T0 + DAY + 5000, anonymous_id: 'v3', device_type: 'mobile' }),
     ]);
     await store.insertRows([row(P, { at: T0 + 9000, anonymous_id: 'v1', source: 'bing', medium: 'paid' }), row(P, { at: T0 + DAY + 9000, anonymous_id: 'v3' })]);
+    await store.aggregatesCaughtUp();
   });
 
-  it('is filled at insert time: one sketch per (day, event_name), equal to daily_rollup merged to that grain', async () => {
+  it('is filled: one sketch per (day, event_name), equal to daily_rollup merged to that grain', async () => {
     const rows = await perDay(store.db, 'daily_uniques');
     expect(rows.map((r) => ({ ...r, u: Number(r.u) }))).toEqual([
       { day: '2026-03-02', event_name: '$pageview', u: 2 }, // v1 (twice, two inserts), v2; '' is no visitor
@@ -180,7 +190,8 @@ describe('daily_uniques (migration 003)', () => {
   it('is backfilled from the events already stored when migration 3 runs on a store at version 2', async () => {
     const db2 = `t_${randomBytes(6).toString('hex')}`;
     try {
-      expect(await migrateEventStore(store.client, { db: db2 })).toEqual([1, 2, 3]);
+      // a server's schema (views; 004 changes nothing there), where 003 backfills through the view of 002
+      expect(await migrateEventStore(store.client, { db: db2 })).toEqual([1, 2, 3, 4]);
       // back to a store at version 2 ...
       await store.command(`DROP TABLE ${db2}.daily_uniques_mv`);
       await store.command(`DROP TABLE ${db2}.daily_uniques`);

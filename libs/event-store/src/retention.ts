@@ -45,7 +45,7 @@ export async function runRetention(store: EventStore, projects: readonly Retenti
     for (const { partition_id } of parts) {
       // Ids come from ClickHouse itself; the pattern check keeps the inlined literal safe all the same.
       if (/^\d{6}$/.test(partition_id) && partitionEnd(partition_id) <= globalCutoff) {
-        await store.command(`ALTER TABLE ${local}${onCluster} DROP PARTITION ID '${partition_id}'`);
+        await store.beforeDelete(() => store.command(`ALTER TABLE ${local}${onCluster} DROP PARTITION ID '${partition_id}'`));
         result.dropped_partitions.push(partition_id);
       }
     }
@@ -59,7 +59,8 @@ export async function runRetention(store: EventStore, projects: readonly Retenti
       params,
     );
     if (Number(row?.n ?? 0) === 0) continue;
-    await store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}`, params);
+    // Every acknowledged event is in the aggregates first: they are not rewritten by the deletion.
+    await store.beforeDelete(() => store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}`, params));
     result.mutations++;
   }
   return result;

@@ -44,6 +44,8 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
       database: env.CLICKHOUSE_DATABASE,
       cluster: env.CLICKHOUSE_CLUSTER,
       chdbPath: join(dataDir, 'clickhouse'),
+      aggregateIntervalMs: env.AGGREGATE_INTERVAL_MS,
+      onAggregateError: (e) => logger.error({ err: e }, 'building aggregates failed; retried on the next tick'),
       read: {
         maxExecutionS: env.READ_MAX_EXECUTION_S,
         maxMemoryBytes: env.READ_MAX_MEMORY_BYTES,

@@ -62,6 +62,8 @@ async function clusterStatements(): Promise<string[]> {
     localEventsTable: 'analytics.events_local',
     client,
     command: async (query: string) => void sent.push(query),
+    // a server's store: no aggregate builder to wait for before a delete
+    beforeDelete: <T>(run: () => Promise<T>) => run(),
     select: async (query: string) => {
       sent.push(query);
       return query.includes('system.parts') ? [{ partition_id: '201901' }] : [{ n: '1' }];

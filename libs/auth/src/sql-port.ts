@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
 import { UpstreamUnavailableError } from '@analytics/schema';
@@ -52,10 +54,23 @@ export async function createPgPort(connectionString: string, onError: (e: Error)
   };
 }
 
+/**
+ * The embedded key store holds projects and keys (a few MB at most, every hot read cached in the Authenticator):
+ * PostgreSQL's default buffers (128 MB shared_buffers) would only be resident memory. 16 MB keeps the working set.
+ */
+const PGLITE_OPTIONS = { postgresqlconf: ['shared_buffers=16MB', 'work_mem=1MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB'] };
+
 /** Embedded Postgres (WASM) in `dataDir`, or in memory when dataDir is undefined. It holds its directory exclusively. */
 export async function createPglitePort(dataDir?: string): Promise<SqlPort> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const db: PGlite = await PGlite.create(dataDir);
+  const fresh = dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'));
+  let db: PGlite = await PGlite.create(dataDir, PGLITE_OPTIONS);
+  if (fresh) {
+    // initdb's WebAssembly memory (~450 MB) stays reachable from the instance that created the directory: a
+    // second instance on the now-initialised directory starts without it.
+    await db.close();
+    db = await PGlite.create(dataDir, PGLITE_OPTIONS);
+  }
   return {
     query: async (sql, params) => db.query(sql, params as unknown[]) as never,
     exec: async (sql) => {

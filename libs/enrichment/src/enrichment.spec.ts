@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { createHmac } from 'node:crypto';
 import { countryOf } from './geo';
 import { toClickHouseTime } from '@analytics/schema';
@@ -53,6 +54,14 @@ describe('geo', () => {
     ['not-an-ip', ''],
     [undefined, ''],
   ])('maps %s to %j', (ip, country) => expect(countryOf(ip)).toBe(country));
+
+  it('loads the country files only (14 MB, not the 146 MB of city data geoip-lite prefers when present)', () => {
+    countryOf('81.2.69.160');
+    const dir = (globalThis as { geodatadir?: string }).geodatadir!;
+    expect(dir).toMatch(/analytics-geoip-country-[0-9a-f]{12}$/);
+    expect(readdirSync(dir).sort()).toEqual(['geoip-country.dat', 'geoip-country6.dat']);
+    expect(countryOf('2001:4860:4860::8888')).toBe('US'); // IPv6 through geoip-country6.dat
+  });
 });
 
 describe('user agent', () => {

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Pool } from 'pg';
 import { UpstreamUnavailableError } from '@analytics/schema';
@@ -60,17 +62,34 @@ export async function createPgPort(connectionString: string, onError: (e: Error)
  */
 const PGLITE_OPTIONS = { postgresqlconf: ['shared_buffers=16MB', 'work_mem=1MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB'] };
 
+const INIT_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+require(workerData.module).PGlite.create(workerData.dataDir, workerData.options)
+  .then((db) => db.close())
+  .then(() => parentPort.postMessage('ok'), (e) => parentPort.postMessage(String((e && e.stack) || e)));`;
+
+async function initPgliteInWorker(dataDir: string): Promise<void> {
+  const module = createRequire(__filename).resolve('@electric-sql/pglite');
+  const worker = new Worker(INIT_WORKER, { eval: true, workerData: { module, dataDir, options: PGLITE_OPTIONS } });
+  try {
+    const outcome = await new Promise<unknown>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`PGlite initialisation worker exited with code ${code}`)));
+    });
+    if (outcome !== 'ok') throw new Error(`PGlite initialisation failed: ${String(outcome)}`);
+  } finally {
+    await worker.terminate();
+  }
+}
+
 /** Embedded Postgres (WASM) in `dataDir`, or in memory when dataDir is undefined. It holds its directory exclusively. */
 export async function createPglitePort(dataDir?: string): Promise<SqlPort> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const fresh = dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'));
-  let db: PGlite = await PGlite.create(dataDir, PGLITE_OPTIONS);
-  if (fresh) {
-    // initdb's WebAssembly memory (~450 MB) stays reachable from the instance that created the directory: a
-    // second instance on the now-initialised directory starts without it.
-    await db.close();
-    db = await PGlite.create(dataDir, PGLITE_OPTIONS);
-  }
+  // A new directory is initialised in a worker thread that then exits: initdb's WebAssembly memory (~450 MB) stays
+  // reachable from the instance that ran it and would be resident for the life of the process.
+  if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initPgliteInWorker(dataDir);
+  const db: PGlite = await PGlite.create(dataDir, PGLITE_OPTIONS);
   return {
     query: async (sql, params) => db.query(sql, params as unknown[]) as never,
     exec: async (sql) => {

@@ -145,7 +145,8 @@ async function prepareReaderData() {
     const { project, keys } = await stores.keyStore.createProject({ name });
     projects[name] = { id: project.id, ...keys };
     for (let offset = 0; offset < events; offset += 1_000_000) {
-      await stores.events.command(syntheticEventsSql({ db: stores.events.db, projectId: project.id, fromMs, spanDays: 30, eventsPerSession: 5, offset, rows: Math.min(1_000_000, events - offset) }));
+      const rows = Math.min(1_000_000, events - offset);
+      await stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db: stores.events.db, projectId: project.id, fromMs, spanDays: 30, eventsPerSession: 5, offset, rows, seq })));
     }
   }
   await stores.close();

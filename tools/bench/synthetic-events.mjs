@@ -3,14 +3,16 @@ const DAY = 86_400_000;
 const pick = (list, seed, key = 's') => `[${list.map((v) => `'${v}'`).join(',')}][cityHash64(${key}, ${seed}) % ${list.length} + 1]`;
 const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/social', 'direct/direct', 'newsletter/email', 'twitter/social', 'bing/organic', 'blog-example-org/referral', 'linkedin/paid', 'email/email', 'internal/direct'];
 /**
- * INSERT ... SELECT FROM numbers(offset, rows) of synthetic events for one project, generated inside ClickHouse (the
- * materialized views fill the aggregates as in production): `eventsPerSession` consecutive numbers make one session
+ * INSERT ... SELECT FROM numbers(offset, rows) of synthetic events for one project, generated inside ClickHouse: run it
+ * through `store.insertWith(rows, (seq) => store.command(syntheticEventsSql({ ..., seq })))` so the embedded store's
+ * aggregate builder folds it into the aggregates (a server's views do it inside the INSERT; seq is then undefined).
+ * `eventsPerSession` consecutive numbers make one session
  * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`.
  * Used by the read-path (read.mjs) and dashboard (dashboard.mjs) benchmarks.
  */
-export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows }) => `
+export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq }) => `
 INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
-  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties)
+  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties${seq === undefined ? '' : ', insert_seq_in'})
 SELECT
   toUUID('${projectId}'),
   toDateTime64(${fromMs / 1000}, 3, 'UTC') + toIntervalMillisecond(cityHash64(s, 1) % ${spanDays * DAY}) + toIntervalSecond((n % ${eventsPerSession}) * 45),
@@ -28,5 +30,6 @@ SELECT
   ${pick(['Chrome', 'Safari', 'Firefox', 'Edge', 'Mobile Safari', 'Samsung Internet'], 7)},
   ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
   '00112233445566778899aabbccddeeff',
-  '{}'
+  '{}'${seq === undefined ? '' : `,
+  toUInt64(${seq})`}
 FROM (SELECT number AS n, intDiv(number, ${eventsPerSession}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;

@@ -133,14 +133,8 @@ export class EventStore {
 
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
   async insertRows(rows: EventRow[]): Promise<void> {
-    // With the builder, every INSERT gets the next insert_seq (the builder folds finished ones into the aggregates).
-    const seq = this.aggregateBuilder ? ++this.lastSeq : undefined;
-    if (seq !== undefined) {
-      this.runningSeqs.add(seq);
-      this.aggregateBuilder!.noteInsert(seq, rows.length);
-    }
-    try {
-      await insertEventRows(
+    await this.insertWith(rows.length, (seq) =>
+      insertEventRows(
         {
           client: this.client,
           rawInsert: this.rawInsert,
@@ -150,7 +144,23 @@ export class EventStore {
           seq,
         },
         rows,
-      );
+      ),
+    );
+  }
+
+  /**
+   * One INSERT into events of about `rows` rows, made by `run`. With the aggregate builder it gets the next
+   * insert_seq, which `run` must send as the column insert_seq_in (insertRows does; tools and benchmarks that INSERT
+   * ... SELECT go through here too), and the builder folds it into the aggregates once it has finished.
+   */
+  async insertWith(rows: number, run: (seq: number | undefined) => Promise<unknown>): Promise<void> {
+    const seq = this.aggregateBuilder ? ++this.lastSeq : undefined;
+    if (seq !== undefined) {
+      this.runningSeqs.add(seq);
+      this.aggregateBuilder!.noteInsert(seq, rows);
+    }
+    try {
+      await run(seq);
     } catch (e) {
       throw classifyStoreError(e);
     } finally {

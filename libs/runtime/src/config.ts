@@ -27,7 +27,7 @@ export const envSchema = z.object({
   KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
   AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
   AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
-  BODY_BUDGET_BYTES: envInt(48 * 1024 * 1024, 1024 * 1024),
+  BODY_BUDGET_BYTES: envInt(32 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
   READ_MAX_EXECUTION_S: envInt(10, 1, 3_600),
   READ_MAX_MEMORY_BYTES: envInt(1024 * 1024 * 1024, 1),

@@ -41,7 +41,7 @@ export interface BodyLimits {
   waitMs: number;
 }
 
-export const DEFAULT_BODY_BUDGET_BYTES = 48 * 1024 * 1024;
+export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
 const defaultLimits: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
 

@@ -12,3 +12,4 @@ export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
 export * from './retention';
+export * from './aggregate-builder';

@@ -142,4 +142,28 @@ describe('AggregateBuilder', () => {
     await (await late).write;
     expect(writerHeld).toBe(false);
   });
+
+  it('builds on its own within seconds, with no read asking for it (the spec: aggregates update within seconds)', async () => {
+    // A database of its own with a builder ticking every 50 ms, as the store's own does every AGGREGATE_INTERVAL_MS.
+    const db = `t_${randomBytes(6).toString('hex')}`;
+    await migrateEventStore(store.client, { db, builder: true });
+    const p = randomUUID();
+    let committed = 0;
+    const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => committed });
+    await builder.init();
+    builder.start(50);
+    try {
+      await insertEventRows({ client: store.client, table: `${db}.events`, columns: EVENT_INSERT_COLUMNS, seq: 1 }, rowsFor(p, 25, 'tick'));
+      committed = 1;
+      const deadline = Date.now() + 5_000;
+      const built = async () => Number((await store.select<{ n: string }>(`SELECT sum(events) AS n FROM ${db}.daily_rollup WHERE project_id = {p:UUID}`, { p }))[0]?.n ?? 0);
+      while (builder.builtSeq < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(builder.builtSeq).toBe(1);
+      expect(await built()).toBe(25);
+    } finally {
+      builder.stop();
+    }
+    expectBuiltOnce(await aggregatesAgainstRaw(db, p), 25);
+    await store.command(`DROP DATABASE ${db}`);
+  });
 });

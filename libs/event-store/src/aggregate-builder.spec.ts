@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 import { AggregateBuilder } from './aggregate-builder';
+import { forgetUser } from './forget';
 import { EventStore } from './event-store';
 import { insertEventRows } from './insert-rows';
 import { migrateEventStore } from './migrate';
@@ -165,5 +166,20 @@ describe('AggregateBuilder', () => {
     }
     expectBuiltOnce(await aggregatesAgainstRaw(db, p), 25);
     await store.command(`DROP DATABASE ${db}`);
+  });
+
+  it('still counts in the aggregates an event forgotten right after its write (the spec: aggregate rows are not deleted)', async () => {
+    const p = randomUUID();
+    await store.write(rowsFor(p, 12, 'gone').map((r) => ({ ...r, user_id: 'u-gone' })));
+    await store.write(rowsFor(p, 3, 'kept'));
+    // No read and no tick in between: forget itself has the builder fold the events in before it deletes them.
+    await forgetUser(store, p, 'u-gone');
+    await store.command(`ALTER TABLE ${store.db}.events DELETE WHERE 0 SETTINGS mutations_sync = 2`); // waits for the forget's mutation too
+    const [left] = await store.select<{ n: string }>(`SELECT count() AS n FROM ${store.db}.events WHERE project_id = {p:UUID}`, { p });
+    expect(Number(left!.n)).toBe(3);
+    const [counted] = await store.select<{ n: string }>(`SELECT sum(events) AS n FROM ${store.db}.daily_rollup WHERE project_id = {p:UUID}`, { p });
+    expect(Number(counted!.n)).toBe(15);
+    const [sessions] = await store.select<{ n: string }>(`SELECT sum(events) AS n FROM ${store.db}.sessions WHERE project_id = {p:UUID}`, { p });
+    expect(Number(sessions!.n)).toBe(15);
   });
 });

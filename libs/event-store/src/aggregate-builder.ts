@@ -96,8 +96,7 @@ export class AggregateBuilder {
       this.built = Number(last.seq_from);
       this.pending = { from: Number(last.seq_from), to: Number(last.seq_to) };
     }
-    // Only granules of INSERTs after the last recorded range are read (the minmax index on insert_seq).
-    // Sizes of the INSERTs not built yet, to cut ranges by rows.
+    // Sizes of the INSERTs not built yet, to cut ranges by rows (the minmax index on insert_seq skips older granules).
     let maxSeq = this.pending?.to ?? 0;
     for (const r of await this.query<{ s: string; n: string }>(
       `SELECT insert_seq AS s, count() AS n FROM ${this.options.db}.events WHERE insert_seq > ${this.built} GROUP BY s`,

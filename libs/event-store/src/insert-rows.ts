@@ -20,11 +20,15 @@ export interface InsertTarget {
   seq?: number;
 }
 
-/** One row as a JSON array in column order: JSONCompactEachRow, which ClickHouse parses about twice as fast as JSONEachRow. */
-function compactLine(row: EventRow, columns: readonly (keyof EventRow)[]): string {
-  const values = new Array<unknown>(columns.length);
+/**
+ * One row as an array in column order, then `seq` (insert_seq_in) when set: JSONCompactEachRow, which ClickHouse
+ * parses about twice as fast as JSONEachRow.
+ */
+function compactValues(row: EventRow, columns: readonly (keyof EventRow)[], seq: number | undefined): unknown[] {
+  const values = new Array<unknown>(columns.length + (seq === undefined ? 0 : 1));
   for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
-  return JSON.stringify(values);
+  if (seq !== undefined) values[columns.length] = seq;
+  return values;
 }
 
 /**
@@ -35,15 +39,14 @@ export async function insertEventRows(target: InsertTarget, rows: readonly Event
   const { client, rawInsert, table, columns, settings, seq } = target;
   const names: readonly string[] = seq === undefined ? columns : [...columns, 'insert_seq_in'];
   if (rawInsert) {
-    const tail = seq === undefined ? ']\n' : `,${seq}]\n`;
     let text = '';
-    for (const row of rows) text += compactLine(row, columns).slice(0, -1) + tail;
+    for (const row of rows) text += `${JSON.stringify(compactValues(row, columns, seq))}\n`;
     await rawInsert({ table, values: Buffer.from(text), format: 'JSONCompactEachRow', columns: names, settings: PARTITIONS });
     return;
   }
   await client.insert({
     table,
-    values: rows.map((row) => (seq === undefined ? columns.map((c) => row[c]) : [...columns.map((c) => row[c]), seq])),
+    values: rows.map((row) => compactValues(row, columns, seq)),
     format: 'JSONCompactEachRow',
     columns: names as unknown as [string, ...string[]],
     clickhouse_settings: { ...PARTITIONS, ...settings },

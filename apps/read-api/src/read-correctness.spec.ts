@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
-import { planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
+import { planSourceDays, planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
 import { type EventRow, type StatsGroupBy, type StatsParams, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
@@ -138,7 +138,19 @@ function expectWithinSketchError(actual: ExpectedStatsRow[], expected: ExpectedS
   }
 }
 
-describe('GET /v1/sources matches the sessions of the events', () => {
+describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1/sources matches the sessions of the events (sources_daily %s)', (via) => {
+  // First as the builder's 1 s ticks leave sources_daily (days it has not refreshed yet, up to 8 a tick, are read
+  // from sessions), then with every day refreshed (whole days are read from it; sub-day ranges still from sessions).
+  beforeAll(async () => {
+    if (via === 'as the builder ticks') return;
+    await stores.events.refreshSources(true);
+    for (const name of Object.keys(PROJECTS) as Name[]) {
+      const days = await planSourceDays(stores.events, readTablesOf(stores.events), ids[name], sourcesParamsSchema.parse({ from: iso(D0 - DAY_MS), to: iso(D0 + 20 * DAY_MS) }));
+      expect(days.stale).toEqual([]);
+      expect(days.fresh.length).toBeGreaterThanOrEqual(14);
+    }
+  });
+
   it.each(['alpha', 'beta'] as const)('for project %s over every range, both breakdowns and limits, exactly', async (name) => {
     for (const [, from, to] of RANGES) {
       for (const breakdown of ['source_medium', 'source']) {

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MAX_PARTITIONS_PER_INSERT } from './insert-rows';
+import { SourcesDaily } from './sources-daily';
 
 /**
  * The aggregates' definitions (the spec's daily_rollup and sessions, and daily_uniques), as the SELECT that folds a
@@ -48,6 +49,8 @@ export interface AggregateBuilderOptions {
   maxRangeRows?: number;
   /** A failed build, logged by the store's owner; the range is retried. */
   onError?: (e: unknown) => void;
+  /** sources_daily: a day is recomputed at most this often (ms); reads compute a stale day meanwhile. */
+  sourcesRefreshMs?: number;
 }
 
 interface Range {
@@ -77,6 +80,11 @@ export class AggregateBuilder {
   private readonly sizes = new Map<number, number>();
   private readonly maxRangeRows: number;
   private timer: NodeJS.Timeout | undefined;
+  /** Builds and sources_daily refreshes run one at a time, in this chain. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private sourcesDaily: SourcesDaily | undefined;
+  /** After stop(): a tick still under way refreshes nothing more. */
+  private stopped = false;
 
   constructor(private readonly options: AggregateBuilderOptions) {
     this.maxRangeRows = options.maxRangeRows ?? 500_000;
@@ -85,6 +93,11 @@ export class AggregateBuilder {
   /** Highest seq whose events are in every aggregate. */
   get builtSeq(): number {
     return this.built;
+  }
+
+  /** sources_daily's keeper (after init): reads tell it the stale days they found. */
+  get sources(): SourcesDaily | undefined {
+    return this.sourcesDaily;
   }
 
   /** Reads the state after a restart: the last recorded range is re-checked before anything else is built. */
@@ -104,6 +117,7 @@ export class AggregateBuilder {
       this.sizes.set(Number(r.s), Number(r.n));
       maxSeq = Math.max(maxSeq, Number(r.s));
     }
+    this.sourcesDaily = new SourcesDaily({ db: this.options.db, client: this.options.client, refreshMs: this.options.sourcesRefreshMs ?? 60_000 }, this.built);
     return { maxSeq };
   }
 
@@ -114,13 +128,39 @@ export class AggregateBuilder {
 
   /** Builds every few ms from now on, until stop(). */
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.catchUp().catch((e: unknown) => this.options.onError?.(e)), intervalMs);
+    this.timer = setInterval(() => void this.tick().catch((e: unknown) => this.options.onError?.(e)), intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopped = true;
+  }
+
+  /** Resolves when no build or refresh is running (a tick's refresh may still be, after stop()). */
+  async idle(): Promise<void> {
+    await this.chain;
+  }
+
+  /** The timer's work: build what finished, then refresh the due days of sources_daily. */
+  async tick(): Promise<void> {
+    await this.catchUp();
+    await this.refreshSources();
+  }
+
+  /**
+   * Marks the days the built events touched and recomputes the due ones (all of them with `all`), between builds:
+   * the aggregates then hold exactly the ranges up to builtSeq, the seq each refreshed day is stamped with.
+   */
+  async refreshSources(all = false): Promise<number> {
+    return this.serial(async () => (this.pending || this.stopped || !this.sourcesDaily ? 0 : this.sourcesDaily.refresh(this.built, Date.now(), all)));
+  }
+
+  private serial<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(run, run);
+    this.chain = next.catch(() => undefined);
+    return next;
   }
 
   /** Resolves once every INSERT that had finished when it was called is in the aggregates. */
@@ -128,7 +168,7 @@ export class AggregateBuilder {
     const target = this.options.committedSeq();
     while (this.built < target) {
       if (!this.running) {
-        this.running = this.buildNext().finally(() => (this.running = undefined));
+        this.running = this.serial(() => this.buildNext()).finally(() => (this.running = undefined));
       }
       await this.running;
     }

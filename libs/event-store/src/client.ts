@@ -17,6 +17,8 @@ export interface EventStoreConfig {
   read?: Partial<ReadLimits>;
   /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
   aggregateIntervalMs?: number;
+  /** Embedded store: a day of sources_daily is recomputed at most this often (SOURCES_REFRESH_MS). */
+  sourcesRefreshMs?: number;
   /** A failed aggregate build (it is retried): for the owner's log. */
   onAggregateError?: (e: unknown) => void;
 }

@@ -6,6 +6,7 @@ import { AggregateBuilder } from './aggregate-builder';
 import { EventWriter, type EventWriterOptions } from './event-writer';
 import { insertEventRows } from './insert-rows';
 import { ReadGate } from './read-gate';
+import type { SourcesDaily } from './sources-daily';
 import { DEFAULT_READ_LIMITS, type ReadLimits, clickHouseCodeOf, readLimitError, readSettingsClause } from './read-limits';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 
@@ -67,7 +68,7 @@ export class EventStore {
     try {
       await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.builderClient !== undefined });
       if (store.builderClient) {
-        const builder = new AggregateBuilder({ db: store.db, client: store.builderClient, committedSeq: () => store.committedSeq(), onError: config.onAggregateError });
+        const builder = new AggregateBuilder({ db: store.db, client: store.builderClient, committedSeq: () => store.committedSeq(), onError: config.onAggregateError, sourcesRefreshMs: config.sourcesRefreshMs });
         const { maxSeq } = await builder.init();
         store.lastSeq = maxSeq;
         // What a crash left unbuilt is built before the store is used (before any forget or retention can delete it).
@@ -97,6 +98,21 @@ export class EventStore {
    */
   async aggregatesCaughtUp(): Promise<void> {
     await this.aggregateBuilder?.catchUp();
+  }
+
+  /** Embedded store: the keeper of sources_daily (GET /v1/sources per day); undefined on a server. */
+  get sourcesDaily(): SourcesDaily | undefined {
+    return this.aggregateBuilder?.sources;
+  }
+
+  /**
+   * Embedded store: recomputes the sources_daily days that are due (every day waiting, with `all`), after the
+   * builder's catch-up. The builder does it on every tick; benchmarks and tests call it to settle.
+   */
+  async refreshSources(all = false): Promise<number> {
+    if (!this.aggregateBuilder) return 0;
+    await this.aggregateBuilder.catchUp();
+    return this.aggregateBuilder.refreshSources(all);
   }
 
   /**
@@ -231,6 +247,8 @@ export class EventStore {
       this.aggregateBuilder.stop();
       // What was acknowledged is built now; what is not (a failing store) is built by the next open.
       await this.aggregateBuilder.catchUp().catch(() => undefined);
+      // A tick's sources_daily refresh runs on the builder's connection, about to close.
+      await this.aggregateBuilder.idle();
     }
     await this.closeHandle?.();
     await this.client.close();

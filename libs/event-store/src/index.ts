@@ -11,5 +11,6 @@ export * from './query-events.query';
 export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
+export * from './sources-daily';
 export * from './retention';
 export * from './aggregate-builder';

@@ -3,6 +3,7 @@ import m001 from './migrations/001_events.sql';
 import m002 from './migrations/002_aggregates.sql';
 import m003 from './migrations/003_daily_uniques.sql';
 import m004 from './migrations/004_aggregate_builder.sql';
+import m005 from './migrations/005_sources_daily.sql';
 
 export interface Migration {
   version: number;
@@ -16,6 +17,7 @@ export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
   { version: 2, name: '002_aggregates', sql: m002 },
   { version: 3, name: '003_daily_uniques', sql: m003 },
   { version: 4, name: '004_aggregate_builder', sql: m004 },
+  { version: 5, name: '005_sources_daily', sql: m005 },
 ];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -6,8 +6,14 @@ export interface ReadTables {
   dailyRollup: string;
   dailyUniques: string;
   sessions: string;
+  /** Embedded store only (migration 005). */
+  sourcesDaily: string;
+  sourcesDailyDays: string;
 }
 
 export function readTablesOf(store: EventStore): ReadTables {
-  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions` };
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`,
+    sourcesDaily: `${store.db}.sources_daily`,
+    sourcesDailyDays: `${store.db}.sources_daily_days`,
+  };
 }

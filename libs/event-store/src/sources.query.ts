@@ -1,45 +1,50 @@
 import type { SourcesParams, SourcesResponse } from '@analytics/schema';
-import { toClickHouseDate, toClickHouseTime } from './clickhouse-time';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
+import { ENTRY_SQL, addDays, dayOf, sessionsInRangeSql } from './sources-daily';
 
 const DAY_MS = 86_400_000;
-
-// A merged session's sessions.entry: '<15-digit epoch ms><5-digit byte length of source><source><medium>'.
-const ENTRY = {
-  source: 'substring(session_entry, 21, toUInt32(substring(session_entry, 16, 5)))',
-  medium: 'substring(session_entry, 21 + toUInt32(substring(session_entry, 16, 5)))',
-};
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
 
-/**
- * The SELECT behind GET /v1/sources. Sessions belong to the range by their first event; each session counts whole
- * (all its events) under its ENTRY source/medium. The inner query merges a session's per-day rows; `day` bounds
- * (range widened by SESSION_SPAN_MS) prune the scan, the HAVING on the merged first timestamp decides membership.
- */
-export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): { sql: string; params: Record<string, unknown> } {
-  const withMedium = params.breakdown === 'source_medium';
-  const keys = withMedium ? (['source', 'medium'] as const) : (['source'] as const);
-  const sql = [
-    `SELECT ${keys.map((k) => `${ENTRY[k]} AS ${k}`).join(', ')},`,
-    '  sum(session_events) AS events,',
-    "  uniqCombinedIf(visitor, visitor != '') AS uniques,",
-    `  sumIf(session_events, ${ENTRY.medium} = 'paid') / sum(session_events) AS paid_share`,
-    'FROM (',
-    '  SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
-    `  FROM ${tables.sessions}`,
-    '  WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
-    '  GROUP BY session_key',
-    "  HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}",
-    ')',
+type Query = { sql: string; params: Record<string, unknown> };
+
+const keysOf = (params: SourcesParams) => (params.breakdown === 'source_medium' ? (['source', 'medium'] as const) : (['source'] as const));
+
+/** Groups per-(source, medium) rows: `n` events, `u` uniqCombined states, into the endpoint's answer. */
+function outerSelect(params: SourcesParams, from: string): string {
+  const keys = keysOf(params);
+  return [
+    `SELECT ${keys.join(', ')},`,
+    '  sum(n) AS events,',
+    '  uniqCombinedMerge(u) AS uniques,',
+    "  sumIf(n, medium = 'paid') / sum(n) AS paid_share",
+    `FROM (${from})`,
     `GROUP BY ${keys.join(', ')}`,
     `ORDER BY events DESC, ${keys.map((k) => `${k} ASC`).join(', ')}`,
     'LIMIT {limit:UInt32}',
   ].join('\n');
+}
+
+/** The range's sessions (sessionsInRangeSql) per entry source and medium: events and a visitor sketch. */
+const liveGroups = (tables: ReadTables, extraHaving = '') =>
+  [
+    `SELECT ${ENTRY_SQL.source} AS source, ${ENTRY_SQL.medium} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
+    `FROM (${sessionsInRangeSql(tables.sessions, extraHaving)})`,
+    'GROUP BY source, medium',
+  ].join('\n');
+
+/**
+ * GET /v1/sources from `sessions` alone. Sessions belong to the range by their first event; each session counts
+ * whole (all its events) under its ENTRY source/medium. The inner query merges a session's per-day rows; `day`
+ * bounds (range widened by SESSION_SPAN_MS) prune the scan, the HAVING on the merged first timestamp decides
+ * membership. A server (no sources_daily) and ranges not on UTC midnights are answered this way.
+ */
+export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): Query {
   return {
-    sql,
+    sql: outerSelect(params, liveGroups(tables)),
     params: {
       p: projectId,
       from: toClickHouseTime(params.from),
@@ -51,9 +56,85 @@ export function buildSources(tables: ReadTables, projectId: string, params: Sour
   };
 }
 
+/** A whole-day range's days, split by where their answer comes from. */
+export interface SourceDays {
+  /** sources_daily holds the day as the aggregates are now. */
+  fresh: string[];
+  /** Events built after the day's refresh touch it or a neighbour (or it was never refreshed): read from `sessions`. */
+  stale: string[];
+}
+
+/**
+ * Per day of [from, to): fresh when sources_daily_days has it at a seq no lower than the last build that touched the
+ * day or a neighbour (daily_uniques' built_seq per day: every built event has a daily_uniques row of its day);
+ * days with no events within a day of them hold no session and are left out.
+ */
+export async function planSourceDays(store: EventStore, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
+  const rows = await store.read<{ d: string; kind: number; seq: string | number }>(
+    projectId,
+    [
+      `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${tables.dailyUniques}`,
+      'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
+      'UNION ALL',
+      `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${tables.sourcesDailyDays}`,
+      'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
+    ].join('\n'),
+    { p: projectId, touch_from: dayOf(params.from - DAY_MS), touch_to: dayOf(params.to), from: dayOf(params.from), to: dayOf(params.to) },
+  );
+  const touched = new Map<string, number>();
+  const built = new Map<string, number>();
+  for (const r of rows) (Number(r.kind) === 1 ? touched : built).set(r.d, Number(r.seq));
+  const days: SourceDays = { fresh: [], stale: [] };
+  for (let ms = params.from; ms < params.to; ms += DAY_MS) {
+    const day = dayOf(ms);
+    const near = [addDays(day, -1), day, addDays(day, 1)].filter((d) => touched.has(d));
+    if (near.length === 0) continue;
+    const at = built.get(day);
+    (at !== undefined && near.every((d) => touched.get(d)! <= at) ? days.fresh : days.stale).push(day);
+  }
+  return days;
+}
+
+/**
+ * GET /v1/sources over whole UTC days: fresh days from sources_daily (FINAL keeps each group's newest version;
+ * tombstones have 0 events), stale days from `sessions` exactly as a one-day range would be (merged over the day
+ * before and after), summed and sketch-merged per group.
+ */
+export function buildSourcesFromDays(tables: ReadTables, projectId: string, params: SourcesParams, days: SourceDays): Query | undefined {
+  const parts: string[] = [];
+  const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
+  if (days.fresh.length > 0) {
+    parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
+    bound.fresh = days.fresh;
+  }
+  if (days.stale.length > 0) {
+    const first = days.stale[0]!;
+    const last = days.stale.at(-1)!;
+    parts.push(liveGroups(tables, ' AND toDate(session_start) IN {stale:Array(Date)}'));
+    Object.assign(bound, {
+      stale: days.stale,
+      from: toClickHouseTime(Date.parse(`${first}T00:00:00Z`)),
+      to: toClickHouseTime(Date.parse(`${last}T00:00:00Z`) + DAY_MS),
+      scan_from: addDays(first, -1),
+      scan_to: addDays(last, 1),
+    });
+  }
+  if (parts.length === 0) return undefined;
+  return { sql: outerSelect(params, parts.join('\nUNION ALL\n')), params: bound };
+}
+
 export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
-  const q = buildSources(readTablesOf(store), projectId, params);
-  const rows = await store.read<Record<string, string | number>>(projectId, q.sql, q.params);
+  const tables = readTablesOf(store);
+  const cache = store.sourcesDaily;
+  let q: Query | undefined;
+  if (cache && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
+    const days = await planSourceDays(store, tables, projectId, params);
+    if (days.stale.length > 0) cache.markStale(projectId, days.stale);
+    q = buildSourcesFromDays(tables, projectId, params, days);
+  } else {
+    q = buildSources(tables, projectId, params);
+  }
+  const rows = q ? await store.read<Record<string, string | number>>(projectId, q.sql, q.params) : [];
   return {
     breakdown: params.breakdown,
     rows: rows.map((r) => ({

@@ -45,6 +45,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
       cluster: env.CLICKHOUSE_CLUSTER,
       chdbPath: join(dataDir, 'clickhouse'),
       aggregateIntervalMs: env.AGGREGATE_INTERVAL_MS,
+      sourcesRefreshMs: env.SOURCES_REFRESH_MS,
       onAggregateError: (e) => logger.error({ err: e }, 'building aggregates failed; retried on the next tick'),
       read: {
         maxExecutionS: env.READ_MAX_EXECUTION_S,

@@ -1,0 +1,143 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { toClickHouseDate, toClickHouseTime } from './clickhouse-time';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A merged session's sessions.entry, '<15-digit epoch ms><5-digit byte length of source><source><medium>', split
+ * into its source and medium (`session_entry` is the merged min(entry)).
+ */
+export const ENTRY_SQL = {
+  source: 'substring(session_entry, 21, toUInt32(substring(session_entry, 16, 5)))',
+  medium: 'substring(session_entry, 21 + toUInt32(substring(session_entry, 16, 5)))',
+};
+
+/**
+ * Sessions whose first event is in [{from}, {to}), one row each (visitor, session_entry, session_events), from the
+ * `sessions` rows of days [{scan_from}, {scan_to}]: a session's per-day rows are merged by session_key over those
+ * days. GET /v1/sources and the per-day refresh below share it, so both answer the same sessions.
+ */
+export function sessionsInRangeSql(sessionsTable: string, extraHaving = ''): string {
+  return [
+    'SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
+    `FROM ${sessionsTable}`,
+    'WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
+    'GROUP BY session_key',
+    `HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}${extraHaving}`,
+  ].join('\n');
+}
+
+/** A UTC day as 'YYYY-MM-DD'. */
+export const dayOf = (ms: number): string => toClickHouseDate(ms);
+const dayMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+export const addDays = (day: string, n: number): string => dayOf(dayMs(day) + n * DAY_MS);
+
+export interface SourcesDailyOptions {
+  db: string;
+  /** The aggregate builder's connection (refreshes run between its builds, never beside them). */
+  client: ClickHouseClient;
+  /** A day refreshed at t is refreshed again at t + refreshMs at the earliest; reads compute it meanwhile. */
+  refreshMs: number;
+  /** Days refreshed per builder tick at most (each is one INSERT ... SELECT over 3 days of sessions). */
+  maxDaysPerTick?: number;
+}
+
+/**
+ * Keeps sources_daily (migration 005): per project and day, the GET /v1/sources answer of that day, recomputed from
+ * `sessions` by the aggregate builder between its builds. Which days to recompute: the days the newly built events
+ * touch and their neighbours (a session of day d is merged over days d-1..d+1), plus days a read found stale
+ * (after a restart, or before 005 existed). A day is recomputed at most once per refreshMs: under steady traffic
+ * today and yesterday stay stale between refreshes and reads compute them from `sessions`, exactly (sources.query.ts
+ * decides per day; a stale day is never answered from here).
+ */
+export class SourcesDaily {
+  /** `${project_id}|${day}` -> the project and day, waiting for a refresh. */
+  private readonly dirty = new Map<string, { projectId: string; day: string }>();
+  private readonly refreshedAt = new Map<string, number>();
+  /** Events with insert_seq up to this have had their days marked dirty. */
+  private scannedSeq: number;
+  private readonly maxDaysPerTick: number;
+
+  constructor(
+    private readonly options: SourcesDailyOptions,
+    builtSeq: number,
+  ) {
+    this.scannedSeq = builtSeq;
+    this.maxDaysPerTick = options.maxDaysPerTick ?? 8;
+  }
+
+  /** Days a read found stale: refreshed by the next tick (within the refresh interval). */
+  markStale(projectId: string, days: readonly string[]): void {
+    for (const day of days) this.dirty.set(`${projectId}|${day}`, { projectId, day });
+  }
+
+  /** Days waiting for a refresh (tests and benchmarks). */
+  get pending(): number {
+    return this.dirty.size;
+  }
+
+  /**
+   * Marks the days touched by events built since the last call (seq up to builtSeq) and refreshes the due ones.
+   * Runs between builds, with the aggregates built exactly up to builtSeq. `all` ignores the interval and the
+   * per-tick cap (benchmarks and tests settle with it).
+   */
+  async refresh(builtSeq: number, now: number, all = false): Promise<number> {
+    if (builtSeq > this.scannedSeq) {
+      const touched = await this.query<{ p: string; d: string }>(
+        `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM ${this.options.db}.events WHERE insert_seq > {lo:UInt64} AND insert_seq <= {hi:UInt64}`,
+        { lo: this.scannedSeq, hi: builtSeq },
+      );
+      for (const { p, d } of touched) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+      this.scannedSeq = builtSeq;
+    }
+    let done = 0;
+    for (const [key, { projectId, day }] of [...this.dirty]) {
+      if (!all && (done >= this.maxDaysPerTick || now - (this.refreshedAt.get(key) ?? -Infinity) < this.options.refreshMs)) continue;
+      await this.refreshDay(projectId, day, builtSeq);
+      this.dirty.delete(key);
+      this.refreshedAt.set(key, now);
+      done++;
+    }
+    // Refresh times only matter within the interval.
+    for (const [key, at] of this.refreshedAt) if (now - at >= this.options.refreshMs) this.refreshedAt.delete(key);
+    return done;
+  }
+
+  /**
+   * One INSERT: tombstones (version 2s) for the groups the day has, then the day's groups as of seq s (version
+   * 2s + 1), so FINAL keeps the new answer and no group of the old one. One block into one month partition: one
+   * part, visible at once. Then the day's seq in sources_daily_days (after the rows: a crash in between leaves the
+   * day stale, computed by reads and refreshed again).
+   */
+  private async refreshDay(projectId: string, day: string, seq: number): Promise<void> {
+    const db = this.options.db;
+    const from = toClickHouseTime(dayMs(day));
+    const to = toClickHouseTime(dayMs(day) + DAY_MS);
+    const params = { p: projectId, day, from, to, scan_from: addDays(day, -1), scan_to: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 };
+    await this.command(
+      [
+        `INSERT INTO ${db}.sources_daily (project_id, day, source, medium, sessions, events, uniques, version)`,
+        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
+        // FINAL merges before WHERE filters a non-key column: the day's live groups, not an old version of one.
+        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND events > 0`,
+        'UNION ALL',
+        `SELECT {p:UUID}, {day:Date}, ${ENTRY_SQL.source} AS source, ${ENTRY_SQL.medium} AS medium, count(), sum(session_events),`,
+        `  uniqCombinedStateIf(visitor, visitor != ''), {ver:UInt64}`,
+        `FROM (${sessionsInRangeSql(`${db}.sessions`)})`,
+        'GROUP BY source, medium',
+        'SETTINGS min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, insert_deduplicate = 0',
+      ].join('\n'),
+      params,
+    );
+    await this.command(`INSERT INTO ${db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
+  }
+
+  private async query<T>(query: string, query_params: Record<string, unknown>): Promise<T[]> {
+    const rs = await this.options.client.query({ query, query_params, format: 'JSONEachRow' });
+    return rs.json<T>();
+  }
+
+  private async command(query: string, query_params: Record<string, unknown>): Promise<void> {
+    await this.options.client.command({ query, query_params });
+  }
+}

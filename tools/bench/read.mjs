@@ -3,6 +3,15 @@
 // daily_rollup, daily_uniques and sessions as in production),
 // waits for the background merges to settle, then measures GET /v1/stats, /v1/sources and /v1/query latency
 // through the real HTTP app (listen + fetch). --optimize also runs OPTIMIZE TABLE ... FINAL before measuring.
+// Reports the scale-curve figures too: load rate, disk bytes per event per table, RSS after the load and during the
+// queries (the engine runs in this process), the time the background merges take to settle.
+//
+//   --layout=ordered (default): events arrive in time order (each INSERT covers a stretch of days, as live traffic
+//     and a chronological import do); --layout=scattered: every INSERT touches every day (a shuffled bulk import: the
+//     worst case for how many aggregate parts overlap one day, the layout of the figures before issue 13).
+//   SOURCES_REFRESH_MS is one hour here: the sources_daily days are refreshed once after the load, and the last mix
+//     ("sources, last 2 days live") adds events to the last day, whose days then stay stale and are read from
+//     sessions, as today and yesterday are under live traffic.
 //
 //   npm run bench:read                      # 10,000,000 events
 //   BENCH_EVENTS=1000000 npm run bench:read # or: npm run bench:read -- --events=1000000
@@ -21,6 +30,8 @@ const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.spli
 const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 10_000_000);
 const REQUESTS = Number(arg('requests') ?? process.env.BENCH_REQUESTS ?? 200);
 const MIX_FILTER = arg('mix') ?? process.env.BENCH_MIX ?? '';
+const LAYOUT = arg('layout') ?? process.env.BENCH_LAYOUT ?? 'ordered';
+if (!['ordered', 'scattered'].includes(LAYOUT)) throw new Error('--layout=ordered|scattered');
 const CHUNK = 1_000_000;
 const DAY = 86_400_000;
 const D0 = Date.UTC(2026, 2, 1);
@@ -31,13 +42,13 @@ const { lib } = await bundleFromSource('read-bench', [
   "export { buildApp } from './apps/read-api/src/app';",
   "export { envSchema, openStores } from './libs/runtime/src/index';",
   "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
-  "export { planStats, readTablesOf, runStatsPlan } from './libs/event-store/src/index';",
-  "export { statsParamsSchema } from './libs/schema/src/index';",
+  "export * from './libs/event-store/src/index';",
+  "export { sourcesParamsSchema, statsParamsSchema } from './libs/schema/src/index';",
 ]);
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-'));
 const logger = lib.createLogger({ level: 'warn', name: 'bench' });
-const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench' });
+const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench', SOURCES_REFRESH_MS: '3600000' });
 const stores = await lib.openStores(env, logger, dataDir);
 const db = stores.events.db;
 const count = async (sql) => Number((await stores.events.select(sql, {}))[0].c);
@@ -49,10 +60,13 @@ const projectId = reuse
 const readKey = (await stores.keyStore.createKey(projectId, 'rk')).key;
 
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
-console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session) into ${dataDir}`);
+console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session, layout ${LAYOUT}) into ${dataDir}`);
+const MiB = 2 ** 20;
+const rssMiB = () => Math.round(process.memoryUsage().rss / MiB);
+const rssBefore = rssMiB();
 
 const insertChunk = (offset, rows) =>
-  stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq })));
+  stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined })));
 
 const loadStart = performance.now();
 for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {
@@ -65,6 +79,13 @@ await stores.events.aggregatesCaughtUp();
 const buildMs = performance.now() - buildStart;
 if (reuse) console.log('reusing the events already loaded in BENCH_DIR');
 else console.log(`load: ${(loadMs / 1000).toFixed(1)} s (${Math.round(EVENTS / (loadMs / 1000)).toLocaleString('en')} events/s into events), then the aggregates caught up in ${(buildMs / 1000).toFixed(1)} s`);
+// sources_daily (embedded store since issue 13): every day the load touched, recomputed from sessions.
+const refreshStart = performance.now();
+const refreshedDays = (await stores.events.refreshSources?.(true)) ?? 0;
+const refreshMs = performance.now() - refreshStart;
+if (stores.events.refreshSources) console.log(`sources_daily: ${refreshedDays} project-days refreshed in ${(refreshMs / 1000).toFixed(1)} s`);
+const loadRate = reuse ? null : Math.round(EVENTS / ((loadMs + buildMs + refreshMs) / 1000));
+const rssAfterLoad = rssMiB();
 
 // Measure the steady state, not the load: wait for the background merges the inserts started.
 const settleStart = performance.now();
@@ -74,7 +95,8 @@ for (let last = -1, now = await parts(); ; last = now, now = await parts()) {
   if (merging === 0 && now === last) break;
   await new Promise((r) => setTimeout(r, 2000));
 }
-console.log(`background merges settled after ${((performance.now() - settleStart) / 1000).toFixed(1)} s; active parts: ${await parts()}`);
+const settleS = +((performance.now() - settleStart) / 1000).toFixed(1);
+console.log(`background merges settled after ${settleS} s; active parts: ${await parts()}`);
 if (process.argv.includes('--optimize')) {
   const t = performance.now();
   for (const table of ['events', 'daily_rollup', 'daily_uniques', 'sessions']) await stores.events.command(`OPTIMIZE TABLE ${db}.${table} FINAL`);
@@ -87,6 +109,18 @@ const sizes = {
   sessions: await count(`SELECT count() AS c FROM ${db}.sessions`),
 };
 console.log(`rows: ${JSON.stringify(sizes)}`);
+const disk = {};
+for (const r of await stores.events.select(
+  `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS disk, sum(data_uncompressed_bytes) AS raw, count() AS parts FROM system.parts WHERE database = '${db}' AND active GROUP BY table ORDER BY table`,
+  {},
+)) {
+  disk[r.table] = { rows: Number(r.rows), parts: Number(r.parts), bytes: Number(r.disk), bytes_per_event: +(Number(r.disk) / EVENTS).toFixed(2), uncompressed_per_event: +(Number(r.raw) / EVENTS).toFixed(2) };
+}
+const totalDisk = Object.values(disk).reduce((a, t) => a + t.bytes, 0);
+console.log('disk (active parts, compressed): table, rows, parts, bytes per event (uncompressed)');
+for (const [t, d] of Object.entries(disk)) console.log(`  ${t.padEnd(20)} ${String(d.rows).padStart(11)} ${String(d.parts).padStart(4)} ${String(d.bytes_per_event).padStart(8)} (${d.uncompressed_per_event})`);
+console.log(`  total ${(totalDisk / MiB).toFixed(0)} MiB, ${(totalDisk / EVENTS).toFixed(1)} bytes per event; RSS ${rssBefore} MiB before the load, ${rssAfterLoad} MiB after it, ${rssMiB()} MiB settled`);
+let rssPeakQueries = 0;
 
 const app = lib.buildApp({ logger, authenticator: stores.authenticator, events: stores.events });
 const server = await new Promise((resolve) => {
@@ -111,6 +145,7 @@ const uniquesMix = [
   { from: FROM, to: TO, metric: 'uniques', group_by: 'event_name' },
   { from: FROM, to: TO, metric: 'uniques', interval: 'day' },
   { from: FROM, to: TO, metric: 'uniques', group_by: 'country' },
+  { from: FROM, to: TO, metric: 'uniques', group_by: 'source,medium' },
 ];
 // `inprocess:<source>`: the same shapes planned with that source forced and run in-process (no HTTP; ~1 ms less),
 // so the old daily_rollup path and daily_uniques are measured side by side under the same machine load.
@@ -158,7 +193,7 @@ const summarize = (samples) => {
 };
 const line = (label, r) => `${label.padEnd(44)}${f(r.p50)} ${f(r.p95)} ${f(r.p99)} ${f(r.max)} ${f(r.cpu_p50)}`;
 const results = {};
-for (const [label, path, shapes] of MIXES) {
+const measure = async (label, path, shapes) => {
   for (let i = 0; i < Math.min(20, REQUESTS); i++) await get(path, shapes[i % shapes.length]);
   const loadBefore = loadavg()[0];
   const samples = [];
@@ -168,6 +203,7 @@ for (const [label, path, shapes] of MIXES) {
     const c = process.cpuUsage();
     await get(path, shapes[shape]);
     const used = process.cpuUsage(c);
+    if (i % 10 === 0) rssPeakQueries = Math.max(rssPeakQueries, rssMiB());
     samples.push({ shape, wall: performance.now() - t, cpu: (used.user + used.system) / 1000 });
   }
   const load = [loadBefore, loadavg()[0]].map((l) => +l.toFixed(2));
@@ -181,9 +217,41 @@ for (const [label, path, shapes] of MIXES) {
     results[label].shapes[shapeLabel] = summarize(samples.filter((x) => x.shape === i));
     console.log(line(`  ${shapeLabel}`, results[label].shapes[shapeLabel]));
   });
+};
+for (const [label, path, shapes] of MIXES) await measure(label, path, shapes);
+
+// Live traffic keeps today and yesterday stale in sources_daily (refreshed at most every SOURCES_REFRESH_MS): a few
+// events on the last day make the last two days of the range (and the day after it) stale, read from sessions.
+if (stores.events.sourcesDaily && 'sources (last 2 days live)'.includes(MIX_FILTER)) {
+  const last = D0 + (SPAN_DAYS - 1) * DAY + 12 * 3_600_000;
+  const row = (i) => ({
+    project_id: projectId, timestamp: iso(last + i * 1000).replace('T', ' ').replace('Z', ''), event_id: `live-${i}`, event_name: '$pageview', anonymous_id: `live-${i}`,
+    user_id: null, session_id: `live-${i}`, source: 'google', medium: 'organic', campaign: null, source_confidence: 'high', source_rule_id: 'bench',
+    referrer: null, url: null, path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: '00'.repeat(16), properties: '{}',
+  });
+  await stores.events.insertRows(Array.from({ length: 10 }, (_, i) => row(i)));
+  await stores.events.aggregatesCaughtUp();
+  const days = await lib.planSourceDays(stores.events, tables, projectId, lib.sourcesParamsSchema.parse({ from: FROM, to: TO }));
+  console.log(`10 events added on the last day: ${days.fresh.length} days from sources_daily, ${days.stale.length} from sessions (${days.stale.join(', ')})`);
+  await measure('sources (last 2 days live)', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }]);
 }
+console.log(`RSS during the queries: peak ${rssPeakQueries} MiB (sampled every 10th request)`);
 
 server.close();
 await stores.close();
 if (!process.env.BENCH_DIR) rmSync(dataDir, { recursive: true, force: true });
-console.log(JSON.stringify({ events: EVENTS, load_s: reuse ? null : +(loadMs / 1000).toFixed(1), rows: sizes, latency_ms: results }));
+console.log(
+  JSON.stringify({
+    events: EVENTS,
+    layout: LAYOUT,
+    load_s: reuse ? null : +(loadMs / 1000).toFixed(1),
+    build_s: +(buildMs / 1000).toFixed(1),
+    sources_refresh_s: +(refreshMs / 1000).toFixed(1),
+    load_rate_events_per_s: loadRate,
+    merges_settle_s: settleS,
+    rss_mib: { before_load: rssBefore, after_load: rssAfterLoad, peak_queries: rssPeakQueries },
+    disk,
+    rows: sizes,
+    latency_ms: results,
+  }),
+);

@@ -9,13 +9,19 @@ const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/soc
  * `eventsPerSession` consecutive numbers make one session
  * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`.
  * Used by the read-path (read.mjs) and dashboard (dashboard.mjs) benchmarks.
+ * Session start times: `totalRows` given (the size of the whole load), in the order of the numbers, spread evenly
+ * over the span ("ordered": events arrive in time order, as live traffic does, so each INSERT covers a stretch of
+ * days); otherwise hashed over the whole span ("scattered": every INSERT touches every day, like a bulk import of
+ * shuffled history, the worst case for how many aggregate parts overlap a day).
  */
-export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq }) => `
+export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq, totalRows }) => `
 INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
   source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties${seq === undefined ? '' : ', insert_seq_in'})
 SELECT
   toUUID('${projectId}'),
-  toDateTime64(${fromMs / 1000}, 3, 'UTC') + toIntervalMillisecond(cityHash64(s, 1) % ${spanDays * DAY}) + toIntervalSecond((n % ${eventsPerSession}) * 45),
+  toDateTime64(${fromMs / 1000}, 3, 'UTC') + toIntervalMillisecond(${
+    totalRows === undefined ? `cityHash64(s, 1) % ${spanDays * DAY}` : `intDiv(s * ${spanDays * DAY}, ${Math.ceil(totalRows / eventsPerSession)})`
+  }) + toIntervalSecond((n % ${eventsPerSession}) * 45),
   toString(n),
   ['$pageview','$pageview','$pageview','$pageview','$pageview','$pageview','signup','purchase','clicked_pricing','feature_used'][cityHash64(n, 2) % 10 + 1],
   concat('anon-', toString(cityHash64(s, 3) % 400000)),

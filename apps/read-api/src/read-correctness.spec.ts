@@ -189,16 +189,16 @@ describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1
   });
 });
 
-describe('stats planner: daily_uniques, daily_rollup and raw events agree', () => {
+describe('stats planner: daily_uniques_by, daily_uniques, daily_rollup and raw events agree', () => {
   const fitting: Array<Omit<Partial<StatsParams>, 'group_by'> & { group_by?: string }> = [];
   // the rollup-shaped ranges within the data (the wider one adds nothing here and costs time)
   for (const [, from, to] of RANGES.slice(0, 2)) {
-    for (const group_by of ['', 'event_name', 'source', 'source,medium', 'country', 'device_type', 'event_name,country', 'event_name,source,medium,country,device_type']) {
+    for (const group_by of ['', 'event_name', 'source', 'source,medium', 'medium', 'country', 'device_type', 'event_name,country', 'event_name,source,medium,country,device_type']) {
       for (const interval of [undefined, 'day', 'week'] as const) fitting.push({ from, to, group_by, interval });
     }
   }
 
-  const checked = { uniques: 0 };
+  const checked = { uniques: 0, uniquesBy: 0 };
   it.each(['alpha', 'big'] as const)('gives identical answers on every path for every rollup-shaped request (%s)', async (name) => {
     const tables = readTablesOf(stores.events);
     for (const shape of fitting) {
@@ -209,13 +209,22 @@ describe('stats planner: daily_uniques, daily_rollup and raw events agree', () =
           const planned = planStats(tables, ids[name], params, groupBy);
           const events = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'events'));
           const rollup = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'rollup'));
-          // daily_uniques answers uniques without grouping or by event_name only; daily_rollup the rest
-          const viaUniques = metric === 'uniques' && groupBy.every((g) => g === 'event_name');
-          expect(planned.source).toBe(viaUniques ? 'uniques' : 'rollup');
+          // daily_uniques_by answers uniques for all events without grouping, or by one of its columns; daily_uniques
+          // without grouping (event filter) or by event_name only; daily_rollup the rest
+          const viaUniquesBy = metric === 'uniques' && (groupBy.length === 0 ? event === undefined : groupBy.length === 1 && ['source', 'medium', 'country', 'device_type'].includes(groupBy[0]!));
+          const viaUniques = !viaUniquesBy && metric === 'uniques' && groupBy.every((g) => g === 'event_name');
+          expect(planned.source).toBe(viaUniquesBy ? 'uniques_by' : viaUniques ? 'uniques' : 'rollup');
           expect(rollup).toEqual(events);
-          if (viaUniques) {
-            checked.uniques++;
+          if (viaUniquesBy) {
+            checked.uniquesBy++;
             expect(await runStatsPlan(stores.events, planned)).toEqual(events);
+          } else {
+            expect(() => planStats(tables, ids[name], params, groupBy, 'uniques_by')).toThrow(/does not fit daily_uniques_by/);
+          }
+          // daily_uniques, planned or forced, wherever it fits (also where daily_uniques_by is preferred)
+          if (metric === 'uniques' && groupBy.every((g) => g === 'event_name')) {
+            checked.uniques++;
+            expect(await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'uniques'))).toEqual(events);
           } else {
             expect(() => planStats(tables, ids[name], params, groupBy, 'uniques')).toThrow(/does not fit daily_uniques/);
           }
@@ -224,14 +233,20 @@ describe('stats planner: daily_uniques, daily_rollup and raw events agree', () =
     }
   });
 
-  it('compared daily_uniques with raw events on every uniques request it answers (2 ranges x 2 group_by x 3 intervals x 2 event filters x 2 projects)', () => {
+  it('compared daily_uniques and daily_uniques_by with raw events on every uniques request they answer', () => {
+    // daily_uniques: group_by '' and event_name, with and without the event filter (2 ranges x 3 intervals x 2 projects)
     expect(checked.uniques).toBe(48);
+    // daily_uniques_by: '' without the filter, and source, medium, country, device_type with both
+    expect(checked.uniquesBy).toBe(2 * 3 * 2 * (1 + 4 * 2));
   });
 
   it('answers uniques with a finer grouping from daily_rollup, and from raw events for hour buckets or sub-day ranges', () => {
     const tables = readTablesOf(stores.events);
     const base: StatsParams = { from: D0, to: D0 + 7 * DAY_MS, metric: 'uniques', limit: 100 };
-    expect(planStats(tables, ids.alpha, base, []).source).toBe('uniques');
+    expect(planStats(tables, ids.alpha, base, []).source).toBe('uniques_by');
+    expect(planStats(tables, ids.alpha, { ...base, event: 'signup' }, []).source).toBe('uniques');
+    expect(planStats(tables, ids.alpha, base, ['country']).source).toBe('uniques_by');
+    expect(planStats(tables, ids.alpha, base, ['source', 'medium']).source).toBe('rollup');
     expect(planStats(tables, ids.alpha, base, ['event_name', 'country']).source).toBe('rollup');
     expect(planStats(tables, ids.alpha, { ...base, interval: 'hour' }, ['event_name']).source).toBe('events');
     expect(planStats(tables, ids.alpha, { ...base, to: D0 + 7 * DAY_MS - 1 }, []).source).toBe('events');

@@ -36,6 +36,16 @@ async function aggregatesAgainstRaw(db: string, p: string) {
     rawRollup: await q(`SELECT toDate(timestamp) AS day, event_name, source, medium, country, device_type, count() AS n FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY ${grain} ORDER BY ${grain}`),
     uniques: await q(`SELECT day, event_name, uniqCombinedMerge(uniques) AS u FROM ${db}.daily_uniques WHERE project_id = {p:UUID} GROUP BY day, event_name ORDER BY day, event_name`),
     rawUniques: await q(`SELECT toDate(timestamp) AS day, event_name, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, event_name ORDER BY day, event_name`),
+    uniquesBy: await q(`SELECT day, event_name, dim, dim_value, uniqCombinedMerge(uniques) AS u FROM ${db}.daily_uniques_by WHERE project_id = {p:UUID} GROUP BY day, event_name, dim, dim_value ORDER BY day, event_name, dim, dim_value`),
+    rawUniquesBy: await q(
+      `SELECT * FROM (${[
+        `SELECT toDate(timestamp) AS day, '' AS event_name, '' AS dim, '' AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day`,
+        ...['source', 'medium', 'country', 'device_type'].flatMap((d) => [
+          `SELECT toDate(timestamp) AS day, '' AS event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, dim_value`,
+          `SELECT toDate(timestamp) AS day, event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, event_name, dim_value`,
+        ]),
+      ].join(' UNION ALL ')}) ORDER BY day, event_name, dim, dim_value`,
+    ),
     sessions: await q(`SELECT session_id, anonymous_id, min(entry) AS e, toUInt64(sum(events)) AS n FROM ${db}.sessions WHERE project_id = {p:UUID} GROUP BY session_key, session_id, anonymous_id ORDER BY session_id, anonymous_id`),
     rawSessions: await q(`SELECT session_id, anonymous_id, ${entry} AS e, count() AS n FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY session_id, anonymous_id ORDER BY session_id, anonymous_id`),
   };
@@ -45,6 +55,7 @@ function expectBuiltOnce(a: Awaited<ReturnType<typeof aggregatesAgainstRaw>>, ev
   expect(a.rawRollup.reduce((sum: number, r) => sum + Number((r as { n: string }).n), 0)).toBe(events);
   expect(a.rollup).toEqual(a.rawRollup);
   expect(a.uniques).toEqual(a.rawUniques);
+  expect(a.uniquesBy).toEqual(a.rawUniquesBy);
   expect(a.sessions).toEqual(a.rawSessions);
 }
 
@@ -181,5 +192,17 @@ describe('AggregateBuilder', () => {
     expect(Number(counted!.n)).toBe(15);
     const [sessions] = await store.select<{ n: string }>(`SELECT sum(events) AS n FROM ${store.db}.sessions WHERE project_id = {p:UUID}`, { p });
     expect(Number(sessions!.n)).toBe(15);
+  });
+  it('migration 6 backfills daily_uniques_by from daily_rollup to the sketches the builder builds from the events', async () => {
+    const p = randomUUID();
+    await store.insertRows(rowsFor(p, 120, 'backfill'));
+    await store.aggregatesCaughtUp();
+    const built = await aggregatesAgainstRaw(store.db, p);
+    expect(built.uniquesBy).toEqual(built.rawUniquesBy);
+    // back to a store at version 5 whose daily_rollup holds these events, then migrate
+    await store.command(`TRUNCATE TABLE ${store.db}.daily_uniques_by`);
+    await store.command(`ALTER TABLE ${store.db}.schema_migrations DELETE WHERE version = 6 SETTINGS mutations_sync = 2`);
+    expect(await migrateEventStore(store.client, { db: store.db, builder: true })).toEqual([6]);
+    expect((await aggregatesAgainstRaw(store.db, p)).uniquesBy).toEqual(built.uniquesBy);
   });
 });

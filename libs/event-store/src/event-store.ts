@@ -100,6 +100,11 @@ export class EventStore {
     await this.aggregateBuilder?.catchUp();
   }
 
+  /** Embedded store (after open()): the aggregate builder builds the aggregates, and the tables of 004-006 exist. */
+  get buildsAggregates(): boolean {
+    return this.aggregateBuilder !== undefined;
+  }
+
   /** Embedded store: the keeper of sources_daily (GET /v1/sources per day); undefined on a server. */
   get sourcesDaily(): SourcesDaily | undefined {
     return this.aggregateBuilder?.sources;

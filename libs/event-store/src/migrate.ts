@@ -4,6 +4,7 @@ import m002 from './migrations/002_aggregates.sql';
 import m003 from './migrations/003_daily_uniques.sql';
 import m004 from './migrations/004_aggregate_builder.sql';
 import m005 from './migrations/005_sources_daily.sql';
+import m006 from './migrations/006_daily_uniques_by.sql';
 
 export interface Migration {
   version: number;
@@ -18,6 +19,7 @@ export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: '003_daily_uniques', sql: m003 },
   { version: 4, name: '004_aggregate_builder', sql: m004 },
   { version: 5, name: '005_sources_daily', sql: m005 },
+  { version: 6, name: '006_daily_uniques_by', sql: m006 },
 ];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -6,6 +6,8 @@ export interface ReadTables {
   dailyRollup: string;
   dailyUniques: string;
   sessions: string;
+  /** Embedded store only (migration 006); undefined on a server, whose planner never uses it. */
+  dailyUniquesBy?: string;
   /** Embedded store only (migration 005). */
   sourcesDaily: string;
   sourcesDailyDays: string;
@@ -15,5 +17,6 @@ export function readTablesOf(store: EventStore): ReadTables {
   return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`,
     sourcesDaily: `${store.db}.sources_daily`,
     sourcesDailyDays: `${store.db}.sources_daily_days`,
+    ...(store.buildsAggregates ? { dailyUniquesBy: `${store.db}.daily_uniques_by` } : {}),
   };
 }

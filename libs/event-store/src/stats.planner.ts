@@ -2,14 +2,16 @@ import { type StatsGroupBy, type StatsParams } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { ReadTables } from './read-tables';
 
-/** Which table answers a stats request: daily_rollup, daily_uniques (metric=uniques only) or raw events. */
-export type StatsSource = 'rollup' | 'uniques' | 'events';
+/** Which table answers a stats request: daily_rollup, daily_uniques or daily_uniques_by (metric=uniques only), raw events. */
+export type StatsSource = 'rollup' | 'uniques' | 'uniques_by' | 'events';
 export type StatsInterval = NonNullable<StatsParams['interval']>;
 
 /** The group_by columns daily_rollup keeps: a request grouped only by these may be answered from it. */
 export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
 /** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
 export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
+/** The single group_by columns daily_uniques_by keeps (migration 006, embedded store), as its `dim`. */
+export const UNIQUES_BY_GROUP_BY: readonly StatsGroupBy[] = ['source', 'medium', 'country', 'device_type'];
 
 // The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
 const COLUMN_SQL: Record<StatsGroupBy, string> = {
@@ -36,6 +38,7 @@ const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = 
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
   rollup: { day: 'day', week: 'toMonday(day)' },
   uniques: { day: 'day', week: 'toMonday(day)' },
+  uniques_by: { day: 'day', week: 'toMonday(day)' },
 };
 
 // daily_uniques has no event counts: it answers metric=uniques only.
@@ -43,6 +46,7 @@ const VALUE_SQL: Record<StatsSource, Partial<Record<StatsParams['metric'], strin
   events: { count: 'count()', uniques: "uniqCombinedIf(anonymous_id, anonymous_id != '')" },
   rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
   uniques: { uniques: 'uniqCombinedMerge(uniques)' },
+  uniques_by: { uniques: 'uniqCombinedMerge(uniques)' },
 };
 
 /** True when daily_rollup holds the request's grain: rollup columns only, day/week or no buckets, whole UTC days. */
@@ -60,10 +64,21 @@ export function uniquesFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'
   return params.metric === 'uniques' && groupBy.every((c) => UNIQUES_GROUP_BY.includes(c)) && rollupFits(params, groupBy);
 }
 
+/**
+ * True when daily_uniques_by answers the request (the store has it): metric=uniques over whole days, and either no
+ * group_by and no event filter (all visitors: dim '', event_name '') or exactly one of its columns (event filter or
+ * not: event_name is the filter or '').
+ */
+export function uniquesByFits(tables: ReadTables, params: Pick<StatsParams, 'from' | 'to' | 'interval' | 'metric' | 'event'>, groupBy: readonly StatsGroupBy[]): boolean {
+  const shape = groupBy.length === 0 ? params.event === undefined : groupBy.length === 1 && UNIQUES_BY_GROUP_BY.includes(groupBy[0]!);
+  return tables.dailyUniquesBy !== undefined && params.metric === 'uniques' && shape && rollupFits(params, groupBy);
+}
+
 const FROM: Record<StatsSource, (t: ReadTables) => string> = {
   events: (t) => t.events,
   rollup: (t) => t.dailyRollup,
   uniques: (t) => t.dailyUniques,
+  uniques_by: (t) => t.dailyUniquesBy!,
 };
 
 export interface StatsPlan {
@@ -76,16 +91,19 @@ export interface StatsPlan {
 }
 
 /**
- * Plans GET /v1/stats: daily_uniques for uniques without grouping (or by event_name only) over whole days,
+ * Plans GET /v1/stats: daily_uniques_by for uniques over whole days without grouping (no event filter) or by one of
+ * its columns (embedded store), daily_uniques for uniques without grouping (or by event_name only) over whole days,
  * daily_rollup when the request fits its grain, events otherwise (or the source `force`d, for tests proving all
  * three agree). Rows: bucket ascending, value descending, then group columns ascending.
  */
 export function planStats(tables: ReadTables, projectId: string, params: StatsParams, groupBy: StatsGroupBy[], force?: StatsSource): StatsPlan {
   const fits = rollupFits(params, groupBy);
   const uniquesFit = uniquesFits(params, groupBy);
+  const uniquesByFit = uniquesByFits(tables, params, groupBy);
   if (force === 'rollup' && !fits) throw new Error('stats planner: this request does not fit daily_rollup');
   if (force === 'uniques' && !uniquesFit) throw new Error('stats planner: this request does not fit daily_uniques');
-  const source: StatsSource = force ?? (uniquesFit ? 'uniques' : fits ? 'rollup' : 'events');
+  if (force === 'uniques_by' && !uniquesByFit) throw new Error('stats planner: this request does not fit daily_uniques_by');
+  const source: StatsSource = force ?? (uniquesByFit ? 'uniques_by' : uniquesFit ? 'uniques' : fits ? 'rollup' : 'events');
 
   const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
   const where = ['project_id = {p:UUID}'];
@@ -102,17 +120,21 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
     where.push('event_name = {event:String}');
     bound.event = params.event;
   }
+  if (source === 'uniques_by') {
+    // dim: the one group_by column or '' (allow-listed names, bound all the same); event_name '' = every event.
+    where.push('dim = {dim:String}');
+    bound.dim = groupBy[0] ?? '';
+    if (params.event === undefined) where.push("event_name = ''");
+  }
 
   const columns = groupBy.map((c) => COLUMN_SQL[c]);
   const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
   // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see LOW_CARDINALITY), read as e.<column>.
   const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && LOW_CARDINALITY.has(c);
-  const select = [
-    ...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []),
-    ...groupBy.map((c) => (hashed(c) ? `any(e.${COLUMN_SQL[c]}) AS ${COLUMN_SQL[c]}` : COLUMN_SQL[c])),
-    `${VALUE_SQL[source][params.metric]!} AS value`,
-  ];
-  const keys = [...(bucket ? [bucket] : []), ...groupBy.map((c) => (hashed(c) ? `cityHash64(e.${COLUMN_SQL[c]})` : COLUMN_SQL[c]))];
+  const column = (c: StatsGroupBy) => (source === 'uniques_by' ? `dim_value AS ${COLUMN_SQL[c]}` : hashed(c) ? `any(e.${COLUMN_SQL[c]}) AS ${COLUMN_SQL[c]}` : COLUMN_SQL[c]);
+  const key = (c: StatsGroupBy) => (source === 'uniques_by' ? 'dim_value' : hashed(c) ? `cityHash64(e.${COLUMN_SQL[c]})` : COLUMN_SQL[c]);
+  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...groupBy.map(column), `${VALUE_SQL[source][params.metric]!} AS value`];
+  const keys = [...(bucket ? [bucket] : []), ...groupBy.map(key)];
   const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
   const sql = [
     `SELECT ${select.join(', ')}`,

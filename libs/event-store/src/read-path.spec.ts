@@ -71,7 +71,7 @@ describe('migrations', () => {
     expect(renderMigration(m5, { db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
     const embedded = renderMigration(m5, { db: 'analytics', builder: true });
     expect(embedded).toHaveLength(2);
-    expect(embedded[0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_daily\n[\s\S]*ENGINE = ReplacingMergeTree\(version\)\nPARTITION BY toYYYYMM\(day\)\nORDER BY \(project_id, day, source, medium\)\nSETTINGS index_granularity = 256$/);
+    expect(embedded[0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_daily\n[\s\S]*ENGINE = ReplacingMergeTree\(version\)\nPARTITION BY toYYYYMM\(day\)\nORDER BY \(project_id, day, source, medium\)\nSETTINGS index_granularity = 64$/);
     expect(embedded[1]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_daily_days /);
   });
 

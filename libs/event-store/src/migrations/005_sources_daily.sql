@@ -24,6 +24,6 @@ ${builder_only})
 ${builder_only}ENGINE = ReplacingMergeTree(version)
 ${builder_only}PARTITION BY toYYYYMM(day)
 ${builder_only}ORDER BY (project_id, day, source, medium)
-${builder_only}SETTINGS index_granularity = 256;
+${builder_only}SETTINGS index_granularity = 64;
 
 ${builder_only}CREATE TABLE IF NOT EXISTS ${db}.sources_daily_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);

@@ -8,15 +8,15 @@ export interface ReadTables {
   sessions: string;
   /** Embedded store only (migration 006); undefined on a server, whose planner never uses it. */
   dailyUniquesBy?: string;
-  /** Embedded store only (migration 005). */
-  sourcesDaily: string;
-  sourcesDailyDays: string;
+  /** Embedded store only (migration 005); undefined on a server, which answers /v1/sources from sessions. */
+  sourcesDaily?: string;
+  sourcesDailyDays?: string;
 }
 
 export function readTablesOf(store: EventStore): ReadTables {
   return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`,
-    sourcesDaily: `${store.db}.sources_daily`,
-    sourcesDailyDays: `${store.db}.sources_daily_days`,
-    ...(store.buildsAggregates ? { dailyUniquesBy: `${store.db}.daily_uniques_by` } : {}),
+    ...(store.buildsAggregates
+      ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days` }
+      : {}),
   };
 }

@@ -76,7 +76,7 @@ export async function planSourceDays(store: EventStore, tables: ReadTables, proj
       `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${tables.dailyUniques}`,
       'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
       'UNION ALL',
-      `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${tables.sourcesDailyDays}`,
+      `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${tables.sourcesDailyDays!}`,
       'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
     ].join('\n'),
     { p: projectId, touch_from: dayOf(params.from - DAY_MS), touch_to: dayOf(params.to), from: dayOf(params.from), to: dayOf(params.to) },
@@ -104,7 +104,7 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
   const parts: string[] = [];
   const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
   if (days.fresh.length > 0) {
-    parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
+    parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily!} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
     bound.fresh = days.fresh;
   }
   if (days.stale.length > 0) {

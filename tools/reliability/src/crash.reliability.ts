@@ -47,7 +47,7 @@ describe('crash: kill -9 at any moment leaves the aggregates equal to the raw ev
     await servers[0]?.dispose(); // the same DATA_DIR throughout
   });
 
-  it('counts every stored event once in daily_rollup, daily_uniques and sessions, and the API agrees with the raw events', async () => {
+  it('counts every stored event once in daily_rollup, daily_uniques, daily_uniques_by and sessions, and the API agrees with the raw events', async () => {
     // The builder runs every 20 ms under load, so each kill lands in a build or between two with good odds; three
     // kills at different moments.
     servers.push(await startServer({ env: FAST }));
@@ -88,6 +88,18 @@ describe('crash: kill -9 at any moment leaves the aggregates equal to the raw ev
     const dailyUniques = q(`SELECT day, event_name, uniqCombinedMerge(uniques) AS u FROM analytics.daily_uniques WHERE project_id = '$P' GROUP BY day, event_name ORDER BY day, event_name`);
     expect(dailyUniques).toEqual(q(`SELECT toDate(timestamp) AS day, event_name, ${sketch} AS u FROM analytics.events WHERE project_id = '$P' GROUP BY day, event_name ORDER BY day, event_name`));
     expect(q(`SELECT day, event_name, uniqCombinedMerge(uniques) AS u FROM analytics.daily_rollup WHERE project_id = '$P' GROUP BY day, event_name ORDER BY day, event_name`)).toEqual(dailyUniques);
+
+    // daily_uniques_by (the builder's fourth table): all visitors, and by source and by country, for every event and per event name.
+    const byDim = q(`SELECT day, event_name, dim, dim_value, uniqCombinedMerge(uniques) AS u FROM analytics.daily_uniques_by WHERE project_id = '$P' AND dim IN ('', 'source', 'country') GROUP BY day, event_name, dim, dim_value ORDER BY day, event_name, dim, dim_value`);
+    const rawByDim = [
+      `SELECT toDate(timestamp) AS day, '' AS event_name, '' AS dim, '' AS dim_value, ${sketch} AS u FROM analytics.events WHERE project_id = '$P' GROUP BY day`,
+      ...['source', 'country'].flatMap((d) => [
+        `SELECT toDate(timestamp) AS day, '' AS event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM analytics.events WHERE project_id = '$P' GROUP BY day, dim_value`,
+        `SELECT toDate(timestamp) AS day, event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM analytics.events WHERE project_id = '$P' GROUP BY day, event_name, dim_value`,
+      ]),
+    ];
+    expect(byDim.length).toBeGreaterThan(0);
+    expect(byDim).toEqual(q(`SELECT * FROM (${rawByDim.join(' UNION ALL ')}) ORDER BY day, event_name, dim, dim_value`));
 
     const entry = `min(concat(leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0'), leftPad(toString(length(source)), 5, '0'), source, medium))`;
     const sessions = q(`SELECT session_id, anonymous_id, min(entry) AS e, toUInt64(sum(events)) AS n, toUInt64(sum(paid_events)) AS paid FROM analytics.sessions WHERE project_id = '$P' GROUP BY session_key, session_id, anonymous_id ORDER BY session_id, anonymous_id`);

@@ -22,14 +22,18 @@ const AGGREGATES = [
     groupBy: 'project_id, day, event_name',
   },
   {
-    // Migration 006: per (day, event_name or '' for all, dimension, value); the ARRAY JOIN emits each event once per
-    // grouping it counts in. The same tuples as the migration's backfill from daily_rollup.
+    // Migration 006: per (day, event_name or '' for all, dimension, value). The range's events are first folded to
+    // daily_rollup's grain (one small sketch per grain row), then the ARRAY JOIN emits each grain row once per
+    // grouping it counts in and the sketches are merged: expanding the events themselves 9x held every expanded row
+    // (with its anonymous_id) in memory at once. The same tuples as the migration's backfill from daily_rollup.
     table: 'daily_uniques_by',
     columns: 'project_id, day, event_name, dim, dim_value, uniques, built_seq',
-    join: `ARRAY JOIN [('', '', ''), ('', 'source', toString(source)), (event_name, 'source', toString(source)), ('', 'medium', toString(medium)),
+    from: (events: string, where: string) => `(SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type,
+      uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS u FROM ${events} WHERE ${where} GROUP BY project_id, day, event_name, source, medium, country, device_type)
+      ARRAY JOIN [('', '', ''), ('', 'source', toString(source)), (event_name, 'source', toString(source)), ('', 'medium', toString(medium)),
       (event_name, 'medium', toString(medium)), ('', 'country', toString(country)), (event_name, 'country', toString(country)),
       ('', 'device_type', toString(device_type)), (event_name, 'device_type', toString(device_type))] AS t`,
-    select: `project_id, toDate(timestamp) AS day, t.1 AS by_event, t.2 AS by_dim, t.3 AS by_value, uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques`,
+    select: `project_id, day, t.1 AS by_event, t.2 AS by_dim, t.3 AS by_value, uniqCombinedMergeState(u) AS uniques`,
     groupBy: 'project_id, day, by_event, by_dim, by_value',
   },
   {
@@ -232,7 +236,7 @@ export class AggregateBuilder {
         only = ` AND toYYYYMM(timestamp) IN (${missing.join(',')})`;
       }
       await this.command(
-        `INSERT INTO ${this.options.db}.${a.table} (${a.columns}) SELECT ${a.select}, toUInt64(${range.to}) AS built_seq FROM ${this.options.db}.events ${'join' in a ? a.join : ''} WHERE ${inRange}${only} GROUP BY ${a.groupBy} SETTINGS ${ONE_BLOCK}`,
+        `INSERT INTO ${this.options.db}.${a.table} (${a.columns}) SELECT ${a.select}, toUInt64(${range.to}) AS built_seq FROM ${'from' in a ? a.from(`${this.options.db}.events`, `${inRange}${only}`) : `${this.options.db}.events WHERE ${inRange}${only}`} GROUP BY ${a.groupBy} SETTINGS ${ONE_BLOCK}`,
       );
     }
   }

@@ -192,6 +192,9 @@ describe('AggregateBuilder', () => {
     expect(Number(counted!.n)).toBe(15);
     const [sessions] = await store.select<{ n: string }>(`SELECT sum(events) AS n FROM ${store.db}.sessions WHERE project_id = {p:UUID}`, { p });
     expect(Number(sessions!.n)).toBe(15);
+    // daily_uniques_by keeps the forgotten visitors too: v-1..v-10 of the 15 rows; the 3 kept rows have v-1, v-2 only.
+    const [visitors] = await store.select<{ u: string }>(`SELECT uniqCombinedMerge(uniques) AS u FROM ${store.db}.daily_uniques_by WHERE project_id = {p:UUID} AND dim = '' AND event_name = ''`, { p });
+    expect(Number(visitors!.u)).toBe(10);
   });
   it('migration 6 backfills daily_uniques_by from daily_rollup to the sketches the builder builds from the events', async () => {
     const p = randomUUID();

@@ -1,6 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MAX_PARTITIONS_PER_INSERT } from './insert-rows';
 import { SourcesDaily } from './sources-daily';
+import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
+
+/** daily_rollup's grain: daily_uniques_by is built from a range's events folded to it (see below). */
+const ROLLUP_GRAIN = 'project_id, day, event_name, source, medium, country, device_type';
 
 /**
  * The aggregates' definitions (the spec's daily_rollup and sessions, and daily_uniques), as the SELECT that folds a
@@ -13,7 +17,7 @@ const AGGREGATES = [
     columns: 'project_id, day, event_name, source, medium, country, device_type, events, uniques, built_seq',
     select: `project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type, count() AS events,
       uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques`,
-    groupBy: 'project_id, day, event_name, source, medium, country, device_type',
+    groupBy: ROLLUP_GRAIN,
   },
   {
     table: 'daily_uniques',
@@ -25,14 +29,12 @@ const AGGREGATES = [
     // Migration 006: per (day, event_name or '' for all, dimension, value). The range's events are first folded to
     // daily_rollup's grain (one small sketch per grain row), then the ARRAY JOIN emits each grain row once per
     // grouping it counts in and the sketches are merged: expanding the events themselves 9x held every expanded row
-    // (with its anonymous_id) in memory at once. The same tuples as the migration's backfill from daily_rollup.
+    // (with its anonymous_id) in memory at once. The tuples are the migration's backfill's (UNIQUES_BY_GROUPINGS_SQL).
     table: 'daily_uniques_by',
     columns: 'project_id, day, event_name, dim, dim_value, uniques, built_seq',
     from: (events: string, where: string) => `(SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type,
-      uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS u FROM ${events} WHERE ${where} GROUP BY project_id, day, event_name, source, medium, country, device_type)
-      ARRAY JOIN [('', '', ''), ('', 'source', toString(source)), (event_name, 'source', toString(source)), ('', 'medium', toString(medium)),
-      (event_name, 'medium', toString(medium)), ('', 'country', toString(country)), (event_name, 'country', toString(country)),
-      ('', 'device_type', toString(device_type)), (event_name, 'device_type', toString(device_type))] AS t`,
+      uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS u FROM ${events} WHERE ${where} GROUP BY ${ROLLUP_GRAIN})
+      ARRAY JOIN ${UNIQUES_BY_GROUPINGS_SQL} AS t`,
     select: `project_id, day, t.1 AS by_event, t.2 AS by_dim, t.3 AS by_value, uniqCombinedMergeState(u) AS uniques`,
     groupBy: 'project_id, day, by_event, by_dim, by_value',
   },

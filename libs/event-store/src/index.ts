@@ -12,5 +12,6 @@ export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
 export * from './sources-daily';
+export * from './uniques-by';
 export * from './retention';
 export * from './aggregate-builder';

@@ -5,6 +5,7 @@ import m003 from './migrations/003_daily_uniques.sql';
 import m004 from './migrations/004_aggregate_builder.sql';
 import m005 from './migrations/005_sources_daily.sql';
 import m006 from './migrations/006_daily_uniques_by.sql';
+import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 export interface Migration {
   version: number;
@@ -59,7 +60,8 @@ function replicated(layout: TableLayout, engine: 'MergeTree' | 'AggregatingMerge
  *   where the plain names are the Distributed tables over them;
  * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`, `${engine_daily_uniques}`:
  *   (Replicated)(Aggregating)MergeTree;
- * - `${events_sharding_key}`; `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
+ * - `${events_sharding_key}`; `${uniques_by_groupings}` (the ARRAY JOIN tuples of daily_uniques_by, src/uniques-by.ts);
+ *   `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
  *   with it exists only in cluster mode (comments are dropped below); `${builder_only}` likewise exists only when
  *   the aggregate builder builds the aggregates (the embedded store).
  * Single-node output is exactly what it was before cluster mode existed: existing embedded databases depend on it.
@@ -81,6 +83,7 @@ export function renderMigration(sql: string, layout: TableLayout): string[] {
     engine_sessions: replicated(layout, 'AggregatingMergeTree', 'sessions'),
     engine_daily_uniques: replicated(layout, 'AggregatingMergeTree', 'daily_uniques'),
     events_sharding_key: EVENTS_SHARDING_KEY,
+    uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
   };
   const text = sql.replace(/\$\{(\w+)\}/g, (_, name: string) => {
     const v = vars[name];

@@ -1,6 +1,7 @@
 import { type StatsGroupBy, type StatsParams } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { ReadTables } from './read-tables';
+import { UNIQUES_BY_GROUP_BY } from './uniques-by';
 
 /** Which table answers a stats request: daily_rollup, daily_uniques or daily_uniques_by (metric=uniques only), raw events. */
 export type StatsSource = 'rollup' | 'uniques' | 'uniques_by' | 'events';
@@ -10,8 +11,6 @@ export type StatsInterval = NonNullable<StatsParams['interval']>;
 export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
 /** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
 export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
-/** The single group_by columns daily_uniques_by keeps (migration 006, embedded store), as its `dim`. */
-export const UNIQUES_BY_GROUP_BY: readonly StatsGroupBy[] = ['source', 'medium', 'country', 'device_type'];
 
 // The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
 const COLUMN_SQL: Record<StatsGroupBy, string> = {
@@ -70,7 +69,7 @@ export function uniquesFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'
  * not: event_name is the filter or '').
  */
 export function uniquesByFits(tables: ReadTables, params: Pick<StatsParams, 'from' | 'to' | 'interval' | 'metric' | 'event'>, groupBy: readonly StatsGroupBy[]): boolean {
-  const shape = groupBy.length === 0 ? params.event === undefined : groupBy.length === 1 && UNIQUES_BY_GROUP_BY.includes(groupBy[0]!);
+  const shape = groupBy.length === 0 ? params.event === undefined : groupBy.length === 1 && (UNIQUES_BY_GROUP_BY as readonly StatsGroupBy[]).includes(groupBy[0]!);
   return tables.dailyUniquesBy !== undefined && params.metric === 'uniques' && shape && rollupFits(params, groupBy);
 }
 

@@ -29,9 +29,10 @@ ${builder_only}SETTINGS index_granularity = 32;
 -- The rows the store already aggregated, from daily_rollup (whose grain holds every one of these groupings): merging
 -- its sketches gives exactly the sketches the builder would have built from the events, deleted events included,
 -- and built_seq carries over, so the builder's per-month recheck after a crash sees this table as daily_rollup.
--- Migrations run before the builder starts.
+-- Migrations run before the builder starts. ${uniques_by_groupings} is UNIQUES_BY_GROUPINGS_SQL (src/uniques-by.ts),
+-- the tuples the builder expands with too.
 ${builder_only}INSERT INTO ${db}.daily_uniques_by (project_id, day, event_name, dim, dim_value, uniques, built_seq)
 ${builder_only}SELECT project_id, day, t.1 AS e, t.2 AS d, t.3 AS v, uniqCombinedMergeState(uniques), max(built_seq)
 ${builder_only}FROM ${db}.daily_rollup
-${builder_only}ARRAY JOIN [('', '', ''), ('', 'source', toString(source)), (event_name, 'source', toString(source)), ('', 'medium', toString(medium)), (event_name, 'medium', toString(medium)), ('', 'country', toString(country)), (event_name, 'country', toString(country)), ('', 'device_type', toString(device_type)), (event_name, 'device_type', toString(device_type))] AS t
+${builder_only}ARRAY JOIN ${uniques_by_groupings} AS t
 ${builder_only}GROUP BY project_id, day, e, d, v;

@@ -1,0 +1,12 @@
+import type { StatsGroupBy } from '@analytics/schema';
+
+/** The single group_by columns daily_uniques_by keeps (migration 006, embedded store), as its `dim`. */
+export const UNIQUES_BY_GROUP_BY = ['source', 'medium', 'country', 'device_type'] as const satisfies readonly StatsGroupBy[];
+
+/**
+ * The groupings one row of daily_rollup's grain (columns event_name, source, medium, country, device_type) counts in,
+ * as (event_name or '' for every event, dim, dim_value) tuples for `ARRAY JOIN ... AS t`: all visitors ('', '', ''),
+ * then per column for every event and per event name. Migration 006's backfill (from daily_rollup) and the aggregate
+ * builder (from a range's events folded to that grain) expand rows with it, so both write the same groupings.
+ */
+export const UNIQUES_BY_GROUPINGS_SQL = `[('', '', ''), ${UNIQUES_BY_GROUP_BY.map((c) => `('', '${c}', toString(${c})), (event_name, '${c}', toString(${c}))`).join(', ')}]`;

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { IngestService } from '@analytics/ingest';
+import { MemoryRateLimiter } from '@analytics/service-kit';
 import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -213,6 +214,34 @@ describe('POST /v1/batch', () => {
     expect(limited!.body).toEqual({ error: 'rate_limited', retry_after_s: expect.any(Number) });
     expect(Number(limited!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await batch([{ event: 'rl' }], other.sk)).status).toBe(202);
+  });
+});
+
+describe('POST /v1/batch spread over month partitions', () => {
+  // A bucket of its own on a frozen clock: burst 5, no refill during the test.
+  const spreadApp = () => {
+    const ingest = new IngestService({ store: stores.events, limiter: new MemoryRateLimiter(() => 0), rateRules: { track: { ratePerS: 1, burst: 1 }, batch: { ratePerS: 0.001, burst: 5 } } });
+    return buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 'test-secret' });
+  };
+  const months = (n: number, year = 2004) => Array.from({ length: n }, (_, i) => ({ event: 'old', timestamp: new Date(Date.UTC(year, i, 10)).toISOString() }));
+
+  it('counts each month outside the live ones as a batch of its own against the bucket, at most its burst', async () => {
+    const spread = spreadApp();
+    const send = (events: unknown[]) => request(spread).post('/v1/batch').set('authorization', `Bearer ${keys.sk}`).send({ events });
+    expect((await send([{ event: 'now' }, { event: 'now' }])).status).toBe(202); // live: 1 token, 4 left
+    expect((await send(months(3))).status).toBe(202); // 3 old months: 3 tokens, 1 left
+    const refused = await send(months(2));
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('rate_limited');
+    expect((await send(months(1))).status).toBe(202); // one old month costs what a live batch costs
+  });
+
+  it('admits a batch spread over 1000 months once the bucket is full (it costs the burst), and stores it whole', async () => {
+    const before = await countOf("project_id = {p:UUID} AND event_name = 'spread'", { p: otherId });
+    const events = Array.from({ length: 1000 }, (_, i) => ({ event: 'spread', timestamp: new Date(Date.UTC(2000, i, 15)).toISOString() }));
+    const send = () => request(spreadApp()).post('/v1/batch').set('authorization', `Bearer ${other.sk}`).send({ events });
+    expect((await send()).status).toBe(202);
+    expect(await countOf("project_id = {p:UUID} AND event_name = 'spread'", { p: otherId })).toBe(before + 1000);
   });
 });
 

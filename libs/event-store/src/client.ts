@@ -1,4 +1,5 @@
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import type { ForgetQueueOptions } from './forget-queue';
 import type { ReadLimits } from './read-limits';
 
 export interface EventStoreConfig {
@@ -19,6 +20,8 @@ export interface EventStoreConfig {
   aggregateIntervalMs?: number;
   /** Embedded store: a day of sources_daily is recomputed at most this often (SOURCES_REFRESH_MS). */
   sourcesRefreshMs?: number;
+  /** Batching of forgets (one mutation per interval, bounded pending mutations). */
+  forget?: ForgetQueueOptions;
   /** A failed aggregate build (it is retried): for the owner's log. */
   onAggregateError?: (e: unknown) => void;
 }
@@ -30,6 +33,8 @@ export interface ClickHouseHandle {
   client: ClickHouseClient;
   /** Set for the embedded engine only. */
   rawInsert?: RawInsert;
+  /** Embedded engine: the far lane's inserts (EventWriter), on a connection of their own. */
+  rawInsertFar?: RawInsert;
   /** Closes what the handle opened besides the client (the embedded engine's write and control connections). */
   close?: () => Promise<void>;
   /** Runs a statement beside the reads (KILL QUERY): on the embedded engine, a connection no read ever waits on. */
@@ -62,14 +67,18 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   const control = createChdbConnection({ path: config.chdbPath });
   // And the aggregate builder a fourth: its INSERT ... SELECTs never hold up a request's INSERT or a read.
   const builder = createChdbConnection({ path: config.chdbPath });
+  // And the far lane a fifth: an INSERT spread over many month partitions runs beside the live lane's, not before it.
+  const farWrites = createChdbConnection({ path: config.chdbPath });
   const builderClient = createClient({ connection: builder } as never);
   return {
     client: createClient({ connection } as never),
     builderClient,
     rawInsert: (params) => writes.chdb.rawInsert({ ...params, columns: [...params.columns] }),
+    rawInsertFar: (params) => farWrites.chdb.rawInsert({ ...params, columns: [...params.columns] }),
     close: async () => {
       await builderClient.close();
       await writes.close();
+      await farWrites.close();
       await control.close();
     },
     control: async (sql) => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
 import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@analytics/schema';
-import { type EventStoreConfig, type RawInsert, connectClickHouse } from './client';
+import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client';
 import { AggregateBuilder } from './aggregate-builder';
-import { EventWriter, type EventWriterOptions } from './event-writer';
+import { EventWriter, type EventWriterOptions, type Lane } from './event-writer';
+import { ForgetQueue } from './forget-queue';
 import { insertEventRows } from './insert-rows';
 import { ReadGate } from './read-gate';
 import type { SourcesDaily } from './sources-daily';
@@ -26,8 +27,12 @@ export function classifyStoreError(e: unknown): unknown {
 /** The event store: ClickHouse (server or embedded chDB), its migrations, the group-commit writer. */
 export class EventStore {
   readonly writer: EventWriter;
+  /** Forgets, batched into one mutation per interval. */
+  readonly forgets: ForgetQueue;
+  readonly client: ClickHouseClient;
   readonly db: string;
   readonly cluster: string | undefined;
+  private readonly builderClient: ClickHouseClient | undefined;
 
   private readonly readLimits: ReadLimits;
   private readonly gate: ReadGate;
@@ -43,23 +48,24 @@ export class EventStore {
   private lastSeq = 0;
   private readonly runningSeqs = new Set<number>();
 
-  private constructor(
-    readonly client: ClickHouseClient,
-    config: EventStoreConfig,
-    writerOptions: EventWriterOptions,
-    private readonly rawInsert?: RawInsert,
-    private readonly closeHandle?: () => Promise<void>,
-    control?: (sql: string) => Promise<void>,
-    private readonly builderClient?: ClickHouseClient,
-  ) {
-    this.control = control ?? (async (sql) => void (await this.client.command({ query: sql })));
+  private readonly handle: ClickHouseHandle;
+  /** INSERTs waiting to be settled (settled()): each resolves once every INSERT up to its seq has finished. */
+  private settleWaiters: Array<{ seq: number; resolve: () => void }> = [];
+
+  private constructor(handle: ClickHouseHandle, config: EventStoreConfig, writerOptions: EventWriterOptions) {
+    this.handle = handle;
+    this.client = handle.client;
+    this.builderClient = handle.builderClient;
+    this.control = handle.control ?? (async (sql) => void (await this.client.command({ query: sql })));
     const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
     this.readLimits = { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) };
     this.gate = new ReadGate(this.readLimits);
     this.readSettings = readSettingsClause(this.readLimits);
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
-    this.writer = new EventWriter((rows) => this.insertRows(rows), { concurrency: config.url ? 4 : 1, ...writerOptions });
+    // A server takes concurrent INSERTs on its connection pool; chDB runs one at a time per connection (one per lane).
+    this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), { concurrency: config.url ? 4 : 1, farConcurrency: config.url ? 2 : 1, ...writerOptions });
+    this.forgets = new ForgetQueue(this, config.forget);
   }
 
   /** Opens the store and applies pending migrations. */
@@ -77,7 +83,7 @@ export class EventStore {
         store.aggregateBuilder = builder;
       }
     } catch (e) {
-      await store.closeHandle?.().catch(() => undefined);
+      await store.handle.close?.().catch(() => undefined);
       await store.client.close().catch(() => undefined);
       throw e;
     }
@@ -120,23 +126,9 @@ export class EventStore {
     return this.aggregateBuilder.refreshSources(all);
   }
 
-  /**
-   * Runs a delete of events (forget, retention) once every acknowledged event is in the aggregates, with the writer
-   * held so that no INSERT finishes between the two: "aggregate rows are not rewritten when events are deleted", and
-   * an event deleted seconds after its 202 is still counted, as it was when views built the aggregates.
-   */
-  async beforeDelete<T>(run: () => Promise<T>): Promise<T> {
-    if (!this.aggregateBuilder) return run();
-    return this.writer.exclusive(async () => {
-      await this.aggregateBuilder!.catchUp();
-      return run();
-    });
-  }
-
   /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
   static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
-    const { client, rawInsert, close, control, builderClient } = connectClickHouse(config);
-    return new EventStore(client, config, writerOptions, rawInsert, close, control, builderClient);
+    return new EventStore(connectClickHouse(config), config, writerOptions);
   }
 
   /**
@@ -153,12 +145,12 @@ export class EventStore {
   }
 
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
-  async insertRows(rows: EventRow[]): Promise<void> {
+  async insertRows(rows: EventRow[], lane: Lane = 'live'): Promise<void> {
     await this.insertWith(rows.length, (seq) =>
       insertEventRows(
         {
           client: this.client,
-          rawInsert: this.rawInsert,
+          rawInsert: lane === 'far' ? this.handle.rawInsertFar : this.handle.rawInsert,
           table: this.eventsTable,
           columns: EVENT_INSERT_COLUMNS,
           settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : undefined,
@@ -185,8 +177,31 @@ export class EventStore {
     } catch (e) {
       throw classifyStoreError(e);
     } finally {
-      if (seq !== undefined) this.runningSeqs.delete(seq);
+      if (seq !== undefined) {
+        this.runningSeqs.delete(seq);
+        this.wakeSettled();
+      }
     }
+  }
+
+  private wakeSettled(): void {
+    const committed = this.committedSeq();
+    this.settleWaiters = this.settleWaiters.filter((w) => (w.seq <= committed ? (w.resolve(), false) : true));
+  }
+
+  /**
+   * Before a delete of events (forget, retention): waits until every INSERT started so far has finished and is in the
+   * aggregates, and returns the highest insert_seq among them. The delete names `insert_seq <= seq`, so it removes
+   * exactly rows the aggregates already count ("aggregate rows are not rewritten when events are deleted": an event
+   * deleted seconds after its 202 still counts) and holds up no INSERT: later ones carry higher seqs. Undefined on a
+   * server, where the views built the aggregates with each INSERT.
+   */
+  async settleForDelete(): Promise<number | undefined> {
+    if (!this.aggregateBuilder) return undefined;
+    const seq = this.lastSeq;
+    if (this.committedSeq() < seq) await new Promise<void>((resolve) => this.settleWaiters.push({ seq, resolve }));
+    await this.aggregateBuilder.catchUp();
+    return seq;
   }
 
   /** Group-committed write; resolves once the rows are in the table. */
@@ -245,9 +260,10 @@ export class EventStore {
     await this.select('SELECT 1 AS one', {});
   }
 
-  /** Flushes pending writes, then closes the client. */
+  /** Flushes pending writes and forgets, then closes the client. */
   async close(): Promise<void> {
     await this.writer.drain();
+    await this.forgets.idle();
     if (this.aggregateBuilder) {
       this.aggregateBuilder.stop();
       // What was acknowledged is built now; what is not (a failing store) is built by the next open.
@@ -255,7 +271,7 @@ export class EventStore {
       // A tick's sources_daily refresh runs on the builder's connection, about to close.
       await this.aggregateBuilder.idle();
     }
-    await this.closeHandle?.();
+    await this.handle.close?.();
     await this.client.close();
   }
 }

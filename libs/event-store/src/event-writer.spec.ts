@@ -1,7 +1,8 @@
 import type { EventRow } from '@analytics/schema';
-import { EventWriter } from './event-writer';
+import { EventWriter, type Lane } from './event-writer';
 
-const row = (id: string) => ({ event_id: id }) as EventRow;
+const NOW = new Date().toISOString().replace('T', ' ').slice(0, 23);
+const row = (id: string) => ({ event_id: id, project_id: 'p', timestamp: NOW }) as EventRow;
 
 describe('EventWriter (group commit)', () => {
   it('puts rows of concurrent writes into one insert and resolves each after it', async () => {
@@ -52,5 +53,93 @@ describe('EventWriter (group commit)', () => {
     await Promise.all(writes);
     expect(peak).toBe(2);
     expect(inFlight).toBe(0);
+  });
+});
+
+describe('EventWriter lanes', () => {
+  const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+  const live = (project: string, id: string) => ({ event_id: id, project_id: project, timestamp: NOW }) as EventRow;
+  const far = (project: string, id: string, year = 2003) => ({ event_id: id, project_id: project, timestamp: at(Date.UTC(year, 5, 1)) }) as EventRow;
+
+  /** An insert whose far-lane calls wait until released, recording what ran and in which lane. */
+  function gatedSink() {
+    const log: string[] = [];
+    const gates: Array<() => void> = [];
+    const insert = async (rows: EventRow[], lane: Lane) => {
+      log.push(`${lane}:${rows.map((r) => r.event_id).join(',')}`);
+      if (lane === 'far') await new Promise<void>((r) => gates.push(r));
+    };
+    return { log, insert, release: () => gates.shift()?.() };
+  }
+  const settled = () => new Promise((r) => setTimeout(r, 20));
+
+  it('sends rows of the live months to the live lane and the rest to the far lane, never mixing them in one INSERT', async () => {
+    const sink = gatedSink();
+    const writer = new EventWriter(sink.insert, { maxDelayMs: 1 });
+    const farWrite = writer.write([far('a', 'f1'), live('a', 'l0')]);
+    await writer.write([live('b', 'l1')]);
+    expect(sink.log).toEqual(['far:f1,l0', 'live:l1']);
+    sink.release();
+    await farWrite;
+  });
+
+  it("keeps live writes flowing while a far INSERT runs for seconds (a batch spread over many months)", async () => {
+    const sink = gatedSink();
+    const writer = new EventWriter(sink.insert, { maxDelayMs: 1 });
+    const slow = writer.write([far('attacker', 'spread')]);
+    for (let i = 0; i < 5; i++) await writer.write([live('bystander', `l${i}`)]);
+    expect(sink.log.filter((l) => l.startsWith('live:'))).toHaveLength(5);
+    sink.release();
+    await slow;
+  });
+
+  it('runs one far INSERT per project at a time, serves projects in turn, and group-commits what waited', async () => {
+    const sink = gatedSink();
+    const writer = new EventWriter(sink.insert, { farConcurrency: 1 });
+    const writes = [writer.write([far('a', 'a1')]), writer.write([far('a', 'a2')]), writer.write([far('a', 'a3')]), writer.write([far('b', 'b1')])];
+    await settled();
+    expect(sink.log).toEqual(['far:a1']);
+    sink.release();
+    await settled();
+    expect(sink.log).toEqual(['far:a1', 'far:b1']); // b waited one turn of a, not a's backlog
+    sink.release();
+    await settled();
+    expect(sink.log).toEqual(['far:a1', 'far:b1', 'far:a2,a3']);
+    sink.release();
+    await Promise.all(writes);
+  });
+
+  it('holds only the far lane in exclusiveFar: live writes go on, far writes wait and then run before the next section', async () => {
+    const sink = gatedSink();
+    const writer = new EventWriter(sink.insert, { maxDelayMs: 1 });
+    let release!: () => void;
+    const section = writer.exclusiveFar(() => new Promise<void>((r) => (release = r)));
+    await settled();
+    const farWrite = writer.write([far('a', 'f1')]);
+    await writer.write([live('b', 'l1')]);
+    await settled();
+    expect(sink.log).toEqual(['live:l1']);
+    const next = writer.exclusiveFar(async () => sink.log.push('section 2'));
+    release();
+    await section;
+    await settled();
+    expect(sink.log).toEqual(['live:l1', 'far:f1']);
+    sink.release();
+    await Promise.all([farWrite, next]);
+    expect(sink.log).toEqual(['live:l1', 'far:f1', 'section 2']);
+  });
+
+  it('drains both lanes', async () => {
+    const sink = gatedSink();
+    const writer = new EventWriter(sink.insert, { maxDelayMs: 1 });
+    let done = 0;
+    void writer.write([far('a', 'f1')]).then(() => done++);
+    void writer.write([live('b', 'l1')]).then(() => done++);
+    const drained = writer.drain();
+    await settled();
+    expect(done).toBe(1);
+    sink.release();
+    await drained;
+    expect(done).toBe(2);
   });
 });

@@ -6,6 +6,8 @@ export * from './event-store';
 export * from './read-gate';
 export * from './read-limits';
 export * from './forget';
+export * from './forget-queue';
+export * from './lanes';
 export * from './read-tables';
 export * from './query-events.query';
 export * from './stats.planner';

@@ -1,5 +1,6 @@
 import { toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
+import { isLivePartition } from './lanes';
 import { localTableOf } from './migrate';
 
 export interface RetentionPolicy {
@@ -27,6 +28,9 @@ function partitionEnd(id: string): number {
  * is older than the LONGEST retention of all projects are dropped outright (cheap, instant); the rest is one
  * asynchronous delete mutation per project that still has expired rows (checked first on the sort key, so
  * repeated runs submit nothing). Idempotent, and safe to run twice at once: deletes of deleted rows are no-ops.
+ * Every acknowledged event is in the aggregates first (they are not rewritten by the deletion): a mutation names
+ * the insert_seq the store settled at, and a partition is dropped with the far lane held, the only lane that writes
+ * a month that is not live (a live month is left to the mutations).
  */
 export async function runRetention(store: EventStore, projects: readonly RetentionPolicy[], nowMs = Date.now()): Promise<RetentionResult> {
   const result: RetentionResult = { projects: projects.length, mutations: 0, dropped_partitions: [] };
@@ -44,8 +48,11 @@ export async function runRetention(store: EventStore, projects: readonly Retenti
     );
     for (const { partition_id } of parts) {
       // Ids come from ClickHouse itself; the pattern check keeps the inlined literal safe all the same.
-      if (/^\d{6}$/.test(partition_id) && partitionEnd(partition_id) <= globalCutoff) {
-        await store.beforeDelete(() => store.command(`ALTER TABLE ${local}${onCluster} DROP PARTITION ID '${partition_id}'`));
+      if (/^\d{6}$/.test(partition_id) && partitionEnd(partition_id) <= globalCutoff && !isLivePartition(partition_id, Date.now())) {
+        await store.writer.exclusiveFar(async () => {
+          await store.settleForDelete();
+          await store.command(`ALTER TABLE ${local}${onCluster} DROP PARTITION ID '${partition_id}'`);
+        });
         result.dropped_partitions.push(partition_id);
       }
     }
@@ -59,8 +66,9 @@ export async function runRetention(store: EventStore, projects: readonly Retenti
       params,
     );
     if (Number(row?.n ?? 0) === 0) continue;
-    // Every acknowledged event is in the aggregates first: they are not rewritten by the deletion.
-    await store.beforeDelete(() => store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}`, params));
+    const seq = await store.settleForDelete();
+    const bound = seq === undefined ? '' : ' AND insert_seq <= {seq:UInt64}';
+    await store.command(`ALTER TABLE ${local}${onCluster} DELETE WHERE project_id = {p:UUID} AND timestamp < {cutoff:DateTime64(3, 'UTC')}${bound}`, { ...params, seq });
     result.mutations++;
   }
   return result;

@@ -1,6 +1,6 @@
 import { ApiError, type BrowserIdentifyInput, type EventInput, identifyInputSchema, parseOrThrow } from '@analytics/schema';
 import { type RequestContext, createEnricher, derivedAnonymousId } from '@analytics/enrichment';
-import type { EventStore } from '@analytics/event-store';
+import { type EventStore, farMonthCount } from '@analytics/event-store';
 import type { BucketRule, RateLimiter } from '@analytics/service-kit';
 
 export interface RateRules {
@@ -31,8 +31,8 @@ export class IngestService {
   }
 
   /** Token bucket per (project, route); throws 429 rate_limited with retry_after_s. Identify and forget are unlimited. */
-  private async rateLimit(projectId: string, route: keyof RateRules): Promise<void> {
-    const r = await this.deps.limiter.take(`${projectId}:${route}`, this.rules[route]);
+  private async rateLimit(projectId: string, route: keyof RateRules, cost = 1): Promise<void> {
+    const r = await this.deps.limiter.take(`${projectId}:${route}`, this.rules[route], Math.min(cost, this.rules[route].burst));
     if (!r.allowed) throw new ApiError('rate_limited', { retry_after_s: r.retryAfterS });
   }
 
@@ -43,8 +43,12 @@ export class IngestService {
     return { event_id: row.event_id };
   }
 
+  /**
+   * A batch costs one token, or one per month partition it writes outside the live months when that is more (at most
+   * the bucket's burst): each such month is a part of its own in the store, as if it were a batch of its own.
+   */
   async batch(ctx: RequestContext, inputs: EventInput[]): Promise<{ count: number }> {
-    await this.rateLimit(ctx.projectId, 'batch');
+    await this.rateLimit(ctx.projectId, 'batch', Math.max(1, farMonthCount(inputs.map((e) => e.timestamp), ctx.nowMs)));
     const enrich = createEnricher(ctx);
     const rows = inputs.map(enrich);
     await this.deps.store.write(rows);

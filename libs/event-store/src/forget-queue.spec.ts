@@ -1,0 +1,84 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventStore } from './event-store';
+import { ForgetBacklogError, ForgetQueue } from './forget-queue';
+import { testRow } from './test-rows';
+
+// Real chDB: the queue's mutations, existence checks and bound against the engine's own system.mutations.
+let dir: string;
+let store: EventStore;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'event-store-forget-'));
+  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const mutations = async () => (await store.select<{ command: string; is_done: number }>('SELECT command, is_done FROM system.mutations WHERE database = {db:String} ORDER BY create_time', { db: store.db }));
+const usersOf = async (p: string) =>
+  (await store.select<{ u: string }>(`SELECT DISTINCT ifNull(user_id, '') AS u FROM ${store.eventsTable} WHERE project_id = {p:UUID} ORDER BY u`, { p })).map((r) => r.u);
+async function mutationsDone() {
+  for (const end = Date.now() + 30_000; Date.now() < end && (await mutations()).some((m) => !Number(m.is_done)); ) await new Promise((r) => setTimeout(r, 50));
+}
+const now = Date.now();
+
+describe('ForgetQueue', () => {
+  it('submits no mutation for users without events, and answers them at once', async () => {
+    const p = randomUUID();
+    await store.insertRows([testRow(p, { at: now, user_id: 'someone' })]);
+    const before = (await mutations()).length;
+    const queue = new ForgetQueue(store, { intervalMs: 5_000 });
+    const t = Date.now();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => queue.forget(p, `nobody-${i}`)));
+    expect(Date.now() - t).toBeLessThan(2_000);
+    expect((await mutations()).length).toBe(before);
+    expect(await usersOf(p)).toEqual(['someone']);
+  });
+
+  it('deletes the users of forgets arriving together, across projects, in ONE mutation, and keeps everyone else', async () => {
+    const [p, q] = [randomUUID(), randomUUID()];
+    await store.insertRows(['a', 'b', 'c', ''].flatMap((u) => [p, q].map((project) => testRow(project, { at: now, user_id: u || null }))));
+    const before = (await mutations()).length;
+    const queue = new ForgetQueue(store, { intervalMs: 0 });
+    await Promise.all([queue.forget(p, 'a'), queue.forget(p, 'b'), queue.forget(q, 'a'), queue.forget(q, 'nobody'), queue.forget(p, 'b')]);
+    await mutationsDone();
+    const made = (await mutations()).slice(before);
+    expect(made).toHaveLength(1);
+    expect(await usersOf(p)).toEqual(['', 'c']);
+    expect(await usersOf(q)).toEqual(['', 'b', 'c']);
+  });
+
+  it('submits at most one mutation per interval: forgets arriving meanwhile wait for the next', async () => {
+    const p = randomUUID();
+    await store.insertRows(['x', 'y', 'z'].map((u) => testRow(p, { at: now, user_id: u })));
+    const before = (await mutations()).length;
+    const queue = new ForgetQueue(store, { intervalMs: 600 });
+    await queue.forget(p, 'x');
+    const t = Date.now();
+    await Promise.all([queue.forget(p, 'y'), queue.forget(p, 'z')]);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(500);
+    await mutationsDone();
+    expect((await mutations()).length - before).toBe(2);
+    expect(await usersOf(p)).toEqual([]);
+  });
+
+  it('bounds the pending mutations: with the store not running them, a forget waits for room and then fails', async () => {
+    const p = randomUUID();
+    await store.insertRows(['m', 'n'].map((u) => testRow(p, { at: now, user_id: u })));
+    await mutationsDone();
+    await store.command(`SYSTEM STOP MERGES ${store.eventsTable}`);
+    try {
+      const queue = new ForgetQueue(store, { intervalMs: 0, maxPendingMutations: 1, maxWaitMs: 500 });
+      await queue.forget(p, 'm'); // submitted, stays pending
+      await expect(queue.forget(p, 'n')).rejects.toBeInstanceOf(ForgetBacklogError);
+    } finally {
+      await store.command(`SYSTEM START MERGES ${store.eventsTable}`);
+    }
+    await mutationsDone();
+    expect(await usersOf(p)).toEqual(['n']);
+  });
+});

@@ -22,7 +22,7 @@ import { type EventStore, queryEvents, querySources, queryStats } from '@analyti
 import type { IngestService } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
-import { type Logger, jsonBody, toApiError } from '@analytics/service-kit';
+import { type Logger, readJsonBody, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, baseUrlOf, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
@@ -47,6 +47,8 @@ interface McpLocals {
 }
 
 const SERVER_INFO = { name: 'event-analytics', version: '1.0.0' };
+/** Messages in one JSON-RPC batch at most: agents send one call at a time; a longer batch is a 400 before any is parsed. */
+export const MAX_BATCH_MESSAGES = 100;
 const DEFAULT_MAX_RESULT_BYTES = 512 * 1024;
 
 /** Params schema of each method this server answers (initialize and ping are the SDK's own handlers). */
@@ -194,8 +196,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     return server;
   };
 
-  const envelopeError = (res: Response, status: number, message: string, data?: unknown) =>
-    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message, ...(data ? { data } : {}) } });
+  const envelopeError = (res: Response, status: number, message: string, data?: unknown, code: number = ErrorCode.InvalidRequest) =>
+    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message, ...(data ? { data } : {}) } });
 
   /** An API key, or (OAuth on) an access token standing for the key its owner pasted into /authorize. */
   const resolve = async (authorization: string | undefined): Promise<AuthContext> => {
@@ -234,22 +236,38 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     next();
   };
 
-  // Body errors of an authenticated request answer in the JSON-RPC envelope (the rest of the API answers { error }).
-  const parseJson = jsonBody();
-  const readBody = (req: Request, res: Response, next: NextFunction) =>
-    parseJson(req, res, (err?: unknown) => {
-      if (!err) return next();
+  /**
+   * The body, through the process's body budget like every other route's. Its errors answer in the JSON-RPC envelope
+   * (the rest of the API answers { error }): 4xx as invalid_request, a full budget as 503 server_busy with Retry-After.
+   */
+  const readBody = async (req: Request, res: Response): Promise<{ body: unknown } | undefined> => {
+    try {
+      return { body: await readJsonBody(req, res) };
+    } catch (err) {
       const apiError = toApiError(err);
-      if (apiError.status >= 500) return next(err);
+      if (apiError.code === 'server_busy') {
+        res.set('Retry-After', String(apiError.extra['retry_after_s'] ?? 1));
+        envelopeError(res, apiError.status, 'server_busy', { error: apiError.code, ...apiError.extra }, -32000);
+        return undefined;
+      }
+      if (apiError.status >= 500) throw err;
       envelopeError(res, apiError.status, 'invalid_request', { error: apiError.code, ...apiError.extra });
-    });
+      return undefined;
+    }
+  };
 
   if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator));
 
-  router.post('/mcp', authenticate, readBody, async (req: Request, res: Response<unknown, McpLocals>) => {
+  router.post('/mcp', authenticate, async (req: Request, res: Response<unknown, McpLocals>) => {
     const { auth } = res.locals;
-    const body: unknown = req.body;
+    const read = await readBody(req, res);
+    if (!read) return;
+    const { body } = read;
     const messages = Array.isArray(body) ? body : [body];
+    // Counted before any message is validated: a batch of 100,000 calls costs one comparison, not 100,000 parses.
+    if (messages.length > MAX_BATCH_MESSAGES) {
+      return envelopeError(res, 400, 'invalid_request', { error: 'batch_too_large', max_messages: MAX_BATCH_MESSAGES, got: messages.length });
+    }
     if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
       return envelopeError(res, 400, 'invalid_request');
     }

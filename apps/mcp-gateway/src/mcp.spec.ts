@@ -14,7 +14,8 @@ import { OAuthStore } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
-import { capRows } from './mcp.routes';
+import { MAX_BATCH_MESSAGES, capRows } from './mcp.routes';
+import { ByteBudget, DEFAULT_BODY_BUDGET_BYTES, setBodyLimits } from '@analytics/service-kit';
 import { runInNewContext } from 'node:vm';
 import type { ViewWindow } from './chart-view';
 
@@ -251,6 +252,33 @@ describe('MCP gateway over raw HTTP', () => {
     const byId = new Map(json.map((m) => [m.id, m]));
     expect(byId.get(1)?.result?.tools).toHaveLength(3);
     expect(byId.get(2)?.error).toMatchObject({ code: -32602, message: 'invalid_params' });
+  });
+
+  it('answers a batch of more than MAX_BATCH_MESSAGES with -32600 before validating any of it; a batch of exactly that many is served', async () => {
+    const list = (n: number) => JSON.stringify(Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' })));
+    const over = await raw(list(MAX_BATCH_MESSAGES + 1));
+    expect(over.status).toBe(400);
+    expect(await over.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid_request', data: { error: 'batch_too_large', max_messages: MAX_BATCH_MESSAGES, got: MAX_BATCH_MESSAGES + 1 } } });
+    const full = await raw(list(MAX_BATCH_MESSAGES));
+    expect(full.status).toBe(200);
+    expect((await full.json()) as unknown[]).toHaveLength(MAX_BATCH_MESSAGES);
+  });
+
+  it('reads its body through the process body budget: a full budget is 503 server_busy with Retry-After in the JSON-RPC envelope', async () => {
+    const budget = new ByteBudget(1_000);
+    setBodyLimits(app, { budget, waitMs: 50 });
+    const release = await budget.acquire(1_000, 0);
+    try {
+      const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'server_busy', data: { error: 'server_busy', retry_after_s: 1 } } });
+      release!();
+      expect((await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).status).toBe(200);
+    } finally {
+      release?.();
+      setBodyLimits(app, { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: 2_000 });
+    }
   });
 
   it('keeps tools/list small for the agent\'s context: the README\'s byte sizes per key kind', async () => {

@@ -51,16 +51,26 @@ export function setBodyLimits(app: { locals: Record<string, unknown> }, limits: 
 }
 
 /**
- * The JSON body of a request whose credentials were already checked (handlers call it after authentication). Its
- * declared size (or the largest allowed, when chunked) is reserved from the process's budget until the response is
- * sent; a request that cannot get it in time is 503 server_busy, never an out-of-memory crash.
+ * What a body may become in memory: its Content-Length, or the largest body the parser admits when that says nothing
+ * of the parsed size: a chunked body, or a compressed one (gzip inflates ~1000x; the parser's limit counts inflated bytes).
+ */
+function reservedBytes(req: Request, declared: number): number {
+  const encoding = req.headers['content-encoding'];
+  const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+  return Number.isFinite(declared) && !compressed ? declared : MAX_BODY_BYTES;
+}
+
+/**
+ * The JSON body of a request whose credentials were already checked (handlers call it after authentication). What it
+ * may become (reservedBytes) is taken from the process's budget until the response is sent; a request that cannot get
+ * it in time is 503 server_busy, never an out-of-memory crash.
  */
 export async function readJsonBody(req: Request, res: Response): Promise<unknown> {
   const declared = Number(req.headers['content-length']);
   // Bodies over the limit are refused by the parser from their Content-Length alone, before any byte is read.
   if (!(declared > MAX_BODY_BYTES)) {
     const { budget, waitMs } = (req.app.locals['bodyLimits'] as BodyLimits | undefined) ?? defaultLimits;
-    const release = await budget.acquire(Number.isFinite(declared) ? declared : MAX_BODY_BYTES, waitMs);
+    const release = await budget.acquire(reservedBytes(req, declared), waitMs);
     if (!release) throw new ApiError('server_busy', { retry_after_s: 1 });
     res.once('close', release);
   }

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
@@ -5,7 +6,7 @@ import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { createServiceApp } from './app';
 import { ByteBudget } from './byte-budget';
 import { FailedAuthBudget } from './failed-auth';
-import { readJsonBody, setBodyLimits } from './json-body';
+import { MAX_BODY_BYTES, readJsonBody, setBodyLimits } from './json-body';
 import { redactPath } from './redact';
 import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
 import { isUnreachable, toApiError } from './errors.middleware';
@@ -222,6 +223,41 @@ describe('body byte budget', () => {
       hold();
       expect((await first).status).toBe(200);
       expect((await post('/v1/fast', big)).status).toBe(200);
+    } finally {
+      http.close();
+    }
+  });
+  it('reserves the largest body for a compressed one (its Content-Length says nothing of what it inflates to)', async () => {
+    const router = Router();
+    let hold: () => void = () => undefined;
+    router.post('/v1/slow', async (req, res) => {
+      const body = await readJsonBody(req, res);
+      await new Promise<void>((r) => (hold = r));
+      res.json(body);
+    });
+    router.post('/v1/fast', async (req, res) => {
+      res.json(await readJsonBody(req, res));
+    });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
+    const budget = new ByteBudget(MAX_BODY_BYTES + 4 * 1024 * 1024);
+    setBodyLimits(app, { budget, waitMs: 100 });
+    const http = app.listen(0, '127.0.0.1');
+    await new Promise((r) => http.once('listening', r));
+    const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    const gz = gzipSync('{"a":1}');
+    const post = (path: string, body: string | Buffer, gzip: boolean) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}) }, body });
+    try {
+      const first = post('/v1/slow', gz, true);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(budget.inUse).toBe(MAX_BODY_BYTES);
+      const busy = await post('/v1/fast', gz, true);
+      expect(busy.status).toBe(503);
+      expect(await busy.json()).toEqual({ error: 'server_busy', retry_after_s: 1 });
+      expect((await post('/v1/fast', '{"a":1}', false)).status).toBe(200); // the same body uncompressed counts its length
+      hold();
+      expect(await (await first).json()).toEqual({ a: 1 });
+      expect((await post('/v1/fast', gz, true)).status).toBe(200);
     } finally {
       http.close();
     }

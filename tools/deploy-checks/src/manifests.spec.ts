@@ -47,6 +47,29 @@ function clientAddressOf(value: string, peer: string, forwardedFor: string): str
   return req.ip;
 }
 
+type LabelSelector = { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> };
+
+/** Whether a Kubernetes label selector selects these labels (an empty selector selects everything). */
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+  const expressions = selector.matchExpressions ?? [];
+  return (
+    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+    expressions.every(({ key, operator, values = [] }) => {
+      if (operator === 'In') return key in labels && values.includes(labels[key]!);
+      if (operator === 'NotIn') return !(key in labels) || !values.includes(labels[key]!);
+      if (operator === 'Exists') return key in labels;
+      if (operator === 'DoesNotExist') return !(key in labels);
+      throw new Error(`unknown selector operator ${operator}`);
+    })
+  );
+}
+
+/** The Ingress controller the app pods admit, as docker/README.md documents it for the operator to match. */
+const INGRESS_CONTROLLER = {
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+  podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx', 'app.kubernetes.io/component': 'controller' } },
+};
+
 describe('k8s manifests (docker/k8s)', () => {
   const objects = k8sObjects();
   const find = (kind: string, name: string) => objects.find((o) => o.obj.kind === kind && o.obj.metadata.name === name)?.obj;
@@ -144,6 +167,28 @@ describe('k8s manifests (docker/k8s)', () => {
     // No public address is a trusted proxy: one reaching an app is taken at its word for nothing.
     for (const peer of ['8.8.8.8', '1.1.1.1', '203.0.113.9', '2001:4860:4860::8888']) expect(clientAddressOf(value, peer, '6.6.6.6')).toBe(peer);
     expect(() => clientAddressOf('1', '10.0.0.1', '6.6.6.6')).toThrow(/trusts whoever connects/); // the check is live
+  });
+
+  it('every app behind the Ingress admits only the Ingress controller (NetworkPolicy); the retention worker only pods of its namespace', () => {
+    const policies = objects.filter((o) => o.obj.kind === 'NetworkPolicy').map((o) => o.obj);
+    const admitted = (app: string) => {
+      const labels = find('Deployment', app)!.spec.template.metadata.labels as Record<string, string>;
+      const isolating = policies.filter((p) => selects(p.spec.podSelector, labels) && (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'));
+      expect({ app, isolated: isolating.length > 0 }).toEqual({ app, isolated: true });
+      return isolating.flatMap((p) => (p.spec.ingress ?? []) as Array<{ from?: unknown[]; ports?: unknown[] }>);
+    };
+    for (const app of [...APPS.filter((a) => a !== 'retention-worker'), 'dashboard']) {
+      for (const rule of admitted(app)) {
+        // A rule without `from` admits every source; ipBlock would admit addresses outside the cluster's selectors.
+        expect({ app, from: rule.from }).toEqual({ app, from: [INGRESS_CONTROLLER] });
+        expect({ app, ports: rule.ports }).toEqual({ app, ports: [{ port: 'http', protocol: 'TCP' }] });
+      }
+    }
+    for (const rule of admitted('retention-worker')) expect(rule.from).toEqual([{ podSelector: {} }]);
+    // The selector the operator must match is the one the docs name.
+    const docs = readDocker('README.md');
+    expect(docs).toContain('kubernetes.io/metadata.name: ingress-nginx');
+    expect(docs).toContain('app.kubernetes.io/component: controller');
   });
 
   it('kustomization.yaml lists every manifest except the example Secret', () => {

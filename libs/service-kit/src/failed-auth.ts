@@ -60,7 +60,8 @@ export class FailedAuthBudget {
 
   /** Before the routes: refuses a request of an IP over its budget, unless it presents an existing key prefix. */
   readonly handle: RequestHandler = (req, res, next) => {
-    const prefix = presentsCredential(req) ? this.budgetKeyOf?.(req) : undefined;
+    // An internal secret is the IP's to guess, whatever key rides along with it.
+    const prefix = req.headers.authorization !== undefined && req.headers['x-internal-secret'] === undefined ? this.budgetKeyOf?.(req) : undefined;
     if (prefix !== undefined) {
       res.locals[PREFIX] = prefix;
       return next();

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { failedAuthKeyOf } from '@analytics/auth';
 import { type Logger, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { type IngestRouterDeps, createIngestRouter } from './ingest.routes';
 
@@ -10,5 +11,5 @@ export interface IngestAppDeps extends IngestRouterDeps {
 }
 
 export function buildApp(deps: IngestAppDeps): Express {
-  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api']), ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : [])] });
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, budgetKeyOf: failedAuthKeyOf(deps.authenticator), ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api']), ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : [])] });
 }

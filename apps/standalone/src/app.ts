@@ -4,7 +4,7 @@ import { createIngestRouter } from '@analytics/ingest-api';
 import { createMcpRouter } from '@analytics/mcp-gateway';
 import { createReadRouter } from '@analytics/read-api';
 import { createRetentionRouter } from '@analytics/retention-worker';
-import { OAuthStore } from '@analytics/auth';
+import { OAuthStore, failedAuthKeyOf } from '@analytics/auth';
 import { IngestService, type RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
 import { type Logger, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
@@ -34,6 +34,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     name: 'standalone',
     logger: deps.logger,
     trustProxy: deps.trustProxy,
+    budgetKeyOf: failedAuthKeyOf(stores.authenticator),
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
       ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),

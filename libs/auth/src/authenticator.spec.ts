@@ -64,4 +64,24 @@ describe.each(keyStoreBackends())('authenticator on %s', (_name, open) => {
     expect(await codeOf(auth.resolve(`Bearer ${silent.keys.sk}`))).toBe('ok');
     auth.stop();
   });
+
+  it('names the prefix a presented key claims only when that prefix exists, whatever its secret, without a lookup', async () => {
+    const auth = new Authenticator(store);
+    const { keys } = await store.createProject({ name: 'prefixes' });
+    const [kind, env, prefix] = keys.sk.split('_');
+    const wrongSecret = `Bearer ${kind}_${env}_${prefix}_${randomBase62(32)}`;
+    expect(auth.knownPrefix(wrongSecret)).toBeUndefined(); // prefixes not loaded, key not cached: unknown
+    await auth.resolve(`Bearer ${keys.sk}`);
+    expect(auth.knownPrefix(wrongSecret)).toBe(prefix); // its key is cached
+    const fresh = new Authenticator(store);
+    await fresh.loadKnownPrefixes(60_000);
+    lookups = 0;
+    expect(fresh.knownPrefix(`bearer  ${keys.sk} `)).toBe(prefix);
+    expect(fresh.knownPrefix(wrongSecret)).toBe(prefix);
+    for (const header of [undefined, '', 'Bearer', `Bearer ${randomKey()}`, `Bearer ${prefix}`, `Basic ${keys.sk}`, 'Bearer mcp_at_abc']) {
+      expect(fresh.knownPrefix(header)).toBeUndefined();
+    }
+    expect(lookups).toBe(0);
+    fresh.stop();
+  });
 });

@@ -44,6 +44,8 @@ const RELOAD_OVERLAP_MS = 60_000;
 
 type CacheEntry = { key: KeyRecord; project: Project } | { missing: true };
 
+const bearerToken = (authorization: string | undefined) => (authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined);
+
 /** Resolves `Authorization: Bearer` keys to projects: parse, cached lookup by prefix, constant-time secret check, scope, origin. */
 export class Authenticator {
   private readonly cache: LRUCache<string, CacheEntry>;
@@ -122,11 +124,23 @@ export class Authenticator {
     return entry;
   }
 
+  /**
+   * The prefix of the key an Authorization header presents when that prefix exists (known, or its key cached), without
+   * a lookup: failed authentications of an existing prefix are budgeted per prefix, not per client IP.
+   */
+  knownPrefix(authorization: string | undefined): string | undefined {
+    const token = bearerToken(authorization);
+    const prefix = token === undefined ? undefined : parseApiKey(token)?.prefix;
+    if (prefix === undefined) return undefined;
+    const cached = this.cache.peek(prefix);
+    return this.known?.has(prefix) || (cached !== undefined && 'key' in cached) ? prefix : undefined;
+  }
+
   /** Resolves the raw Authorization header to its key and project; throws the spec's 401 ApiErrors. */
   async resolve(authorization: string | undefined): Promise<AuthContext> {
-    const m = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization) : null;
-    if (!m) throw new ApiError('missing_bearer_token');
-    const presented = parseApiKey(m[1]!);
+    const token = bearerToken(authorization);
+    if (token === undefined) throw new ApiError('missing_bearer_token');
+    const presented = parseApiKey(token);
     if (!presented) throw new ApiError('malformed_api_key');
 
     const entry = await this.lookup(presented.prefix);

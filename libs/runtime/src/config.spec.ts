@@ -1,11 +1,17 @@
 import { loadConfig } from '@analytics/service-kit';
-import { EVENT_STORE_SETTING, envSchema, rateRulesOf, requireSettings } from './config';
+import { EVENT_STORE_SETTING, envSchema, failedAuthLimitsOf, rateRulesOf, requireSettings } from './config';
 
 describe('environment', () => {
   it('has the documented defaults', () => {
     const env = loadConfig(envSchema, {});
     expect(env).toMatchObject({ PORT: 8080, CLICKHOUSE_DATABASE: 'analytics', TRUST_PROXY: false, KEY_CACHE_TTL_MS: 300_000, LOG_LEVEL: 'info' });
     expect(rateRulesOf(env)).toEqual({ track: { ratePerS: 50, burst: 200 }, batch: { ratePerS: 5, burst: 20 } });
+    expect(failedAuthLimitsOf(env)).toMatchObject({ perIp: { ratePerS: 20, burst: 200 }, perKey: { ratePerS: 20, burst: 200 } });
+  });
+  it('reads the failed-authentication budgets per IP and per key prefix', () => {
+    const env = loadConfig(envSchema, { AUTH_FAILURES_PER_IP_PER_S: '3', AUTH_FAILURES_PER_KEY_PER_S: '2', AUTH_FAILURES_PER_KEY_BURST: '9' });
+    expect(failedAuthLimitsOf(env)).toMatchObject({ perIp: { ratePerS: 3, burst: 200 }, perKey: { ratePerS: 2, burst: 9 } });
+    expect(() => loadConfig(envSchema, { AUTH_FAILURES_PER_KEY_BURST: '0' })).toThrow(/AUTH_FAILURES_PER_KEY_BURST/);
   });
   it('reads rate limits and trust proxy, and refuses a cache TTL over 5 minutes', () => {
     const env = loadConfig(envSchema, { RATE_LIMIT_TRACK_PER_S: '7', RATE_LIMIT_BATCH_BURST: '2', TRUST_PROXY: 'loopback' });

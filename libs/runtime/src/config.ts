@@ -27,6 +27,8 @@ export const envSchema = z.object({
   KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
   AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
   AUTH_FAILURES_PER_IP_BURST: envInt(200, 1),
+  AUTH_FAILURES_PER_KEY_PER_S: envInt(20, 1),
+  AUTH_FAILURES_PER_KEY_BURST: envInt(200, 1),
   BODY_BUDGET_BYTES: envInt(32 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
   READ_MAX_EXECUTION_S: envInt(10, 1, 3_600),
@@ -75,7 +77,11 @@ export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app
 }
 
 export function failedAuthLimitsOf(env: Env): FailedAuthLimits {
-  return { ...DEFAULT_FAILED_AUTH_LIMITS, perIp: { ratePerS: env.AUTH_FAILURES_PER_IP_PER_S, burst: env.AUTH_FAILURES_PER_IP_BURST } };
+  return {
+    ...DEFAULT_FAILED_AUTH_LIMITS,
+    perIp: { ratePerS: env.AUTH_FAILURES_PER_IP_PER_S, burst: env.AUTH_FAILURES_PER_IP_BURST },
+    perKey: { ratePerS: env.AUTH_FAILURES_PER_KEY_PER_S, burst: env.AUTH_FAILURES_PER_KEY_BURST },
+  };
 }
 
 export function bodyLimitsOf(env: Env): BodyLimits {

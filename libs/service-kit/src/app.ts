@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
-import express, { type Express, type RequestHandler, Router } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, Router } from 'express';
 import { ApiError } from '@analytics/schema';
 import { errorMiddleware } from './errors.middleware';
 import { FailedAuthBudget } from './failed-auth';
@@ -18,6 +18,8 @@ export interface ServiceAppOptions {
   /** GET /readyz: the stores this app uses, by name; each must answer within `readyTimeoutMs`. */
   ready?: Record<string, () => Promise<unknown>>;
   readyTimeoutMs?: number;
+  /** The existing key prefix a request presents: its failed authentications are budgeted per prefix, not per IP (FailedAuthBudget). */
+  budgetKeyOf?: (req: Request) => string | undefined;
 }
 
 const corsMiddleware = cors({
@@ -45,7 +47,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.setHeader('X-Service', options.name);
     next();
   });
-  app.locals['failedAuth'] = new FailedAuthBudget();
+  app.locals['failedAuth'] = new FailedAuthBudget(undefined, { budgetKeyOf: options.budgetKeyOf });
   app.use((req, res, next) => (req.app.locals['failedAuth'] as FailedAuthBudget).handle(req, res, next));
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
 
@@ -58,11 +60,15 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(methodNotAllowed(options.routers));
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
+  // A 401 is charged to its budget before the error middleware answers it: past the budget, it goes out as 429.
+  app.use(chargeFailedAuth);
   app.use(errorMiddleware(options.logger));
   return app;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 2_000;
+
+const chargeFailedAuth: ErrorRequestHandler = (err, req, res, next) => (req.app.locals['failedAuth'] as FailedAuthBudget).charge(err, req, res, next);
 
 function readiness(checks: Record<string, () => Promise<unknown>>, timeoutMs: number, service: string): RequestHandler {
   return async (_req, res) => {

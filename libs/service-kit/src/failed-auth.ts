@@ -1,69 +1,130 @@
-import type { RequestHandler } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@analytics/schema';
-import { type BucketRule, MemoryRateLimiter } from './rate-limiter';
+import { type BucketRule, MemoryRateLimiter, type TakeResult } from './rate-limiter';
 
 export interface FailedAuthLimits {
-  /** Failed authentications (401 answers) a client IP may have; over it, 429 before anything else runs. */
+  /** Failed authentications a client IP may have (all but those of existing key prefixes); over it, 429 before anything else runs. */
   perIp: BucketRule;
-  /** 429s an IP over its budget gets at once; past them (it keeps sending without waiting), each is held for its Retry-After. */
+  /** Failed authentications an existing key prefix may have (wrong secrets, from any address); over it, they are 429. */
+  perKey: BucketRule;
+  /** 429s an IP or prefix over its budget gets at once; past them (it keeps sending without waiting), each is held for its Retry-After. */
   immediateRefusals: BucketRule;
   /** Answers held at once in the whole process; past it, 429s go out at once. */
   maxHeld: number;
 }
 
-export const DEFAULT_FAILED_AUTH_LIMITS: FailedAuthLimits = { perIp: { ratePerS: 20, burst: 200 }, immediateRefusals: { ratePerS: 5, burst: 10 }, maxHeld: 10_000 };
+export const DEFAULT_FAILED_AUTH_LIMITS: FailedAuthLimits = {
+  perIp: { ratePerS: 20, burst: 200 },
+  perKey: { ratePerS: 20, burst: 200 },
+  immediateRefusals: { ratePerS: 5, burst: 10 },
+  maxHeld: 10_000,
+};
+
+export interface FailedAuthOptions {
+  clock?: () => number;
+  /**
+   * The existing key prefix a request presents, if any (from the app's authenticator: service-kit knows no keys). Its
+   * failures are charged to that prefix instead of the client IP, and it is never refused before its secret is checked.
+   */
+  budgetKeyOf?: (req: Request) => string | undefined;
+}
+
+/** Where res.locals keeps the prefix budgetKeyOf found, between the check before the route and the 401 after it. */
+const PREFIX = 'failedAuthPrefix';
+const ALLOWED: TakeResult = { allowed: true, retryAfterS: 0 };
 
 /**
- * Failed authentications budgeted per client IP (as `trust proxy` decides it), on every route: each 401 answered to a
- * presented credential (API key, admin token, internal secret) takes a token; an IP without tokens gets 429 rate_limited with Retry-After before its key, body or route is looked at.
+ * Failed authentications (401 answers to a presented API key, admin token or internal secret, on every route) are
+ * budgeted per existing key prefix when the key's prefix exists, and per client IP (as `trust proxy` decides it)
+ * otherwise: unknown prefixes, malformed keys, admin tokens, internal secrets.
+ * - An IP without tokens gets 429 rate_limited with Retry-After before its key, body or route is looked at, unless it
+ *   presents an existing prefix: a colleague behind the same NAT as a flooder keeps working with a valid key.
+ * - A request presenting an existing prefix always has its secret checked (the key is cached: cheap); a wrong one is
+ *   429 instead of 401 once the prefix's budget, or its IP's, is spent. The right secret passes: whoever floods a
+ *   key's prefix cannot lock its users out.
  * A client that keeps sending without waiting gets its further 429s only after their Retry-After: a closed-loop flood
  * then runs at one request per connection and second instead of as fast as the service can refuse it.
  */
 export class FailedAuthBudget {
   private readonly buckets: MemoryRateLimiter;
   private held = 0;
+  readonly budgetKeyOf: ((req: Request) => string | undefined) | undefined;
 
   constructor(
     readonly limits: FailedAuthLimits = DEFAULT_FAILED_AUTH_LIMITS,
-    clock?: () => number,
+    options: FailedAuthOptions = {},
   ) {
-    this.buckets = new MemoryRateLimiter(clock);
+    this.buckets = new MemoryRateLimiter(options.clock);
+    this.budgetKeyOf = options.budgetKeyOf;
   }
 
+  /** Before the routes: refuses a request of an IP over its budget, unless it presents an existing key prefix. */
   readonly handle: RequestHandler = (req, res, next) => {
-    const ip = req.ip ?? '';
-    // A loopback peer is this machine: a local client, or a proxy not declared in TRUST_PROXY, whose budget would be
-    // every client's behind it (one flooder would lock them all out).
-    if (isLoopback(ip)) return next();
-    const budget = this.buckets.peekSync(ip, this.limits.perIp);
-    if (budget.allowed) {
-      // A failed authentication: a credential was presented and refused (a request without one costs no lookup).
-      if (req.headers.authorization !== undefined || req.headers['x-internal-secret'] !== undefined) {
-        res.once('finish', () => {
-          if (res.statusCode === 401) this.buckets.takeSync(ip, this.limits.perIp);
-        });
-      }
+    // An internal secret is the IP's to guess, whatever key rides along with it.
+    const prefix = req.headers.authorization !== undefined && req.headers['x-internal-secret'] === undefined ? this.budgetKeyOf?.(req) : undefined;
+    if (prefix !== undefined) {
+      res.locals[PREFIX] = prefix;
       return next();
     }
-    const refuse = () => next(new ApiError('rate_limited', { retry_after_s: budget.retryAfterS }));
-    if (this.buckets.takeSync(`refused:${ip}`, this.limits.immediateRefusals).allowed || this.held >= this.limits.maxHeld) return refuse();
+    const byIp = this.peekIp(req);
+    if (byIp.allowed) return next();
+    this.refuse(`ip:${ipOf(req)}`, byIp.retryAfterS, res, next);
+  };
+
+  /** After the routes, before the error middleware: charges a failed authentication and turns it into 429 past the budget. */
+  readonly charge: ErrorRequestHandler = (err, req, res, next) => {
+    // A request without a credential costs no lookup: it is not a failed authentication.
+    if (!(err instanceof ApiError) || err.status !== 401 || !presentsCredential(req) || res.headersSent) return next(err);
+    const prefix = res.locals[PREFIX] as string | undefined;
+    let over: TakeResult;
+    let who: string;
+    if (prefix !== undefined) {
+      const byKey = this.buckets.takeSync(`prefix:${prefix}`, this.limits.perKey);
+      // An IP over its budget gets no more 401s from a prefix it may have learnt: only valid keys pass it.
+      const byIp = this.peekIp(req);
+      over = { allowed: byKey.allowed && byIp.allowed, retryAfterS: Math.max(byKey.retryAfterS, byIp.retryAfterS) };
+      who = byKey.allowed ? `ip:${ipOf(req)}` : `prefix:${prefix}`;
+    } else {
+      over = isLoopback(ipOf(req)) ? ALLOWED : this.buckets.takeSync(`ip:${ipOf(req)}`, this.limits.perIp);
+      who = `ip:${ipOf(req)}`;
+    }
+    if (over.allowed) return next(err);
+    // The 401's challenge (MCP's WWW-Authenticate) does not belong on a 429.
+    res.removeHeader('WWW-Authenticate');
+    this.refuse(who, over.retryAfterS, res, next);
+  };
+
+  private peekIp(req: Request): TakeResult {
+    // A loopback peer is this machine: a local client, or a proxy not declared in TRUST_PROXY, whose budget would be
+    // every client's behind it (one flooder would lock them all out).
+    return isLoopback(ipOf(req)) ? ALLOWED : this.buckets.peekSync(`ip:${ipOf(req)}`, this.limits.perIp);
+  }
+
+  /** 429 rate_limited at once for the first few refusals of `who`, then each after its Retry-After. */
+  private refuse(who: string, retryAfterS: number, res: Response, next: NextFunction): void {
+    const refuse = () => next(new ApiError('rate_limited', { retry_after_s: retryAfterS }));
+    if (this.buckets.takeSync(`refused:${who}`, this.limits.immediateRefusals).allowed || this.held >= this.limits.maxHeld) return refuse();
     this.held++;
     const timer = setTimeout(() => {
       this.held--;
       refuse();
-    }, budget.retryAfterS * 1000);
+    }, retryAfterS * 1000);
     res.once('close', () => {
       if (!res.writableEnded) {
         clearTimeout(timer);
         this.held--;
       }
     });
-  };
+  }
 }
 
+const presentsCredential = (req: Request) => req.headers.authorization !== undefined || req.headers['x-internal-secret'] !== undefined;
+
+const ipOf = (req: Request) => req.ip ?? '';
 const isLoopback = (ip: string) => ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 
 /** The failed-authentication budget of an app (one per process: standalone mounts every router on one app). */
 export function setFailedAuthLimits(app: { locals: Record<string, unknown> }, limits: FailedAuthLimits): void {
-  app.locals['failedAuth'] = new FailedAuthBudget(limits);
+  const current = app.locals['failedAuth'] as FailedAuthBudget | undefined;
+  app.locals['failedAuth'] = new FailedAuthBudget(limits, { budgetKeyOf: current?.budgetKeyOf });
 }

@@ -1,11 +1,11 @@
 import { gzipSync } from 'node:zlib';
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { createServiceApp } from './app';
 import { ByteBudget } from './byte-budget';
-import { FailedAuthBudget } from './failed-auth';
+import { FailedAuthBudget, setFailedAuthLimits } from './failed-auth';
 import { MAX_BODY_BYTES, readJsonBody, setBodyLimits } from './json-body';
 import { redactPath } from './redact';
 import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
@@ -264,17 +264,26 @@ describe('body byte budget', () => {
   });
 });
 
-describe('failed authentications per client IP', () => {
-  const build = (clock: () => number) => {
+describe('failed authentications per client IP, and per existing key prefix', () => {
+  const LIMITS = { perIp: { ratePerS: 1, burst: 3 }, perKey: { ratePerS: 1, burst: 2 }, immediateRefusals: { ratePerS: 1, burst: 2 }, maxHeld: 100 };
+  // Keys `<prefix>:<secret>`; the prefixes k1 and k2 exist (what the authenticator's known set answers in the apps).
+  const SECRETS: Record<string, string> = { k1: 'right', k2: 'right' };
+  const budgetKeyOf = (req: Request) => {
+    const prefix = /^Bearer (\w+):/.exec(req.get('authorization') ?? '')?.[1];
+    return prefix !== undefined && prefix in SECRETS ? prefix : undefined;
+  };
+  const build = (clock: () => number, limits = LIMITS) => {
     let handled = 0;
     const router = Router();
     router.get('/v1/thing', (req, res, next) => {
       handled++;
-      if (req.get('authorization') !== 'Bearer ok') return next(new ApiError('invalid_api_key'));
-      res.json({ ok: true });
+      const [prefix, secret] = (req.get('authorization') ?? '').replace(/^Bearer /, '').split(':');
+      if (req.get('authorization') === 'Bearer ok' || (prefix !== undefined && Object.hasOwn(SECRETS, prefix) && SECRETS[prefix] === secret)) return res.json({ ok: true });
+      res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+      next(new ApiError('invalid_api_key'));
     });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), trustProxy: ['loopback'], routers: [router] });
-    app.locals['failedAuth'] = new FailedAuthBudget({ perIp: { ratePerS: 1, burst: 3 }, immediateRefusals: { ratePerS: 1, burst: 2 }, maxHeld: 100 }, clock);
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), trustProxy: ['loopback'], budgetKeyOf, routers: [router] });
+    app.locals['failedAuth'] = new FailedAuthBudget(limits, { clock, budgetKeyOf });
     const get = (ip: string, key: string) => request(app).get('/v1/thing').set('x-forwarded-for', ip).set('authorization', `Bearer ${key}`);
     return { app, get, handled: () => handled };
   };
@@ -318,5 +327,54 @@ describe('failed authentications per client IP', () => {
     } finally {
       http.close();
     }
+  });
+
+  it("charges wrong secrets of an existing prefix to the prefix, from any IP: past its budget they are 429 while the right secret passes and the IPs' budgets are untouched", async () => {
+    let now = 1_000_000;
+    const { get, handled } = build(() => now);
+    expect((await get('198.51.100.1', 'k1:wrong')).status).toBe(401);
+    expect((await get('198.51.100.2', 'k1:wrong')).status).toBe(401);
+    const over = await get('198.51.100.3', 'k1:wrong');
+    expect([over.status, over.body, over.headers['retry-after'], over.headers['www-authenticate']]).toEqual([429, { error: 'rate_limited', retry_after_s: 1 }, '1', undefined]);
+    const before = handled();
+    expect((await get('198.51.100.3', 'k1:right')).status).toBe(200); // its secret was checked: a key's users are not locked out
+    expect(handled()).toBe(before + 1);
+    expect((await get('198.51.100.1', 'k2:wrong')).status).toBe(401); // another prefix has its own budget
+    // None of those failures was the IPs': each still has its 3 failures of unknown keys before its 429.
+    for (let i = 0; i < 3; i++) expect((await get('198.51.100.1', 'wrong')).status).toBe(401);
+    expect((await get('198.51.100.1', 'wrong')).status).toBe(429);
+    now += 1_000;
+    expect((await get('198.51.100.4', 'k1:wrong')).status).toBe(401); // the prefix's budget refills
+  });
+
+  it('refuses an IP over its budget (failures of unknown keys) before the route, except a request presenting an existing prefix: the right secret passes, a wrong one is 429', async () => {
+    const { get, handled } = build(() => 1_000_000);
+    for (let i = 0; i < 3; i++) expect((await get('203.0.113.50', `unknown${i}:secret`)).status).toBe(401);
+    const before = handled();
+    expect((await get('203.0.113.50', 'ok')).status).toBe(429); // not a key of an existing prefix: refused unseen
+    expect((await get('203.0.113.50', 'nope:secret')).status).toBe(429);
+    expect(handled()).toBe(before);
+    expect((await get('203.0.113.50', 'k1:right')).status).toBe(200); // the colleague behind the same NAT
+    const wrong = await get('203.0.113.50', 'k2:wrong');
+    expect([wrong.status, wrong.body.error]).toEqual([429, 'rate_limited']);
+    // That failure was charged to k2, not to the IP: k2 has one failure left from elsewhere.
+    expect((await get('192.0.2.9', 'k2:wrong')).status).toBe(401);
+    expect((await get('192.0.2.9', 'k2:wrong')).status).toBe(429);
+  });
+
+  it('budgets an existing prefix from a loopback peer too (its right secret always passes, so no one behind a proxy is locked out)', async () => {
+    const { get } = build(() => 1_000_000);
+    expect((await get('127.0.0.1', 'k1:wrong')).status).toBe(401);
+    expect((await get('127.0.0.1', 'k1:wrong')).status).toBe(401);
+    expect((await get('127.0.0.1', 'k1:wrong')).status).toBe(429);
+    expect((await get('127.0.0.1', 'k1:right')).status).toBe(200);
+  });
+
+  it('setFailedAuthLimits keeps the budgetKeyOf the app was built with', async () => {
+    const { app, get } = build(() => 1_000_000);
+    setFailedAuthLimits(app, { ...LIMITS, perKey: { ratePerS: 1, burst: 1 } });
+    expect((await get('198.51.100.20', 'k1:wrong')).status).toBe(401);
+    expect((await get('198.51.100.21', 'k1:wrong')).status).toBe(429);
+    expect((await get('198.51.100.21', 'wrong')).status).toBe(401); // its IP's budget was not charged
   });
 });

@@ -1,5 +1,8 @@
 import { readdirSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
+import express from 'express';
 import { parse, parseAllDocuments } from 'yaml';
+import { parseTrustProxy } from '@analytics/service-kit';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
 import { APPS, DASHBOARD_PATHS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';
@@ -26,6 +29,46 @@ async function modelOf(apiVersion: string, kind: string): Promise<new (data: unk
   if (!model) throw new Error(`no Kubernetes schema for ${apiVersion} ${kind}`);
   return model;
 }
+
+/** The caller address an app configured with TRUST_PROXY `value` sees for a connection from `peer` (express's own rule). */
+function clientAddressOf(value: string, peer: string, forwardedFor: string): string {
+  const trust = parseTrustProxy(value);
+  if (trust === true || typeof trust === 'number') throw new Error(`TRUST_PROXY ${value} trusts whoever connects: name the proxies' addresses`);
+  if (trust === false) throw new Error('TRUST_PROXY is unset: behind a proxy every caller would be the proxy');
+  for (const entry of trust) {
+    const [address, bits, ...rest] = entry.split('/');
+    const max = isIP(address!) === 4 ? 32 : 128;
+    if (isIP(address!) === 0 || rest.length > 0 || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))) {
+      throw new Error(`TRUST_PROXY entry ${entry} is not an address or CIDR`);
+    }
+  }
+  const app = express().set('trust proxy', trust);
+  const req = Object.create(app.request, { socket: { value: { remoteAddress: peer } }, headers: { value: { 'x-forwarded-for': forwardedFor } } }) as { ip: string };
+  return req.ip;
+}
+
+type LabelSelector = { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> };
+
+/** Whether a Kubernetes label selector selects these labels (an empty selector selects everything). */
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+  const expressions = selector.matchExpressions ?? [];
+  return (
+    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+    expressions.every(({ key, operator, values = [] }) => {
+      if (operator === 'In') return key in labels && values.includes(labels[key]!);
+      if (operator === 'NotIn') return !(key in labels) || !values.includes(labels[key]!);
+      if (operator === 'Exists') return key in labels;
+      if (operator === 'DoesNotExist') return !(key in labels);
+      throw new Error(`unknown selector operator ${operator}`);
+    })
+  );
+}
+
+/** The Ingress controller the app pods admit, as docker/README.md documents it for the operator to match. */
+const INGRESS_CONTROLLER = {
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+  podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx', 'app.kubernetes.io/component': 'controller' } },
+};
 
 describe('k8s manifests (docker/k8s)', () => {
   const objects = k8sObjects();
@@ -116,6 +159,38 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(k.images.map((i) => i.name)).toContain('analytics/dashboard');
   });
 
+  it('TRUST_PROXY names private address ranges (the Ingress controller\'s pods), not a hop count: the app sees the address the controller set, and a public peer its own', () => {
+    const value = String(find('ConfigMap', 'analytics-config')!.data.TRUST_PROXY);
+    expect(clientAddressOf(value, '10.244.3.17', '6.6.6.6, 203.0.113.5')).toBe('203.0.113.5');
+    expect(clientAddressOf(value, '::ffff:10.244.3.17', '203.0.113.5')).toBe('203.0.113.5');
+    expect(clientAddressOf(value, 'fd00:10:244::7', '203.0.113.5')).toBe('203.0.113.5');
+    // No public address is a trusted proxy: one reaching an app is taken at its word for nothing.
+    for (const peer of ['8.8.8.8', '1.1.1.1', '203.0.113.9', '2001:4860:4860::8888']) expect(clientAddressOf(value, peer, '6.6.6.6')).toBe(peer);
+    expect(() => clientAddressOf('1', '10.0.0.1', '6.6.6.6')).toThrow(/trusts whoever connects/); // the check is live
+  });
+
+  it('every app behind the Ingress admits only the Ingress controller (NetworkPolicy); the retention worker only pods of its namespace', () => {
+    const policies = objects.filter((o) => o.obj.kind === 'NetworkPolicy').map((o) => o.obj);
+    const admitted = (app: string) => {
+      const labels = find('Deployment', app)!.spec.template.metadata.labels as Record<string, string>;
+      const isolating = policies.filter((p) => selects(p.spec.podSelector, labels) && (p.spec.policyTypes ?? ['Ingress']).includes('Ingress'));
+      expect({ app, isolated: isolating.length > 0 }).toEqual({ app, isolated: true });
+      return isolating.flatMap((p) => (p.spec.ingress ?? []) as Array<{ from?: unknown[]; ports?: unknown[] }>);
+    };
+    for (const app of [...APPS.filter((a) => a !== 'retention-worker'), 'dashboard']) {
+      for (const rule of admitted(app)) {
+        // A rule without `from` admits every source; ipBlock would admit addresses outside the cluster's selectors.
+        expect({ app, from: rule.from }).toEqual({ app, from: [INGRESS_CONTROLLER] });
+        expect({ app, ports: rule.ports }).toEqual({ app, ports: [{ port: 'http', protocol: 'TCP' }] });
+      }
+    }
+    for (const rule of admitted('retention-worker')) expect(rule.from).toEqual([{ podSelector: {} }]);
+    // The selector the operator must match is the one the docs name.
+    const docs = readDocker('README.md');
+    expect(docs).toContain('kubernetes.io/metadata.name: ingress-nginx');
+    expect(docs).toContain('app.kubernetes.io/component: controller');
+  });
+
   it('kustomization.yaml lists every manifest except the example Secret', () => {
     const k = parse(readDocker('k8s/kustomization.yaml')) as { resources: string[] };
     const files = readdirSync(`${__dirname}/../../../docker/k8s`).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'secret.example.yaml');
@@ -155,6 +230,28 @@ describe('compose file (docker/compose.yml)', () => {
     }
     // Secrets are never written into the file: each is required from docker/.env.
     for (const k of ['IP_HASH_SECRET', 'ADMIN_TOKEN', 'INTERNAL_SECRET']) expect(services['ingest-api'].environment[k]).toMatch(new RegExp(`^\\$\\{${k}:\\?`));
+  });
+
+  it("TRUST_PROXY names nginx's fixed address, not a hop count: the app sees the address nginx added, and any other container its own", () => {
+    const compose = parse(readDocker('compose.yml'), { merge: true }) as { networks: Loose };
+    const ipam = (compose.networks.default.ipam.config as Array<{ subnet: string; ip_range: string; gateway: string }>)[0]!;
+    const nginx = services.nginx.networks.default.ipv4_address as string;
+    const inSubnet = (address: string, cidr: string) => {
+      const [net, bits] = cidr.split('/');
+      const list = new BlockList();
+      list.addSubnet(net!, Number(bits));
+      return list.check(address);
+    };
+    expect(inSubnet(nginx, ipam.subnet)).toBe(true);
+    expect(inSubnet(nginx, ipam.ip_range)).toBe(false); // no container is given nginx's address
+    for (const app of APPS) {
+      const value = String(services[app].environment.TRUST_PROXY);
+      expect({ app, trustProxy: parseTrustProxy(value) }).toEqual({ app, trustProxy: [nginx] });
+      expect(clientAddressOf(value, nginx, '6.6.6.6, 203.0.113.5')).toBe('203.0.113.5');
+      // A client on the host itself reaches nginx through the network's gateway: its address, not what it sent.
+      expect(clientAddressOf(value, nginx, `6.6.6.6, ${ipam.gateway}`)).toBe(ipam.gateway);
+      expect(clientAddressOf(value, '172.28.0.130', '6.6.6.6')).toBe('172.28.0.130');
+    }
   });
 
   it("nginx is built with the dashboard's static build under its prefix (Dockerfile target proxy)", () => {

@@ -79,7 +79,7 @@ async function startDeployment(): Promise<void> {
       const env = {
         ...base, DATA_DIR: dataDir, DATABASE_URL: dbUrl.toString(), CLICKHOUSE_DATABASE: 'analytics',
         IP_HASH_SECRET: 'deploy-checks', ADMIN_TOKEN, INTERNAL_SECRET,
-        // nginx on loopback is the trusted proxy here (compose: the one hop, TRUST_PROXY=1).
+        // nginx on loopback is the trusted proxy here (compose names nginx's fixed address the same way).
         TRUST_PROXY: 'loopback',
       };
       // All five at once on a fresh database, as a rollout starts them: migrations must not race.

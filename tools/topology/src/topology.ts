@@ -90,7 +90,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     Object.assign(appEnv, {
       CLICKHOUSE_URL: clickhouseUrl, DATABASE_URL: o.databaseUrl, REDIS_URL: o.redisUrl, ADMIN_TOKEN: o.adminToken,
       INTERNAL_SECRET: o.internalSecret, IP_HASH_SECRET: o.ipHashSecret,
-      // nginx on loopback is the one trusted hop (compose: TRUST_PROXY=1).
+      // nginx on loopback is the one trusted proxy (compose names nginx's fixed address the same way).
       TRUST_PROXY: 'loopback',
     });
     const start = async (p: (typeof PROCESSES)[number]) => {

@@ -182,14 +182,15 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
       const { id, name, retention_days, allowed_origins } = auth.project;
-      const bodies: Record<string, unknown> = {
-        'analytics://project': { id, name, retention_days, allowed_origins },
-        'analytics://schema/events': EVENTS_TABLE_DESCRIPTION,
-        'analytics://classifier/rules': { rules: CLASSIFIER_RULES },
-      };
+      // A Map, not an object literal: `uri in {}` would find __proto__, constructor, toString and the like.
+      const bodies = new Map<string, unknown>([
+        ['analytics://project', { id, name, retention_days, allowed_origins }],
+        ['analytics://schema/events', EVENTS_TABLE_DESCRIPTION],
+        ['analytics://classifier/rules', { rules: CLASSIFIER_RULES }],
+      ]);
       if (uri === CHART_URI) return { contents: [{ uri, mimeType: MCP_APP_MIME, text: CHART_HTML, _meta: CHART_RESOURCE_META }] };
-      if (!(uri in bodies)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies[uri]) }] };
+      if (!bodies.has(uri)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies.get(uri)) }] };
     });
     return server;
   };

@@ -242,6 +242,14 @@ describe('MCP gateway over raw HTTP', () => {
     expect(details.issues.length).toBeGreaterThan(0);
   });
 
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'])(
+    'answers resources/read of the inherited name %s with -32602 unknown_resource',
+    async (uri) => {
+      const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri } }));
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'unknown_resource', data: { uri } } });
+    },
+  );
+
   it('answers each request of a batch on its own: invalid params do not spoil the valid request beside them', async () => {
     const res = await raw(JSON.stringify([
       { jsonrpc: '2.0', id: 1, method: 'tools/list' },

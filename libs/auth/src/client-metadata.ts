@@ -19,7 +19,7 @@ export interface ClientMetadataRefusal {
 }
 
 // Controls and bidirectional overrides let a name look like another on the consent page.
-const DECEPTIVE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const DECEPTIVE_CHARACTERS = /[\p{Cc}\p{Bidi_Control}]/u;
 
 const refuse = (error: ClientMetadataRefusal['error'], description: string): ClientMetadataRefusal => ({ error, description });
 

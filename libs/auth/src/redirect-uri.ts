@@ -5,7 +5,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 // Schemes a browser runs, reads locally or hands to another protocol instead of delivering the code to one client.
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'vbscript:', 'data:', 'blob:', 'file:', 'filesystem:', 'about:', 'view-source:', 'ftp:', 'ws:', 'wss:']);
 // The URL parser silently drops tabs and newlines and trims spaces (`java\nscript:` parses as javascript:).
-const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f]/;
+const CONTROL_OR_SPACE = /[\p{Cc} ]/u;
 
 /**
  * Why a redirect URI may not receive authorization codes, or undefined when it may: https, plain http only to a

@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthStore, hashSecret } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
+import type { Logger } from '@analytics/service-kit';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -27,14 +30,14 @@ const pkce = () => {
 const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' });
 
 /** A gateway with MCP_OAUTH=on on a loopback port (each describe its own: the OAuth routes share one rate bucket per caller). */
-function gateway() {
-  const g = { base: '', keys: {} as Keys, http: undefined as HttpServer | undefined };
+function gateway(options: { publicUrl?: string; logger?: Logger } = {}) {
+  const g = { base: '', keys: {} as Keys, http: undefined as HttpServer | undefined, app: undefined as unknown as Express };
   beforeAll(async () => {
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
-    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) } });
+    g.app = buildApp({ logger: options.logger ?? silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, publicUrl: options.publicUrl });
     g.keys = (await stores.keyStore.createProject({ name: 'connector' })).keys;
     g.http = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+      const s = g.app.listen(0, '127.0.0.1', () => resolve(s));
     });
     g.base = `http://127.0.0.1:${(g.http!.address() as AddressInfo).port}`;
   });
@@ -297,5 +300,43 @@ describe('OAuth codes and refresh tokens', () => {
     await stores.keyStore.revokeKey(prefixOf(keys.rk));
     const res = await exchange(clientId, code, verifier);
     expect([res.status, res.body.error]).toEqual([400, 'invalid_grant']);
+  });
+});
+
+describe('OAuth metadata and WWW-Authenticate without PUBLIC_URL: a validated Host, else localhost', () => {
+  const { g } = gateway();
+  const challengeFor = async (host: string) => (await request(g.app).post('/mcp').set('Host', host).set('content-type', 'application/json').send('{}')).headers['www-authenticate'];
+
+  it('names the request\'s Host when it is a valid host[:port], normalised', async () => {
+    expect(await challengeFor('LocalHost:8080')).toBe('Bearer resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource"');
+  });
+
+  it.each([
+    ['a quote and markup', 'evil.example"><script>'],
+    ['a space', 'evil.example x="1"'],
+    ['a comma', 'a.example,evil.example'],
+    ['a path', 'evil.example/.well-known'],
+    ['an overly long value', `${'a'.repeat(60)}.`.repeat(5)],
+  ])('falls back to localhost for a Host with %s, in WWW-Authenticate and in the metadata', async (_name, host) => {
+    expect(await challengeFor(host)).toBe('Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource"');
+    const asm = await request(g.app).get('/.well-known/oauth-authorization-server').set('Host', host);
+    expect(asm.status).toBe(200);
+    expect(asm.body).toMatchObject({ issuer: 'http://localhost/', authorization_endpoint: 'http://localhost/authorize', token_endpoint: 'http://localhost/token' });
+    expect(JSON.stringify(asm.body)).not.toContain('evil');
+  });
+});
+
+describe('OAuth metadata and WWW-Authenticate with PUBLIC_URL', () => {
+  const PUBLIC = 'https://analytics.example.com';
+  const { g } = gateway({ publicUrl: PUBLIC });
+
+  it.each([['the listening address', undefined], ['a forged one', 'evil.example']])('names PUBLIC_URL whatever the Host (%s)', async (_name, host) => {
+    const get = (path: string) => (host ? request(g.app).get(path).set('Host', host) : request(g.app).get(path).set('Host', new URL(g.base).host));
+    const prm = await get('/.well-known/oauth-protected-resource');
+    expect(prm.body).toMatchObject({ resource: `${PUBLIC}/mcp`, authorization_servers: [`${PUBLIC}/`] });
+    const asm = await get('/.well-known/oauth-authorization-server');
+    expect(asm.body).toMatchObject({ issuer: `${PUBLIC}/`, authorization_endpoint: `${PUBLIC}/authorize`, token_endpoint: `${PUBLIC}/token`, registration_endpoint: `${PUBLIC}/register`, revocation_endpoint: `${PUBLIC}/revoke` });
+    const unauthorized = await (host ? request(g.app).post('/mcp').set('Host', host) : request(g.app).post('/mcp')).set('content-type', 'application/json').send('{}');
+    expect(unauthorized.headers['www-authenticate']).toBe(`Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource"`);
   });
 });

@@ -1,4 +1,4 @@
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type RequestHandler, type Response, Router } from 'express';
 import { LRUCache } from 'lru-cache';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
 import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
@@ -9,16 +9,13 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, type RefreshOutcome, pkceVerifierMatches, scopeOf } from '@analytics/auth';
 import { ApiError } from '@analytics/schema';
-import { MemoryRateLimiter } from '@analytics/service-kit';
+import { MemoryRateLimiter, publicBaseUrl } from '@analytics/service-kit';
 import { authorizePage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
 
 /** RFC 9728 metadata at the root, as the issue and most clients ask for it (the SDK serves the `/mcp`-suffixed path). */
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 const OAUTH_PATHS = new Set([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}/mcp`, '/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke']);
-
-/** The public base URL a request reached (`TRUST_PROXY` decides whether X-Forwarded-Proto/Host count). */
-export const baseUrlOf = (req: Request): string => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
 const RESOURCE_NAME = 'Event analytics (MCP)';
 const SCOPES = ['read', 'ingest'];
@@ -111,10 +108,10 @@ const asTokens = (t: StoredTokens): OAuthTokens => ({ access_token: t.access_tok
 
 /**
  * The OAuth 2.1 authorization server of /mcp (SDK `mcpAuthRouter`): metadata, registration, /authorize, /token,
- * /revoke. Its metadata names absolute URLs, so one router is built per public base URL a request arrives on; the SDK
- * refuses plain-http issuers other than localhost, whose requests fall through to 404.
+ * /revoke. Its metadata names absolute URLs: PUBLIC_URL's, else one router per validated base URL a request arrives on;
+ * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404.
  */
-export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator): RequestHandler {
+export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, publicUrl?: string): RequestHandler {
   const provider = new KeyOAuthProvider(store, authenticator);
   const limiter = new MemoryRateLimiter();
   const byBase = new LRUCache<string, { router: RequestHandler } | { refused: true }>({ max: 16 });
@@ -145,7 +142,7 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
         throw new ApiError('rate_limited', { retry_after_s: retryAfterS });
       }
     }
-    const base = baseUrlOf(req);
+    const base = publicBaseUrl(req, publicUrl);
     let entry = byBase.get(base);
     if (!entry) byBase.set(base, (entry = build(base)));
     if ('refused' in entry) return next();

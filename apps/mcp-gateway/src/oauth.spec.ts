@@ -7,7 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthStore, hashSecret } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
-import type { Logger } from '@analytics/service-kit';
+import { Writable } from 'node:stream';
+import { type Logger, createLogger } from '@analytics/service-kit';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -338,5 +339,45 @@ describe('OAuth metadata and WWW-Authenticate with PUBLIC_URL', () => {
     expect(asm.body).toMatchObject({ issuer: `${PUBLIC}/`, authorization_endpoint: `${PUBLIC}/authorize`, token_endpoint: `${PUBLIC}/token`, registration_endpoint: `${PUBLIC}/register`, revocation_endpoint: `${PUBLIC}/revoke` });
     const unauthorized = await (host ? request(g.app).post('/mcp').set('Host', host) : request(g.app).post('/mcp')).set('content-type', 'application/json').send('{}');
     expect(unauthorized.headers['www-authenticate']).toBe(`Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource"`);
+  });
+});
+
+describe('request logs of the OAuth routes', () => {
+  const lines: Array<{ msg?: string; method?: string; path?: string; status?: number }> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+      done();
+    },
+  });
+  const { g, registered, submit, exchange, refresh } = gateway({ logger: createLogger({ level: 'debug', format: 'json', destination }) });
+
+  it('logs /authorize, /token, /register, /revoke and the well-known paths as those fixed paths, with no query string, code or token', async () => {
+    const { client_id: clientId } = await registered();
+    const { verifier, challenge } = pkce();
+    const params = { ...authParams(clientId, challenge), state: 'state-value-9f2c' };
+    await fetch(`${g.base}/authorize?${new URLSearchParams(params).toString()}`);
+    const consent = await submit({ ...params, api_key: g.keys.rk });
+    const code = new URL(consent.headers.get('location')!).searchParams.get('code')!;
+    const tokens = (await exchange(clientId, code, verifier)).body;
+    const next = (await refresh(clientId, tokens.refresh_token!)).body;
+    await fetch(`${g.base}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, token: next.access_token! }).toString() });
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server']) await fetch(`${g.base}${path}?x=${code}`);
+    await new Promise((r) => setImmediate(r));
+
+    const logged = lines.filter((l) => l.msg === 'request').map((l) => `${l.method} ${l.path} ${l.status}`);
+    expect(logged).toEqual([
+      'POST /register 201',
+      'GET /authorize 200',
+      'POST /authorize 302',
+      'POST /token 200',
+      'POST /token 200',
+      'POST /revoke 200',
+      'GET /.well-known/oauth-protected-resource 200',
+      'GET /.well-known/oauth-protected-resource/mcp 200',
+      'GET /.well-known/oauth-authorization-server 200',
+    ]);
+    const text = JSON.stringify(lines);
+    for (const secret of [code, verifier, challenge, 'state-value-9f2c', g.keys.rk.split('_')[3]!, tokens.access_token!, tokens.refresh_token!, next.access_token!, next.refresh_token!]) expect(text).not.toContain(secret);
   });
 });

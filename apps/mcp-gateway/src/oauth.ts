@@ -9,7 +9,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, type RefreshOutcome, pkceVerifierMatches, scopeOf } from '@analytics/auth';
 import { ApiError } from '@analytics/schema';
-import { MemoryRateLimiter, publicBaseUrl } from '@analytics/service-kit';
+import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
 import { authorizePage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
 
@@ -134,6 +134,8 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
   };
   return async (req, res, next) => {
     if (!OAUTH_PATHS.has(req.path)) return next();
+    // Logged as the fixed path it matched: never a query string, code or token.
+    logRouteAs(res, req.path);
     // One bucket per caller across every base URL (the SDK's own limiters would be rebuilt per router).
     if (!req.path.startsWith('/.well-known/')) {
       const { allowed, retryAfterS } = await limiter.take(`oauth:${req.ip ?? ''}`, OAUTH_RATE);

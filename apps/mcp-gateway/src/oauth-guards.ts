@@ -3,10 +3,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { InvalidClientError, InvalidRequestError, type OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { CLIENT_METADATA_LIMITS, type ClientAuthentication, type OAuthStore, clientMetadataProblem, redirectUriProblem } from '@analytics/auth';
 
-/**
- * Checks the MCP SDK's `mcpAuthRouter` does not make, run in front of its handlers on the same paths. Each parses the
- * body itself; the SDK's own parser then finds it read and leaves it.
- */
+// Checks the SDK's mcpAuthRouter does not make, mounted before it on the same paths; its parsers find the body read and skip it.
 
 const oauthError = (res: Response, error: { error: string; error_description?: string }) => res.status(400).set('Cache-Control', 'no-store').json(error);
 const answer = (res: Response, e: OAuthError) => oauthError(res, e.toResponseObject());
@@ -17,10 +14,13 @@ const parseWith = (parser: RequestHandler, onError: (res: Response, err: unknown
 
 const isTooLarge = (err: unknown) => (err as { type?: unknown }).type === 'entity.too.large';
 
+/** The form body of /authorize, /token and /revoke, as the SDK's handlers read it. */
+const formBody = () => parseWith(express.urlencoded({ extended: false }), (res) => answer(res, new InvalidRequestError('the form could not be read')));
+
 /** POST /register: RFC 7591 refusals for over-size metadata and unsafe redirect URIs, before anything is stored. */
 export function registrationGuard(): RequestHandler[] {
   const parse = parseWith(express.json({ limit: CLIENT_METADATA_LIMITS.bytes }), (res, err) =>
-    oauthError(res, { error: 'invalid_client_metadata', error_description: isTooLarge(err) ? `the client metadata is over ${CLIENT_METADATA_LIMITS.bytes} bytes` : 'the client metadata is not valid JSON' }),
+    oauthError(res, { error: 'invalid_client_metadata', error_description: isTooLarge(err) ? `the client metadata is over ${CLIENT_METADATA_LIMITS.bytes} bytes` : 'the client metadata is not a JSON object' }),
   );
   const check: RequestHandler = (req, res, next) => {
     if (req.body === undefined) return next();
@@ -36,7 +36,6 @@ export function registrationGuard(): RequestHandler[] {
  * before them included). Refused here as a plain 400: the SDK would report later errors by redirecting to that URI.
  */
 export function authorizeGuard(store: OAuthStore): RequestHandler[] {
-  const parse = parseWith(express.urlencoded({ extended: false }), (res) => answer(res, new InvalidRequestError('the form could not be read')));
   const check: RequestHandler = async (req, res, next) => {
     const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown> | undefined;
     const clientId = params?.['client_id'];
@@ -48,7 +47,7 @@ export function authorizeGuard(store: OAuthStore): RequestHandler[] {
     if (problem) return void answer(res, new InvalidRequestError(`redirect_uri ${problem}`));
     next();
   };
-  return [parse, check];
+  return [formBody(), check];
 }
 
 const CLIENT_REFUSALS: Record<Extract<ClientAuthentication, { refused: string }>['refused'], string> = {
@@ -63,7 +62,6 @@ const CLIENT_REFUSALS: Record<Extract<ClientAuthentication, { refused: string }>
  * hands the SDK metadata without a secret, so the SDK's own check (a plain-text comparison) has nothing to compare.
  */
 export function clientAuthentication(store: OAuthStore): RequestHandler[] {
-  const parse = parseWith(express.urlencoded({ extended: false }), (res) => answer(res, new InvalidRequestError('the form could not be read')));
   const check: RequestHandler = async (req, res, next) => {
     const { client_id: clientId, client_secret: secret } = (req.body ?? {}) as Record<string, unknown>;
     if (typeof clientId !== 'string') return next();
@@ -71,5 +69,5 @@ export function clientAuthentication(store: OAuthStore): RequestHandler[] {
     if ('refused' in outcome) return void answer(res, new InvalidClientError(CLIENT_REFUSALS[outcome.refused]));
     next();
   };
-  return [cors(), parse, check];
+  return [cors(), formBody(), check];
 }

@@ -71,6 +71,14 @@ async function loaded(page: Page): Promise<void> {
   await page.waitForSelector('body[data-state="loaded"]', { timeout: 30_000 });
 }
 
+/** Opens `path` and signs in through the form, as a person does. */
+async function signIn(page: Page, path: string): Promise<void> {
+  await page.goto(`${base}${path}`);
+  await page.fill('#key-input', rk);
+  await page.press('#key-input', 'Enter');
+  await loaded(page);
+}
+
 const shown = (page: Page, testId: string) => page.getAttribute(`[data-testid="${testId}"]`, 'data-value').then(Number);
 
 /** A top list as shown: [key, value] per bar, in order. */
@@ -142,11 +150,10 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect((await fetch(`${base}/assets/nope.js`)).status).toBe(404);
   });
 
-  it('shows every number and top list as the read API answers them, takes the key from the fragment and hides it', async () => {
+  it('shows every number and top list as the read API answers them, signed in through the form with the key in sessionStorage only', async () => {
     const { page, context, problems } = await openPage();
-    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
-    await loaded(page);
-    expect(new URL(page.url()).hash).toBe('');
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await shown(page, 'live')).toBe(4);
@@ -156,10 +163,32 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
+  it('uses no key from a #key= link: drops it from the address and every history entry at once, and asks for it in the form', async () => {
+    const { page, context, problems } = await openPage();
+    const sent: string[] = [];
+    page.on('request', (r) => sent.push(`${r.url()} ${JSON.stringify(r.headers())}`));
+    const clean = `${base}/?from=${RANGE.from}&to=${RANGE.to}`;
+    await page.goto(`${clean}#key=${rk}`);
+    await page.waitForSelector('#sign-in:not([hidden])');
+    expect(await page.textContent('#key-error')).toContain('Keys in links are not accepted');
+    expect(await page.evaluate(() => [location.href, history.length, sessionStorage.length])).toEqual([clean, expect.any(Number), 0]);
+    const history = async () => (await (await context.newCDPSession(page)).send('Page.getNavigationHistory')).entries.map((e) => e.url);
+    const secret = rk.split('_')[3]!;
+    expect((await history()).filter((url) => url.includes(secret))).toEqual([]);
+    expect((await history()).at(-1)).toBe(clean);
+    expect(sent.filter((line) => line.includes(secret))).toEqual([]);
+
+    await page.fill('#key-input', rk);
+    await page.press('#key-input', 'Enter');
+    await loaded(page);
+    expect((await history()).filter((url) => url.includes(secret))).toEqual([]);
+    expect(page.url()).toBe(clean);
+    expect(problems).toEqual([]);
+  });
+
   it('filters every stats call to a clicked event name, and the range buttons change the URL and the numbers', async () => {
     const { page, problems } = await openPage();
-    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
-    await loaded(page);
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     await page.click('#list-events li[data-key="signup"] button');
     await page.waitForURL(/event=signup/);
     await loaded(page);
@@ -232,8 +261,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const width of [1280, 375]) {
         const { page, problems } = await openPage({ width, colorScheme });
-        await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
-        await loaded(page);
+        await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
         // Evaluated through the DevTools protocol, so the page's CSP (no inline script) stays as served.
         await page.evaluate(axeSource);
         const violations = await page.evaluate(async () => {
@@ -251,8 +279,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
 
   it('is keyboard navigable: Tab reaches the range buttons and an event name, Enter applies it', async () => {
     const { page } = await openPage();
-    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
-    await loaded(page);
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     const focusedIds: string[] = [];
     for (let i = 0; i < 60; i++) {
       await page.keyboard.press('Tab');
@@ -273,8 +300,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
   it('refreshes the visitors of the last 30 minutes every 30 s', async () => {
     const { page, problems } = await openPage();
     await page.clock.install({ time: Date.now() });
-    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}#key=${rk}`);
-    await loaded(page);
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     const before = await shown(page, 'live');
     const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events: [{ event: '$pageview', anonymous_id: 'live-new' }] }) });
     expect(res.status).toBe(202);

@@ -43,14 +43,18 @@ const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
   return node;
 };
 
-// ---- the key: URL fragment or form, sessionStorage only, sent only as a bearer token to this origin ----
+// ---- the key: the form only, sessionStorage only, sent only as a bearer token to this origin ----
 
-function takeKeyFromFragment(): void {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const key = fragment.get('key');
-  if (key) sessionStorage.setItem(KEY_ITEM, key.trim());
-  // The key never stays in the visible URL (history, screenshots, a copied link).
-  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+const KEY_IN_URL = 'Keys in links are not accepted: the browser keeps every address it opens in its history. Paste the key here instead.';
+
+/**
+ * Drops a key from the URL (`#key=…`, the old sign-in link) without using it: replaceState cleans this tab's entry,
+ * but the browser's own history (chrome://history, address-bar suggestions) keeps the address as it was opened.
+ */
+function dropKeyFromUrl(): boolean {
+  if (!new URLSearchParams(location.hash.slice(1)).has('key')) return false;
+  history.replaceState(null, '', location.pathname + location.search);
+  return true;
 }
 
 function showSignIn(message = ''): void {
@@ -291,7 +295,7 @@ function show(): void {
 }
 
 function start(): void {
-  takeKeyFromFragment();
+  const keyWasInUrl = dropKeyFromUrl();
   $('key-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const key = $<HTMLInputElement>('key-input').value.trim();
@@ -315,7 +319,8 @@ function start(): void {
     clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
   });
-  show();
+  if (keyWasInUrl && !sessionStorage.getItem(KEY_ITEM)) showSignIn(KEY_IN_URL);
+  else show();
 }
 
 start();

@@ -15,6 +15,7 @@ runService('mcp-gateway', [EVENT_STORE_SETTING, 'DATABASE_URL', 'IP_HASH_SECRET'
     ipHashSecret: env.IP_HASH_SECRET!,
     allowedOrigins: env.MCP_ALLOWED_ORIGINS,
     oauth: env.MCP_OAUTH === 'on' ? { store: new OAuthStore(stores.keyDb) } : undefined,
+    publicUrl: env.PUBLIC_URL,
   }),
   { prepare: loadGeo },
 );

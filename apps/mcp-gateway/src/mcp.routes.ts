@@ -22,9 +22,9 @@ import { type EventStore, queryEvents, querySources, queryStats } from '@analyti
 import type { IngestService } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
-import { type Logger, readJsonBody, toApiError } from '@analytics/service-kit';
+import { type Logger, publicBaseUrl, readJsonBody, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
-import { PROTECTED_RESOURCE_PATH, baseUrlOf, createOAuthRouter } from './oauth';
+import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
 
 export interface McpRouterDeps {
@@ -40,6 +40,8 @@ export interface McpRouterDeps {
   allowedOrigins?: readonly string[];
   /** OAuth 2.1 for connector UIs (MCP_OAUTH=on): tokens and codes in the key store. */
   oauth?: { store: OAuthStore };
+  /** PUBLIC_URL: the origin named in OAuth metadata and WWW-Authenticate; unset: the request's validated Host. */
+  publicUrl?: string;
 }
 
 interface McpLocals {
@@ -184,14 +186,15 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
       const { id, name, retention_days, allowed_origins } = auth.project;
-      const bodies: Record<string, unknown> = {
-        'analytics://project': { id, name, retention_days, allowed_origins },
-        'analytics://schema/events': EVENTS_TABLE_DESCRIPTION,
-        'analytics://classifier/rules': { rules: CLASSIFIER_RULES },
-      };
+      // A Map, not an object literal: `uri in {}` would find __proto__, constructor, toString and the like.
+      const bodies = new Map<string, unknown>([
+        ['analytics://project', { id, name, retention_days, allowed_origins }],
+        ['analytics://schema/events', EVENTS_TABLE_DESCRIPTION],
+        ['analytics://classifier/rules', { rules: CLASSIFIER_RULES }],
+      ]);
       if (uri === CHART_URI) return { contents: [{ uri, mimeType: MCP_APP_MIME, text: CHART_HTML, _meta: CHART_RESOURCE_META }] };
-      if (!(uri in bodies)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies[uri]) }] };
+      if (!bodies.has(uri)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies.get(uri)) }] };
     });
     return server;
   };
@@ -211,7 +214,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   /** RFC 6750 challenge of a 401: why (none for a missing key), and where OAuth starts when it is on (RFC 9728). */
   const challenge = (req: Request, e: ApiError): string => {
     const params = e.code === 'missing_bearer_token' ? [] : ['error="invalid_token"', `error_description="${e.code}"`];
-    if (deps.oauth) params.push(`resource_metadata="${baseUrlOf(req)}${PROTECTED_RESOURCE_PATH}"`);
+    if (deps.oauth) params.push(`resource_metadata="${publicBaseUrl(req, deps.publicUrl)}${PROTECTED_RESOURCE_PATH}"`);
     return params.length > 0 ? `Bearer ${params.join(', ')}` : 'Bearer';
   };
 
@@ -256,7 +259,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }
   };
 
-  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator));
+  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, deps.publicUrl));
 
   router.post('/mcp', authenticate, async (req: Request, res: Response<unknown, McpLocals>) => {
     const { auth } = res.locals;

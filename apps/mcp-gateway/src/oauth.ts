@@ -1,4 +1,4 @@
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type RequestHandler, type Response, Router } from 'express';
 import { LRUCache } from 'lru-cache';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
 import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
@@ -7,73 +7,35 @@ import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprot
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, scopeOf } from '@analytics/auth';
+import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, type RefreshOutcome, pkceVerifierMatches, scopeOf } from '@analytics/auth';
 import { ApiError } from '@analytics/schema';
-import { MemoryRateLimiter } from '@analytics/service-kit';
+import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
+import { authorizePage, refusal } from './oauth-consent';
+import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
 
 /** RFC 9728 metadata at the root, as the issue and most clients ask for it (the SDK serves the `/mcp`-suffixed path). */
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 const OAUTH_PATHS = new Set([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}/mcp`, '/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke']);
-
-/** The public base URL a request reached (`TRUST_PROXY` decides whether X-Forwarded-Proto/Host count). */
-export const baseUrlOf = (req: Request): string => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
 const RESOURCE_NAME = 'Event analytics (MCP)';
 const SCOPES = ['read', 'ingest'];
 // The SDK's default: 100 requests per 15 minutes per caller on /authorize, /token, /register and /revoke.
 const OAUTH_RATE = { ratePerS: 100 / 900, burst: 100 };
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** Why a pasted key was refused, in words for the site owner. */
-function refusal(e: unknown): string {
-  const code = e instanceof ApiError ? e.code : 'invalid_api_key';
-  if (code === 'missing_bearer_token') return 'Paste a key.';
-  if (code === 'malformed_api_key') return 'That is not an API key: keys look like rk_live_… or sk_live_….';
-  return 'That key is unknown or revoked: check it in your project (npm run admin -- projects) or create a new one.';
-}
-
-/** The consent page: one form that posts the key back to /authorize with the OAuth parameters it came with. */
-export function authorizePage(client: OAuthClientInformationFull, params: AuthorizationParams, error?: string): string {
-  const hidden: Record<string, string | undefined> = {
-    client_id: client.client_id,
-    redirect_uri: params.redirectUri,
-    response_type: 'code',
-    code_challenge: params.codeChallenge,
-    code_challenge_method: 'S256',
-    state: params.state,
-    scope: params.scopes?.length ? params.scopes.join(' ') : undefined,
-    resource: params.resource?.href,
-  };
-  const inputs = Object.entries(hidden)
-    .filter((e): e is [string, string] => e[1] !== undefined)
-    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
-    .join('\n');
-  const name = escapeHtml(client.client_name ?? client.client_id);
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Connect ${name} to your analytics</title>
-<style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}input[name=api_key]{width:100%;padding:.5rem;font:inherit}button{margin-top:1rem;padding:.5rem 1rem;font:inherit}.error{color:#b00020}</style></head>
-<body><h1>Connect ${name}</h1>
-<p>${name} asks to use your analytics through MCP. Paste an <code>rk_</code> key to let it read your project's statistics, or an <code>sk_</code> key to let it record events. It gets exactly what the key allows, until the key is revoked.</p>
-${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
-<form method="post" action="/authorize">
-${inputs}
-<label for="api_key">API key</label>
-<input id="api_key" name="api_key" type="password" autocomplete="off" required>
-<button type="submit">Connect</button>
-</form></body></html>`;
-}
-
 /** The MCP SDK's authorization-server provider over our key store: a token stands for the key the owner pasted. */
 export class KeyOAuthProvider implements OAuthServerProvider {
   readonly clientsStore: OAuthRegisteredClientsStore;
+  /** exchangeAuthorizationCode takes the code out before it checks the verifier, so a wrong code_verifier spends it. */
+  readonly skipLocalPkceValidation = true;
 
   constructor(
     private readonly store: OAuthStore,
     private readonly authenticator: Authenticator,
   ) {
     this.clientsStore = {
+      // Never a secret (the store keeps its hash): clientAuthentication checks it before the SDK's handlers run.
       getClient: async (id) => ((await store.getClient(id)) as OAuthClientInformationFull | null) ?? undefined,
+      // The answer (201) carries the secret this once; the store keeps only its hash.
       registerClient: async (client) => {
         const full = client as OAuthClientInformationFull;
         await store.saveClient(full.client_id, { ...full });
@@ -104,23 +66,25 @@ export class KeyOAuthProvider implements OAuthServerProvider {
     res.redirect(302, target.href);
   }
 
+  // Part of the provider interface; the SDK skips it while skipLocalPkceValidation is set.
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
     const found = await this.store.findCode(code, client.client_id);
     if (!found) throw new InvalidGrantError('unknown or expired authorization code');
     return found.code_challenge;
   }
 
-  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string): Promise<OAuthTokens> {
+  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, verifier?: string, redirectUri?: string): Promise<OAuthTokens> {
     const grant = await this.store.consumeCode(code, client.client_id);
-    if (!grant) throw new InvalidGrantError('unknown, used or expired authorization code');
+    if (!grant) throw new InvalidGrantError('unknown, used or expired authorization code, or its key was revoked');
+    if (!pkceVerifierMatches(verifier, grant.code_challenge)) throw new InvalidGrantError('code_verifier does not match the challenge; the code is spent');
     if (redirectUri !== undefined && redirectUri !== grant.redirect_uri) throw new InvalidGrantError('redirect_uri differs from the authorization request');
     return asTokens(await this.store.issueTokens(grant));
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
-    const grant = await this.store.consumeRefreshToken(refreshToken, client.client_id);
-    if (!grant) throw new InvalidGrantError('unknown, used or expired refresh token');
-    return asTokens(await this.store.issueTokens(grant));
+    const outcome = await this.store.refreshTokens(refreshToken, client.client_id);
+    if ('refused' in outcome) throw new InvalidGrantError(REFRESH_REFUSALS[outcome.refused]);
+    return asTokens(outcome.tokens);
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -134,14 +98,20 @@ export class KeyOAuthProvider implements OAuthServerProvider {
   }
 }
 
+const REFRESH_REFUSALS: Record<Extract<RefreshOutcome, { refused: string }>['refused'], string> = {
+  unknown: 'unknown, used or expired refresh token',
+  reused: 'refresh token already used: every token of this grant is revoked',
+  key_revoked: 'the API key behind this grant was revoked',
+};
+
 const asTokens = (t: StoredTokens): OAuthTokens => ({ access_token: t.access_token, token_type: 'bearer', expires_in: t.expires_in, refresh_token: t.refresh_token });
 
 /**
  * The OAuth 2.1 authorization server of /mcp (SDK `mcpAuthRouter`): metadata, registration, /authorize, /token,
- * /revoke. Its metadata names absolute URLs, so one router is built per public base URL a request arrives on; the SDK
- * refuses plain-http issuers other than localhost, whose requests fall through to 404.
+ * /revoke. Its metadata names absolute URLs: PUBLIC_URL's, else one router per validated base URL a request arrives on;
+ * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404.
  */
-export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator): RequestHandler {
+export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, publicUrl?: string): RequestHandler {
   const provider = new KeyOAuthProvider(store, authenticator);
   const limiter = new MemoryRateLimiter();
   const byBase = new LRUCache<string, { router: RequestHandler } | { refused: true }>({ max: 16 });
@@ -149,6 +119,9 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
     try {
       const resourceServerUrl = new URL('/mcp', base);
       const router = Router();
+      router.post('/register', registrationGuard());
+      router.all('/authorize', authorizeGuard(store));
+      router.post(['/token', '/revoke'], clientAuthentication(store));
       router.use(mcpAuthRouter({
         provider, issuerUrl: new URL(base), resourceServerUrl, resourceName: RESOURCE_NAME, scopesSupported: SCOPES,
         authorizationOptions: { rateLimit: false }, tokenOptions: { rateLimit: false }, clientRegistrationOptions: { rateLimit: false }, revocationOptions: { rateLimit: false },
@@ -161,6 +134,8 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
   };
   return async (req, res, next) => {
     if (!OAUTH_PATHS.has(req.path)) return next();
+    // Logged as the fixed path it matched: never a query string, code or token.
+    logRouteAs(res, req.path);
     // One bucket per caller across every base URL (the SDK's own limiters would be rebuilt per router).
     if (!req.path.startsWith('/.well-known/')) {
       const { allowed, retryAfterS } = await limiter.take(`oauth:${req.ip ?? ''}`, OAUTH_RATE);
@@ -169,7 +144,7 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
         throw new ApiError('rate_limited', { retry_after_s: retryAfterS });
       }
     }
-    const base = baseUrlOf(req);
+    const base = publicBaseUrl(req, publicUrl);
     let entry = byBase.get(base);
     if (!entry) byBase.set(base, (entry = build(base)));
     if ('refused' in entry) return next();

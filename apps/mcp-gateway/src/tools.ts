@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CLASSIFIER_RULES } from '@analytics/classifier';
 import type { Access } from '@analytics/auth';
 import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
-import { QUERY_ROW_COLUMNS, STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { CALLER_DATA_NOTE, QUERY_ROW_COLUMNS, STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 
 /** What an agent sees for each argument (merged into the JSON schemas derived from libs/schema). */
 const DESCRIPTIONS: Record<string, string> = {
@@ -93,7 +93,7 @@ export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'query_events',
     title: 'Query raw events',
-    description: 'Raw events of the key\'s project in [from, to), newest first, like GET /v1/query. Needs an rk_ key. Returns { rows }; properties is a JSON string.',
+    description: `Raw events of the key's project in [from, to), newest first, like GET /v1/query. Needs an rk_ key. Returns { rows }; properties is a JSON string. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(queryParamsSchema),
     outputSchema: outputSchemaOf(z.object({ rows: z.array(queryRow), truncated })),
@@ -102,7 +102,7 @@ export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'get_stats',
     title: 'Aggregate statistics',
-    description: 'Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row.',
+    description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(statsParamsSchema, {
       group_by: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: [...STATS_GROUP_BY] } }], type: undefined },
@@ -114,7 +114,7 @@ export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'top_sources',
     title: 'Top traffic sources',
-    description: 'Top traffic sources by sessions\' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }.',
+    description: `Top traffic sources by sessions' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(sourcesParamsSchema),
     outputSchema: outputSchemaOf(z.object({ breakdown: z.enum(['source_medium', 'source']), rows: z.array(sourcesRow), truncated })),

@@ -22,8 +22,8 @@ export interface StandaloneDeps {
   dashboardDir?: string;
   /** The browser SDK's build (dist/libs/sdk-browser), served at GET /sdk/analytics.min.js without a key. */
   sdkDir?: string;
-  /** MCP_ALLOWED_ORIGINS and MCP_OAUTH (OAuth for connector UIs on /mcp). */
-  mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean };
+  /** MCP_ALLOWED_ORIGINS, MCP_OAUTH (OAuth for connector UIs on /mcp) and PUBLIC_URL. */
+  mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean; publicUrl?: string };
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`). */
@@ -44,6 +44,7 @@ export function buildApp(deps: StandaloneDeps): Express {
         authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, logger: deps.logger, clock: deps.clock,
         allowedOrigins: deps.mcp?.allowedOrigins,
         oauth: deps.mcp?.oauth ? { store: new OAuthStore(stores.keyDb) } : undefined,
+        publicUrl: deps.mcp?.publicUrl,
       }),
       createAdminRouter({
         keyStore: stores.keyStore,

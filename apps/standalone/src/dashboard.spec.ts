@@ -65,7 +65,8 @@ describe('npm start: the first-minute block', () => {
     expect(block).toContain('http://localhost:8080/');
     expect(block).toContain('/srv/data/secrets.json');
     expect(block).toContain('npm run admin -- create-project --name');
-    expect(block).toContain('http://localhost:8080/#key=');
+    expect(block).toContain('then open http://localhost:8080/ and paste the rk_ key');
+    expect(block).not.toContain('#key=');
     expect(block).not.toContain('API reference');
     expect(block.split('\n').every((line) => !line.startsWith('{'))).toBe(true);
   });

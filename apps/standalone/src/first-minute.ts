@@ -23,7 +23,7 @@ export function firstMinuteBlock(facts: FirstMinuteFacts): string {
     `  Admin token    ${token}`,
     '  First project  npm run admin -- create-project --name my-site --origin https://my-site.example',
     '                 prints the project and its pk_, sk_ and rk_ keys (shown once: keep them);',
-    `                 then open ${base}/#key=<the rk_ key>`,
+    `                 then open ${base}/ and paste the rk_ key`,
     '',
   ];
   return lines.join('\n');

@@ -22,7 +22,7 @@ async function main() {
   // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.
   const sdkDir = resolve(__dirname, '../../libs/sdk-browser');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
-  const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off' };
+  const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
   setBodyLimits(app, bodyLimitsOf(env));
   setFailedAuthLimits(app, failedAuthLimitsOf(env));

@@ -95,4 +95,12 @@ describe('MCP OAuth on the standalone app (npm start turns it on)', () => {
     expect((await request(without).get('/.well-known/oauth-authorization-server').set('host', 'localhost:8080')).status).toBe(404);
     expect((await request(without).post('/mcp').send({})).headers['www-authenticate']).toBe('Bearer');
   });
+
+  it('names PUBLIC_URL (mcp.publicUrl) in the metadata and the /mcp 401 whatever the Host', async () => {
+    const app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, mcp: { oauth: true, publicUrl: 'https://analytics.example.com' } });
+    const meta = await request(app).get('/.well-known/oauth-authorization-server').set('host', 'evil.example');
+    expect(meta.body).toMatchObject({ issuer: 'https://analytics.example.com/', token_endpoint: 'https://analytics.example.com/token' });
+    const refused = await request(app).post('/mcp').set('host', 'evil.example').send({});
+    expect(refused.headers['www-authenticate']).toBe('Bearer resource_metadata="https://analytics.example.com/.well-known/oauth-protected-resource"');
+  });
 });

@@ -8,3 +8,6 @@ export * from './auth.middleware';
 export * from './test-backends';
 export * from './invalidation-bus';
 export * from './oauth-store';
+export * from './redirect-uri';
+export * from './client-metadata';
+export * from './pkce';

@@ -1,14 +1,16 @@
 import { keyStoreBackends } from './test-backends';
 import { hashSecret } from './key-format';
 import { KeyStore } from './key-store';
-import { migrateKeyStore } from './migrate';
+import { KEY_STORE_MIGRATIONS, migrateKeyStore } from './migrate';
 import { OAuthStore, isOAuthAccessToken } from './oauth-store';
 import type { SqlPort } from './sql-port';
+
+const T0 = Date.parse('2026-06-01T00:00:00Z');
 
 describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
   let db: SqlPort;
   let keys: KeyStore;
-  let clock = Date.parse('2026-06-01T00:00:00Z');
+  let clock = T0;
   let store: OAuthStore;
   let prefix: string;
   let projectId: string;
@@ -26,14 +28,44 @@ describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
   });
   afterAll(() => db.close());
   beforeEach(() => {
-    clock = Date.parse('2026-06-01T00:00:00Z');
+    clock = T0;
   });
 
-  const grant = () => ({ client_id: client, key_prefix: prefix, code_challenge: 'challenge', redirect_uri: 'https://app.example/cb', resource: null });
+  const grant = (keyPrefix = prefix) => ({ client_id: client, key_prefix: keyPrefix, code_challenge: 'challenge', redirect_uri: 'https://app.example/cb', resource: null });
+  /** The prefix of a new project's rk_ key, for tests that revoke it. */
+  const freshPrefix = async () => (await keys.createProject({ name: 'revocable' })).keys.rk.split('_')[2]!;
+  const refreshed = async (refresh: string, clientId = client) => {
+    const outcome = await store.refreshTokens(refresh, clientId);
+    if (!('tokens' in outcome)) throw new Error(`refresh refused: ${outcome.refused}`);
+    return outcome.tokens;
+  };
 
   it('keeps a registered client\'s metadata', async () => {
     expect(await store.getClient(client)).toEqual({ client_id: client, redirect_uris: ['https://app.example/cb'], client_name: 'App' });
     expect(await store.getClient('nope')).toBeNull();
+  });
+
+  it('keeps a client secret only as its SHA-256 hash, never in the metadata it hands out', async () => {
+    const secret = 'a3f1c0ffee'.repeat(6);
+    await store.saveClient('confidential-1', { client_id: 'confidential-1', redirect_uris: ['https://app.example/cb'], client_secret: secret, client_secret_expires_at: 0 });
+    const { rows } = await db.query<{ metadata: unknown; client_secret_hash: string }>("SELECT metadata, client_secret_hash FROM oauth_clients WHERE client_id = 'confidential-1'");
+    expect(JSON.stringify(rows[0]!.metadata)).not.toContain(secret);
+    expect(rows[0]!.client_secret_hash).toBe(hashSecret(secret));
+    expect(await store.getClient('confidential-1')).not.toHaveProperty('client_secret');
+  });
+
+  it('authenticates a client: a public one by its id, a confidential one only with its unexpired secret', async () => {
+    const secret = 'b'.repeat(64);
+    const expiresAt = Math.floor(T0 / 1000) + 60;
+    await store.saveClient('confidential-2', { client_id: 'confidential-2', redirect_uris: ['https://app.example/cb'], client_secret: secret, client_secret_expires_at: expiresAt });
+    expect(await store.authenticateClient(client, undefined)).toEqual({ client: expect.objectContaining({ client_id: client }) });
+    expect(await store.authenticateClient('nope', secret)).toEqual({ refused: 'unknown_client' });
+    expect(await store.authenticateClient('confidential-2', undefined)).toEqual({ refused: 'secret_required' });
+    expect(await store.authenticateClient('confidential-2', '')).toEqual({ refused: 'secret_required' });
+    expect(await store.authenticateClient('confidential-2', `${secret.slice(1)}c`)).toEqual({ refused: 'wrong_secret' });
+    expect(await store.authenticateClient('confidential-2', secret)).toEqual({ client: expect.objectContaining({ client_id: 'confidential-2' }) });
+    clock = expiresAt * 1000 + 1;
+    expect(await store.authenticateClient('confidential-2', secret)).toEqual({ refused: 'secret_expired' });
   });
 
   it('stores codes and tokens only as SHA-256 hashes', async () => {
@@ -60,6 +92,14 @@ describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
     expect(await store.consumeCode(late, client)).toBeNull();
   });
 
+  it('exchanges no code once its key is revoked, and burns it', async () => {
+    const revocable = await freshPrefix();
+    const code = await store.createCode(grant(revocable));
+    await keys.revokeKey(revocable);
+    expect(await store.consumeCode(code, client)).toBeNull();
+    expect(await store.findCode(code, client)).toBeNull();
+  });
+
   it('resolves an access token to its key and project until it expires', async () => {
     const { access_token, expires_in } = await store.issueTokens(grant());
     expect(isOAuthAccessToken(access_token)).toBe(true);
@@ -68,20 +108,100 @@ describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
     expect(await store.resolveAccessToken(access_token)).toBeNull();
   });
 
-  it('rotates refresh tokens: each is used once, and only by its client', async () => {
-    const { refresh_token } = await store.issueTokens(grant());
-    expect(await store.consumeRefreshToken(refresh_token, 'other-client')).toBeNull();
-    expect(await store.consumeRefreshToken(refresh_token, client)).toMatchObject({ client_id: client, key_prefix: prefix });
-    expect(await store.consumeRefreshToken(refresh_token, client)).toBeNull();
+  it('rotates refresh tokens: each is used once, only by its client, before it expires', async () => {
+    const first = await store.issueTokens(grant());
+    expect(await store.refreshTokens(first.refresh_token, 'other-client')).toEqual({ refused: 'unknown' });
+    const second = await refreshed(first.refresh_token);
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect(await store.resolveAccessToken(second.access_token)).not.toBeNull();
+    expect(await store.refreshTokens('mcp_rt_unknown', client)).toEqual({ refused: 'unknown' });
+    clock += store.refreshTtlS * 1000 + 1;
+    expect(await store.refreshTokens(second.refresh_token, client)).toEqual({ refused: 'unknown' });
   });
 
-  it('forgets a revoked token, and refuses every token of a revoked key at once', async () => {
+  it('revokes the whole grant when a rotated refresh token is presented again, and no other grant', async () => {
+    const first = await store.issueTokens(grant());
+    const second = await refreshed(first.refresh_token);
+    const third = await refreshed(second.refresh_token);
+    const other = await store.issueTokens(grant());
+    expect(await store.refreshTokens(first.refresh_token, client)).toEqual({ refused: 'reused' });
+    for (const t of [first, second, third]) expect(await store.resolveAccessToken(t.access_token)).toBeNull();
+    expect(await store.refreshTokens(third.refresh_token, client)).toEqual({ refused: 'unknown' });
+    expect(await store.resolveAccessToken(other.access_token)).not.toBeNull();
+    expect(await refreshed(other.refresh_token)).toMatchObject({ access_token: expect.stringMatching(/^mcp_at_/) });
+  });
+
+  it('lets one of two concurrent refreshes with the same token win, and then revokes the grant as reuse', async () => {
+    const first = await store.issueTokens(grant());
+    const outcomes = await Promise.all([store.refreshTokens(first.refresh_token, client), store.refreshTokens(first.refresh_token, client)]);
+    expect(outcomes.map((o) => ('tokens' in o ? 'tokens' : o.refused)).sort()).toEqual(['reused', 'tokens']);
+    const won = outcomes.find((o): o is { tokens: { access_token: string; refresh_token: string; expires_in: number } } => 'tokens' in o)!;
+    expect(await store.resolveAccessToken(won.tokens.access_token)).toBeNull();
+    expect(await store.refreshTokens(won.tokens.refresh_token, client)).toEqual({ refused: 'unknown' });
+  });
+
+  it('counts a rotated refresh token presented by another client as reuse too', async () => {
+    const first = await store.issueTokens(grant());
+    const second = await refreshed(first.refresh_token);
+    expect(await store.refreshTokens(first.refresh_token, 'other-client')).toEqual({ refused: 'reused' });
+    expect(await store.resolveAccessToken(second.access_token)).toBeNull();
+  });
+
+  it('refreshes nothing once the key is revoked', async () => {
+    const revocable = await freshPrefix();
+    const tokens = await store.issueTokens(grant(revocable));
+    await keys.revokeKey(revocable);
+    expect(await store.refreshTokens(tokens.refresh_token, client)).toEqual({ refused: 'key_revoked' });
+    expect(await store.resolveAccessToken(tokens.access_token)).toBeNull();
+  });
+
+  it('forgets a revoked access token, revokes the whole grant with its refresh token, and refuses every token of a revoked key', async () => {
     const a = await store.issueTokens(grant());
     await store.revokeToken(a.access_token, client);
     expect(await store.resolveAccessToken(a.access_token)).toBeNull();
     const b = await store.issueTokens(grant());
-    expect(await store.resolveAccessToken(b.access_token)).not.toBeNull();
-    await keys.revokeKey(prefix);
-    expect(await store.resolveAccessToken(b.access_token)).toBeNull();
+    const c = await refreshed(b.refresh_token);
+    await store.revokeToken(c.refresh_token, 'other-client');
+    expect(await store.resolveAccessToken(c.access_token)).not.toBeNull();
+    await store.revokeToken(c.refresh_token, client);
+    for (const t of [b, c]) expect(await store.resolveAccessToken(t.access_token)).toBeNull();
+    const revocable = await freshPrefix();
+    const d = await store.issueTokens(grant(revocable));
+    expect(await store.resolveAccessToken(d.access_token)).not.toBeNull();
+    await keys.revokeKey(revocable);
+    expect(await store.resolveAccessToken(d.access_token)).toBeNull();
+  });
+});
+
+describe.each(keyStoreBackends())('OAuth store upgraded from the 002 schema on %s', (_name, open) => {
+  let db: SqlPort;
+  afterEach(() => db.close());
+
+  it('moves plain-text client secrets to hashes and keeps old tokens working, each as its own grant', async () => {
+    db = await open();
+    await migrateKeyStore(db, KEY_STORE_MIGRATIONS.slice(0, 2));
+    const created = await new KeyStore(db).createProject({ name: 'old' });
+    const keyPrefix = created.keys.rk.split('_')[2]!;
+    const secret = 'c'.repeat(64);
+    await db.query('INSERT INTO oauth_clients (client_id, metadata) VALUES ($1, $2)', ['old-confidential', JSON.stringify({ client_id: 'old-confidential', redirect_uris: ['https://app.example/cb'], client_secret: secret, client_secret_expires_at: 0 })]);
+    await db.query('INSERT INTO oauth_clients (client_id, metadata) VALUES ($1, $2)', ['old-public', JSON.stringify({ client_id: 'old-public', redirect_uris: ['https://app.example/cb'] })]);
+    const insert = 'INSERT INTO oauth_tokens (token_hash, kind, client_id, key_prefix, resource, expires_at) VALUES ($1, $2, $3, $4, NULL, $5)';
+    const later = new Date(Date.now() + 3_600_000);
+    await db.query(insert, [hashSecret('mcp_at_old'), 'access', 'old-public', keyPrefix, later]);
+    await db.query(insert, [hashSecret('mcp_rt_old'), 'refresh', 'old-public', keyPrefix, later]);
+
+    expect(await migrateKeyStore(db)).toEqual([3, 4]);
+    const store = new OAuthStore(db);
+    const { rows } = await db.query<{ metadata: unknown; client_secret_hash: string | null }>('SELECT metadata, client_secret_hash FROM oauth_clients ORDER BY client_id');
+    expect(rows.map((r) => r.client_secret_hash)).toEqual([hashSecret(secret), null]);
+    expect(JSON.stringify(rows.map((r) => r.metadata))).not.toContain(secret);
+    expect(await store.authenticateClient('old-confidential', secret)).toEqual({ client: expect.objectContaining({ client_id: 'old-confidential' }) });
+    expect(await store.authenticateClient('old-confidential', 'd'.repeat(64))).toEqual({ refused: 'wrong_secret' });
+    expect(await store.authenticateClient('old-public', undefined)).toEqual({ client: expect.objectContaining({ client_id: 'old-public' }) });
+
+    expect(await store.resolveAccessToken('mcp_at_old')).toMatchObject({ client_id: 'old-public', prefix: keyPrefix });
+    const outcome = await store.refreshTokens('mcp_rt_old', 'old-public');
+    expect(outcome).toEqual({ tokens: expect.objectContaining({ access_token: expect.stringMatching(/^mcp_at_/) }) });
+    expect(await store.refreshTokens('mcp_rt_old', 'old-public')).toEqual({ refused: 'reused' });
   });
 });

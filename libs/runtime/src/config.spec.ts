@@ -28,6 +28,13 @@ describe('environment', () => {
     expect(() => loadConfig(envSchema, { MCP_ALLOWED_ORIGINS: 'https://*.com' })).toThrow(/MCP_ALLOWED_ORIGINS/);
     expect(() => loadConfig(envSchema, { MCP_OAUTH: 'yes' })).toThrow(/MCP_OAUTH/);
   });
+  it('reads PUBLIC_URL as an origin (unset: none) and refuses a path, a query or plain http to a public host', () => {
+    expect(loadConfig(envSchema, {}).PUBLIC_URL).toBeUndefined();
+    expect(loadConfig(envSchema, { PUBLIC_URL: 'https://analytics.example.com/' }).PUBLIC_URL).toBe('https://analytics.example.com');
+    for (const bad of ['https://analytics.example.com/mcp', 'https://analytics.example.com/?x=1', 'http://analytics.example.com', 'analytics.example.com']) {
+      expect(() => loadConfig(envSchema, { PUBLIC_URL: bad })).toThrow(/PUBLIC_URL/);
+    }
+  });
   it('names every missing required setting', () => {
     expect(() => requireSettings(loadConfig(envSchema, {}), ['DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api')).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');
   });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
-import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, envInt, envString, parseTrustProxy } from '@analytics/service-kit';
+import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, envInt, envString, parsePublicUrl, parseTrustProxy } from '@analytics/service-kit';
 
 /** Every environment variable the services read (README's configuration table lists the same). */
 export const envSchema = z.object({
@@ -50,6 +50,13 @@ export const envSchema = z.object({
   }),
   // Unset: off for an app started alone; npm start (standalone) reads unset as on.
   MCP_OAUTH: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['on', 'off']).optional()),
+  // The origin clients reach the service at (OAuth metadata, WWW-Authenticate); unset: the request's validated Host.
+  PUBLIC_URL: envString().transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const parsed = parsePublicUrl(v);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return 'url' in parsed ? parsed.url : undefined;
+  }),
 });
 
 export type Env = z.output<typeof envSchema>;

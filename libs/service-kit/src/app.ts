@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, Router } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, Router } from 'express';
 import { ApiError } from '@analytics/schema';
 import { errorMiddleware } from './errors.middleware';
 import { FailedAuthBudget } from './failed-auth';
@@ -121,14 +121,22 @@ export function methodNotAllowed(routers: Router[]): Router {
   return out;
 }
 
+/** Logs this request's path as a fixed route pattern (`/token`) instead of the path it arrived with. */
+export function logRouteAs(res: Response, pattern: string): void {
+  res.locals['logRoute'] = pattern;
+}
+
 function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
+    // Read before routing: a router mounted at a path (`router.use('/authorize', …)`) strips it from req.path.
+    const path = req.path;
     res.locals.reqId = randomUUID();
     res.on('finish', () => {
       if (!logger.isLevelEnabled('debug')) return;
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      logger.debug({ reqId: res.locals.reqId, method: req.method, path: redactPath(req.path), status: res.statusCode, ms }, 'request');
+      const route = res.locals['logRoute'];
+      logger.debug({ reqId: res.locals.reqId, method: req.method, path: typeof route === 'string' ? route : redactPath(path), status: res.statusCode, ms }, 'request');
     });
     next();
   };

@@ -11,3 +11,4 @@ export * from './byte-budget';
 export * from './api-docs.router';
 export * from './sdk.router';
 export * from './failed-auth';
+export * from './public-url';

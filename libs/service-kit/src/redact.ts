@@ -1,5 +1,7 @@
 // A key anywhere in a segment, also percent-encoded (`sk%5Flive%5F…`): kind, env, prefix kept, the secret dropped.
 const KEY_IN_TEXT = /\b(pk|sk|rk|ak)_(live|test)_([0-9A-Za-z]{1,64})_[0-9A-Za-z]+/gi;
+// An MCP OAuth access or refresh token (`mcp_at_…`, `mcp_rt_…`): only its kind is kept.
+const OAUTH_TOKEN_IN_TEXT = /\bmcp_(at|rt)_[0-9A-Za-z]+/gi;
 
 function decode(segment: string): string {
   try {
@@ -9,14 +11,14 @@ function decode(segment: string): string {
   }
 }
 
-/** A request path fit for a log line: no query string, and every key-shaped part without its secret. */
+/** A request path fit for a log line: no query string, and every key- or token-shaped part without its secret. */
 export function redactPath(path: string): string {
   const bare = path.split('?')[0]!;
   return bare
     .split('/')
     .map((segment) => {
       const decoded = decode(segment);
-      const redacted = decoded.replace(KEY_IN_TEXT, '$1_$2_$3_[redacted]');
+      const redacted = decoded.replace(KEY_IN_TEXT, '$1_$2_$3_[redacted]').replace(OAUTH_TOKEN_IN_TEXT, 'mcp_$1_[redacted]');
       return redacted === decoded ? segment : redacted;
     })
     .join('/');

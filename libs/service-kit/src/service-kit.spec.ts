@@ -3,7 +3,8 @@ import { type Request, Router } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
-import { createServiceApp } from './app';
+import { Writable } from 'node:stream';
+import { createServiceApp, logRouteAs } from './app';
 import { ByteBudget } from './byte-budget';
 import { FailedAuthBudget, setFailedAuthLimits } from './failed-auth';
 import { MAX_BODY_BYTES, readJsonBody, setBodyLimits } from './json-body';
@@ -171,8 +172,39 @@ describe('redactPath', () => {
     ['/admin/keys/sk%5Flive%5FAbC123%5FSeCrEt0123456789', '/admin/keys/sk_live_AbC123_[redacted]'],
     ['/v1/query?key=rk_test_P1_S2', '/v1/query'],
     ['/admin/keys/AbC123', '/admin/keys/AbC123'],
+    ['/mcp_at_AbC123dEf456/x', '/mcp_at_[redacted]/x'],
+    ['/x/mcp%5Frt%5FAbC123dEf456', '/x/mcp_rt_[redacted]'],
     ['/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b', '/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b'],
   ])('logs %s as %s', (path, logged) => expect(redactPath(path)).toBe(logged));
+});
+
+describe('request log', () => {
+  const collected = () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { lines, logger: createLogger({ level: 'debug', format: 'json', destination }) };
+  };
+
+  it('logs the path a request arrived with, even when a router mounted at it answered, and a route pattern when one was set', async () => {
+    const { lines, logger } = collected();
+    const mounted = Router();
+    mounted.use('/mounted', Router().get('/', (_req, res) => void res.json({ ok: true })));
+    const patterned = Router().get('/items/:id', (_req, res) => {
+      logRouteAs(res, '/items/:id');
+      res.json({ ok: true });
+    });
+    const app = createServiceApp({ name: 't', logger, routers: [mounted, patterned] });
+    await request(app).get('/mounted?code=secret-code');
+    await request(app).get('/items/secret-id?x=1');
+    await new Promise((r) => setImmediate(r));
+    expect(lines.filter((l) => l['msg'] === 'request').map((l) => l['path'])).toEqual(['/mounted', '/items/:id']);
+    expect(JSON.stringify(lines)).not.toMatch(/secret/);
+  });
 });
 
 describe('body byte budget', () => {

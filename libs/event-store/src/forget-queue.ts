@@ -26,10 +26,11 @@ export class ForgetBacklogError extends Error {
 
 /**
  * Forgets, batched: every request waits for the next flush, which deletes every user id queued meanwhile in ONE
- * mutation (`DELETE ... WHERE (project_id = p AND user_id IN (...)) OR ...`), or in none when none of them has rows.
- * Flushes follow each other at once; a mutation waits until `intervalMs` after the previous one (forgets arriving
- * meanwhile join the next flush). A storm of forgets thus costs an existence check per flush and at most one mutation
- * per interval, and the store's pending mutations stay bounded. A forget resolves once its deletion is submitted (durable in the store): the answer
+ * delete (`DELETE ... WHERE (project_id = p AND user_id IN (...)) OR ...`), or in none when none of them has rows.
+ * Flushes follow each other at once; a delete waits until `intervalMs` after the previous one (forgets arriving
+ * meanwhile join the next flush). A storm of forgets thus costs an existence check per flush and at most one delete
+ * per interval. The embedded store deletes with a lightweight update (a patch part, applied by reads at once); a
+ * server with a mutation (ALTER TABLE ... DELETE), and the mutations pending there stay bounded. A forget resolves once its deletion is submitted (durable in the store): the answer
  * `{ ok: true, queued: true }` still means the deletion will happen.
  */
 export class ForgetQueue {
@@ -37,7 +38,7 @@ export class ForgetQueue {
   private users = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private lastMutationAt = 0;
+  private lastDeleteAt = 0;
   private readonly intervalMs: number;
   private readonly maxPending: number;
   private readonly maxWaitMs: number;
@@ -130,25 +131,30 @@ export class ForgetQueue {
   }
 
   private async submit(found: Map<string, string[]>): Promise<void> {
-    const wait = this.lastMutationAt + this.intervalMs - Date.now();
+    const wait = this.lastDeleteAt + this.intervalMs - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     await this.waitForRoom();
     // Every INSERT started so far is in the aggregates, which the deletion does not rewrite; later ones are untouched.
     const seq = await this.store.settleForDelete();
-    this.lastMutationAt = Date.now();
+    this.lastDeleteAt = Date.now();
     const params: Record<string, unknown> = {};
     const conditions = [...found].map(([project, users], i) => {
       params[`p${i}`] = project;
       params[`u${i}`] = users;
       return `(project_id = {p${i}:UUID} AND user_id IN {u${i}:Array(String)})`;
     });
-    if (seq !== undefined) params['seq'] = seq;
+    const where = conditions.join(' OR ');
+    if (seq !== undefined) {
+      // The embedded store (migration 007): a lightweight delete patches the partitions holding the users' rows.
+      await this.store.client.command({
+        query: `DELETE FROM ${this.store.eventsTable} WHERE (${where}) AND insert_seq <= {seq:UInt64}`,
+        query_params: { ...params, seq },
+        clickhouse_settings: { lightweight_delete_mode: 'lightweight_update' },
+      });
+      return;
+    }
     const table = this.store.cluster ? `${this.store.localEventsTable} ON CLUSTER ${this.store.cluster}` : this.store.localEventsTable;
-    await this.store.client.command({
-      query: `ALTER TABLE ${table} DELETE WHERE (${conditions.join(' OR ')})${seq !== undefined ? ' AND insert_seq <= {seq:UInt64}' : ''}`,
-      query_params: params,
-      clickhouse_settings: { mutations_sync: '0' },
-    });
+    await this.store.client.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}`, query_params: params, clickhouse_settings: { mutations_sync: '0' } });
   }
 
   /** Waits until the events table has fewer than maxPending unfinished mutations (or gives up after maxWaitMs). */

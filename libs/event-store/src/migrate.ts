@@ -5,6 +5,7 @@ import m003 from './migrations/003_daily_uniques.sql';
 import m004 from './migrations/004_aggregate_builder.sql';
 import m005 from './migrations/005_sources_daily.sql';
 import m006 from './migrations/006_daily_uniques_by.sql';
+import m007 from './migrations/007_lightweight_forget.sql';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 export interface Migration {
@@ -21,6 +22,7 @@ export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: '004_aggregate_builder', sql: m004 },
   { version: 5, name: '005_sources_daily', sql: m005 },
   { version: 6, name: '006_daily_uniques_by', sql: m006 },
+  { version: 7, name: '007_lightweight_forget', sql: m007 },
 ];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -7,6 +7,7 @@ import {
   EVENT_INSERT_COLUMNS,
   EVENT_STORE_MIGRATIONS,
   type EventStore,
+  ForgetQueue,
   buildQueryEvents,
   buildSources,
   forgetUser,
@@ -63,12 +64,16 @@ async function clusterStatements(): Promise<string[]> {
     client,
     command: async (query: string) => void sent.push(query),
     // a server's store: no aggregate builder to wait for before a delete
-    beforeDelete: <T>(run: () => Promise<T>) => run(),
+    settleForDelete: async () => undefined,
+    writer: { exclusiveFar: <T>(run: () => Promise<T>) => run() },
     select: async (query: string) => {
       sent.push(query);
-      return query.includes('system.parts') ? [{ partition_id: '201901' }] : [{ n: '1' }];
+      if (query.includes('system.parts')) return [{ partition_id: '201901' }];
+      if (query.includes('system.mutations')) return [{ n: '0' }];
+      return query.includes('DISTINCT user_id') ? [{ user_id: 'u-1' }] : [{ n: '1' }];
     },
-  } as unknown as EventStore;
+  } as unknown as EventStore & { forgets: ForgetQueue };
+  store.forgets = new ForgetQueue(store);
   await forgetUser(store, randomUUID(), 'u-1');
   await runRetention(store, [{ id: randomUUID(), retention_days: 30 }]);
   return sent;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { MAX_PARTITIONS_PER_INSERT } from './insert-rows';
 import { SourcesDaily } from './sources-daily';
@@ -53,7 +54,7 @@ const AGGREGATES = [
  * into a single block (min_insert_block_size_* far above any range's size, one insert thread). A range holds at most
  * maxRangeRows events, so that block stays small.
  */
-const ONE_BLOCK = `max_partitions_per_insert_block = ${MAX_PARTITIONS_PER_INSERT}, min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, insert_deduplicate = 0`;
+const ONE_BLOCK = `max_partitions_per_insert_block = ${MAX_PARTITIONS_PER_INSERT}, min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, max_threads = 1, insert_deduplicate = 0`;
 
 export interface AggregateBuilderOptions {
   /** Database of the tables (an identifier, checked by the store). */
@@ -68,6 +69,8 @@ export interface AggregateBuilderOptions {
   onError?: (e: unknown) => void;
   /** sources_daily: a day is recomputed at most this often (ms); reads compute a stale day meanwhile. */
   sourcesRefreshMs?: number;
+  /** Cancels a running statement of the builder by its query_id (from another connection): halt() uses it. */
+  cancel?: (queryId: string) => Promise<void>;
 }
 
 interface Range {
@@ -102,6 +105,10 @@ export class AggregateBuilder {
   private sourcesDaily: SourcesDaily | undefined;
   /** After stop(): a tick still under way refreshes nothing more. */
   private stopped = false;
+  /** After halt(): no range starts any more (the next open builds the rest). */
+  private halted = false;
+  /** query_id of the build statement running, if any. */
+  private runningId: string | undefined;
 
   constructor(private readonly options: AggregateBuilderOptions) {
     this.maxRangeRows = options.maxRangeRows ?? 500_000;
@@ -155,6 +162,15 @@ export class AggregateBuilder {
     this.stopped = true;
   }
 
+  /**
+   * Starts no further range and cancels the statement under way: a shutdown's time is bounded, and the range is
+   * finished by the next open exactly as after a crash.
+   */
+  async halt(): Promise<void> {
+    this.halted = true;
+    if (this.runningId) await this.options.cancel?.(this.runningId).catch(() => undefined);
+  }
+
   /** Resolves when no build or refresh is running (a tick's refresh may still be, after stop()). */
   async idle(): Promise<void> {
     await this.chain;
@@ -183,7 +199,7 @@ export class AggregateBuilder {
   /** Resolves once every INSERT that had finished when it was called is in the aggregates. */
   async catchUp(): Promise<void> {
     const target = this.options.committedSeq();
-    while (this.built < target) {
+    while (this.built < target && !this.halted) {
       if (!this.running) {
         this.running = this.serial(() => this.buildNext()).finally(() => (this.running = undefined));
       }
@@ -249,6 +265,13 @@ export class AggregateBuilder {
   }
 
   private async command(sql: string): Promise<void> {
-    await this.options.client.command({ query: sql });
+    if (this.halted) throw new Error('aggregate builder halted');
+    const id = randomUUID();
+    this.runningId = id;
+    try {
+      await this.options.client.command({ query: sql, query_id: id });
+    } finally {
+      this.runningId = undefined;
+    }
   }
 }

@@ -15,6 +15,8 @@ import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 
 const QUERY_WAS_CANCELLED = 394;
+/** How long close() lets the builder catch up before it stops after the range under way (shutdown stays within ~20 s). */
+const CLOSE_BUILD_MS = 5_000;
 
 /** Keeps errors the store answered with; anything else on the way (network, timeout) is the store being unreachable. */
 export function classifyStoreError(e: unknown): unknown {
@@ -64,7 +66,7 @@ export class EventStore {
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
     // A server takes concurrent INSERTs on its connection pool; chDB runs one at a time per connection (one per lane).
-    this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), { concurrency: config.url ? 4 : 1, farConcurrency: config.url ? 2 : 1, ...writerOptions });
+    this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), { concurrency: config.url ? 4 : 1, ...writerOptions });
     this.forgets = new ForgetQueue(this, config.forget);
   }
 
@@ -74,7 +76,15 @@ export class EventStore {
     try {
       await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.builderClient !== undefined });
       if (store.builderClient) {
-        const builder = new AggregateBuilder({ db: store.db, client: store.builderClient, committedSeq: () => store.committedSeq(), onError: config.onAggregateError, sourcesRefreshMs: config.sourcesRefreshMs });
+        const builder = new AggregateBuilder({
+          db: store.db,
+          client: store.builderClient,
+          committedSeq: () => store.committedSeq(),
+          onError: config.onAggregateError,
+          sourcesRefreshMs: config.sourcesRefreshMs,
+          // query_ids are our own UUIDs
+          cancel: (id) => store.control(`KILL QUERY WHERE query_id = '${id}' ASYNC`),
+        });
         const { maxSeq } = await builder.init();
         store.lastSeq = maxSeq;
         // What a crash left unbuilt is built before the store is used (before any forget or retention can delete it).
@@ -266,8 +276,12 @@ export class EventStore {
     await this.forgets.idle();
     if (this.aggregateBuilder) {
       this.aggregateBuilder.stop();
-      // What was acknowledged is built now; what is not (a failing store) is built by the next open.
-      await this.aggregateBuilder.catchUp().catch(() => undefined);
+      // What was acknowledged is built now, within a bound; the rest (a backlog of far-lane ranges, a failing store)
+      // is built by the next open, as after a crash.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.aggregateBuilder.catchUp().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, CLOSE_BUILD_MS)))]);
+      clearTimeout(timer);
+      await this.aggregateBuilder.halt();
       // A tick's sources_daily refresh runs on the builder's connection, about to close.
       await this.aggregateBuilder.idle();
     }

@@ -93,9 +93,9 @@ describe('EventWriter lanes', () => {
     await slow;
   });
 
-  it('runs one far INSERT per project at a time, serves projects in turn, and group-commits what waited', async () => {
+  it('runs one far INSERT at a time, serves projects in turn, and group-commits what waited', async () => {
     const sink = gatedSink();
-    const writer = new EventWriter(sink.insert, { farConcurrency: 1 });
+    const writer = new EventWriter(sink.insert, { farPartitionsPerS: 1e6 });
     const writes = [writer.write([far('a', 'a1')]), writer.write([far('a', 'a2')]), writer.write([far('a', 'a3')]), writer.write([far('b', 'b1')])];
     await settled();
     expect(sink.log).toEqual(['far:a1']);
@@ -111,7 +111,7 @@ describe('EventWriter lanes', () => {
 
   it('holds only the far lane in exclusiveFar: live writes go on, far writes wait and then run before the next section', async () => {
     const sink = gatedSink();
-    const writer = new EventWriter(sink.insert, { maxDelayMs: 1 });
+    const writer = new EventWriter(sink.insert, { maxDelayMs: 1, farPartitionsPerS: 1e6 });
     let release!: () => void;
     const section = writer.exclusiveFar(() => new Promise<void>((r) => (release = r)));
     await settled();
@@ -141,5 +141,61 @@ describe('EventWriter lanes', () => {
     sink.release();
     await drained;
     expect(done).toBe(2);
+  });
+});
+
+describe('EventWriter far-lane pacing and chunks', () => {
+  const month = (project: string, id: string, m: number) => ({ event_id: id, project_id: project, timestamp: new Date(Date.UTC(2003, m, 1)).toISOString().replace('T', ' ').slice(0, 23) }) as EventRow;
+  const months = (project: string, tag: string, n: number) => Array.from({ length: n }, (_, m) => month(project, `${tag}-${m}`, m));
+
+  it("starts the far lane's next INSERT only once the months written took their share of time, whichever project is next", async () => {
+    const started: Array<[string, number]> = [];
+    const t0 = Date.now();
+    const writer = new EventWriter(async (rows) => void started.push([rows[0]!.event_id, Date.now() - t0]), { farPartitionsPerS: 10 });
+    // 5 months at 10 a second: the lane's next INSERT waits 500 ms, b's as a's.
+    await writer.write(months('a', 'a1', 5));
+    await Promise.all([writer.write([month('b', 'b1', 0)]), writer.write([month('a', 'a2', 0)])]);
+    const at = Object.fromEntries(started);
+    expect(at['b1']).toBeGreaterThanOrEqual(450);
+    expect(at['a2']).toBeGreaterThanOrEqual(550); // b1's month took its 100 ms after it
+    expect(started.map(([id]) => id)).toEqual(['a1-0', 'b1', 'a2']);
+  });
+
+  it('writes a request spread over more months than a chunk in several INSERTs of whole months, and resolves it after the last', async () => {
+    const inserts: number[] = [];
+    const writer = new EventWriter(async (rows) => void inserts.push(new Set(rows.map((r) => r.timestamp.slice(0, 7))).size), { farChunkMonths: 25, farPartitionsPerS: 1e6 });
+    await writer.write(months('a', 'spread', 60).flatMap((r) => [r, { ...r, event_id: `${r.event_id}-bis` }]));
+    expect(inserts).toEqual([25, 25, 10]);
+  });
+
+  it('writes the same months of the writes queued behind into the same INSERT: a month is one part however many writes fill it', async () => {
+    const inserts: Array<[number, number]> = [];
+    const writer = new EventWriter(async (rows) => void inserts.push([new Set(rows.map((r) => r.timestamp.slice(0, 7))).size, rows.length]), { farChunkMonths: 25, farPartitionsPerS: 1e6 });
+    const first = writer.write([month('a', 'started', 0)]);
+    await Promise.all([first, ...[1, 2, 3, 4].map((k) => writer.write(months('a', `w${k}`, 60)))]);
+    expect(inserts).toEqual([[1, 1], [25, 100], [25, 100], [10, 40]]);
+  });
+
+  it('fails the request when one of its INSERTs fails, and goes on with the next request', async () => {
+    let n = 0;
+    const written: string[] = [];
+    const writer = new EventWriter(async (rows) => {
+      if (++n === 2) throw new Error('store down');
+      written.push(...rows.map((r) => r.event_id));
+    }, { farChunkMonths: 2, farPartitionsPerS: 1e6 });
+    const results = await Promise.allSettled([writer.write(months('a', 'x', 5)), writer.write([month('a', 'y', 0)])]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    expect(written).toEqual(['x-0', 'x-1', 'y']); // the months written before the failure stay, as a multi-partition INSERT's do
+  });
+
+  it('drains without pacing: everything accepted is written at once', async () => {
+    const done: string[] = [];
+    const writer = new EventWriter(async (rows) => void done.push(rows[0]!.event_id), { farPartitionsPerS: 1 });
+    await writer.write(months('a', 'a1', 10));
+    void writer.write([month('a', 'a2', 0)]);
+    const t = Date.now();
+    await writer.drain();
+    expect(done).toEqual(['a1-0', 'a2']);
+    expect(Date.now() - t).toBeLessThan(1_000);
   });
 });

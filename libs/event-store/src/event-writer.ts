@@ -7,6 +7,11 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+/** A far-lane write: its rows not written yet, by month partition ('YYYY-MM'), in arrival order. */
+interface FarPending extends Pending {
+  months: Map<string, EventRow[]>;
+}
+
 /** `live`: rows of the current months, group-committed across projects; `far`: the rest, per project (lanes.ts). */
 export type Lane = 'live' | 'far';
 
@@ -17,8 +22,13 @@ export interface EventWriterOptions {
   maxDelayMs?: number;
   /** Live-lane INSERTs in flight at once. */
   concurrency?: number;
-  /** Far-lane INSERTs in flight at once over all projects (one per project at most). */
-  farConcurrency?: number;
+  /** Month partitions one far-lane INSERT writes at most: a request spread over more goes in several. */
+  farChunkMonths?: number;
+  /**
+   * Month partitions the far lane writes per second, sustained, over all projects: each part costs the engine file
+   * work, merges and aggregate builds that live traffic needs the cores for.
+   */
+  farPartitionsPerS?: number;
   clock?: () => number;
 }
 
@@ -34,13 +44,40 @@ function takeUpTo(queue: Pending[], maxRows: number): { taken: Pending[]; rows: 
   return { taken, rows: taken.length === 1 ? taken[0]!.rows : taken.flatMap((p) => p.rows) };
 }
 
+/** Rows grouped by month partition ('YYYY-MM' of their timestamps). */
+function byMonth(rows: readonly EventRow[]): Map<string, EventRow[]> {
+  const groups = new Map<string, EventRow[]>();
+  for (const row of rows) {
+    const month = row.timestamp.slice(0, 7);
+    const group = groups.get(month);
+    if (group) group.push(row);
+    else groups.set(month, [row]);
+  }
+  return groups;
+}
+
+/** One far-lane INSERT: whole months of the head writes of one project, and which of those writes it completes. */
+interface FarChunk {
+  rows: EventRow[];
+  months: number;
+  writes: Array<{ write: FarPending; last: boolean }>;
+}
+
 /**
- * Group commit in two lanes. Live rows of concurrent requests go to ClickHouse in one INSERT (flush on a row count or
- * a few ms). A request with rows outside the live months (a batch spread over many months, a backfill) waits in its
- * project's far lane: one INSERT per project at a time, projects served in turn, at most `farConcurrency` at once,
- * so its seconds-long INSERTs never hold up the live lane. Each write() resolves only after the INSERT holding its
- * rows succeeded; a failed INSERT rejects every write in it. A request's rows are never split across INSERTs, so a
- * batch is all-or-nothing.
+ * Group commit in two lanes.
+ *
+ * Live rows of concurrent requests go to ClickHouse in one INSERT (flush on a row count or a few ms); a request's rows
+ * are never split, so its batch is all-or-nothing.
+ *
+ * A request with rows outside the live months (a batch spread over many months, a backfill) waits in its project's
+ * far lane. Every INSERT writes one part per month partition, and each part costs the engine file work, merges and
+ * aggregate builds, so the far lane writes at most `farChunkMonths` months per INSERT, one INSERT at a time, projects
+ * served in turn, at most `farPartitionsPerS` months a second: a 1000-month batch takes the time its parts cost
+ * instead of the cores live traffic needs, and never holds up the live lane. Such a request is written in several
+ * INSERTs, each atomic per month partition as any multi-partition INSERT is; a failure fails the request (the months
+ * already written stay, as they do when one multi-partition INSERT fails half-way).
+ *
+ * Each write() resolves only after the INSERTs holding its rows succeeded; a failed INSERT rejects every write in it.
  */
 export class EventWriter {
   private readonly live: Pending[] = [];
@@ -48,18 +85,24 @@ export class EventWriter {
   private liveInFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Far writes per project, and the projects waiting for a far turn in arrival order. */
-  private readonly far = new Map<string, Pending[]>();
+  private readonly far = new Map<string, FarPending[]>();
   private readonly farTurns: string[] = [];
-  private readonly farRunning = new Set<string>();
+  private farRunning = false;
+  /** When the far lane may start its next INSERT (pacing), and the timer that wakes it then. */
+  private farNextAt = 0;
+  private farTimer: NodeJS.Timeout | undefined;
   /** exclusiveFar() holds the far lane: no far INSERT starts meanwhile. */
   private farHeld = false;
   private farSections: Promise<unknown> = Promise.resolve();
+  /** drain(): pacing is dropped so that everything accepted is written now. */
+  private draining = false;
   private idleWaiters: Array<() => void> = [];
   private farIdleWaiters: Array<() => void> = [];
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
-  private readonly farConcurrency: number;
+  private readonly farChunkMonths: number;
+  private readonly farPartitionsPerS: number;
   private readonly clock: () => number;
 
   constructor(
@@ -69,7 +112,8 @@ export class EventWriter {
     this.maxRows = options.maxRows ?? 20_000;
     this.maxDelayMs = options.maxDelayMs ?? 2;
     this.concurrency = options.concurrency ?? 1;
-    this.farConcurrency = options.farConcurrency ?? 1;
+    this.farChunkMonths = options.farChunkMonths ?? 25;
+    this.farPartitionsPerS = options.farPartitionsPerS ?? 25;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -77,21 +121,21 @@ export class EventWriter {
   write(rows: EventRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const pending = { rows, resolve, reject };
       if (isLiveWrite(rows, this.clock())) {
-        this.live.push(pending);
+        this.live.push({ rows, resolve, reject });
         this.liveRows += rows.length;
         this.scheduleLive();
-      } else {
-        const project = rows[0]!.project_id;
-        const queue = this.far.get(project);
-        if (queue) queue.push(pending);
-        else {
-          this.far.set(project, [pending]);
-          if (!this.farRunning.has(project)) this.farTurns.push(project);
-        }
-        this.scheduleFar();
+        return;
       }
+      const project = rows[0]!.project_id;
+      const pending: FarPending = { rows, resolve, reject, months: byMonth(rows) };
+      const queue = this.far.get(project);
+      if (queue) queue.push(pending);
+      else {
+        this.far.set(project, [pending]);
+        this.farTurns.push(project);
+      }
+      this.scheduleFar();
     });
   }
 
@@ -113,41 +157,91 @@ export class EventWriter {
     const { taken, rows } = takeUpTo(this.live, this.maxRows);
     this.liveRows -= rows.length;
     this.liveInFlight++;
-    this.run(taken, rows, 'live').finally(() => {
-      this.liveInFlight--;
-      this.scheduleLive();
-      this.notifyIdle();
-    });
+    this.insert(rows, 'live')
+      .then(
+        () => taken.forEach((p) => p.resolve()),
+        (e: unknown) => taken.forEach((p) => p.reject(e)),
+      )
+      .finally(() => {
+        this.liveInFlight--;
+        this.scheduleLive();
+        this.notifyIdle();
+      });
     this.scheduleLive();
   }
 
+  /**
+   * The next months of the head write of a project's queue (up to farChunkMonths, and maxRows unless it is the first),
+   * with the rows of those months of every write queued behind it: a month is one part however many writes fill it.
+   */
+  private takeFarChunk(queue: FarPending[]): FarChunk {
+    const chunk: FarChunk = { rows: [], months: 0, writes: [] };
+    const [head, ...behind] = queue as [FarPending, ...FarPending[]];
+    const chosen: string[] = [];
+    for (const [month, rows] of head.months) {
+      if (chosen.length === this.farChunkMonths || (chosen.length > 0 && chunk.rows.length + rows.length > this.maxRows)) break;
+      chosen.push(month);
+      for (const row of rows) chunk.rows.push(row);
+    }
+    chunk.months = chosen.length;
+    for (const month of chosen) head.months.delete(month);
+    chunk.writes.push({ write: head, last: head.months.size === 0 });
+    for (const write of behind) {
+      let took = false;
+      for (const month of chosen) {
+        const rows = write.months.get(month);
+        if (!rows || chunk.rows.length + rows.length > this.maxRows) continue;
+        for (const row of rows) chunk.rows.push(row);
+        write.months.delete(month);
+        took = true;
+      }
+      if (took) chunk.writes.push({ write, last: write.months.size === 0 });
+    }
+    return chunk;
+  }
+
   private scheduleFar(): void {
-    while (!this.farHeld && this.farRunning.size < this.farConcurrency && this.farTurns.length > 0) {
-      const project = this.farTurns.shift()!;
-      const queue = this.far.get(project)!;
-      const { taken, rows } = takeUpTo(queue, this.maxRows);
-      if (queue.length === 0) this.far.delete(project);
-      this.farRunning.add(project);
-      this.run(taken, rows, 'far').finally(() => {
-        this.farRunning.delete(project);
+    if (this.farHeld || this.farRunning || this.farTurns.length === 0) return;
+    const wait = this.draining ? 0 : this.farNextAt - this.clock();
+    if (wait > 0) {
+      this.farTimer ??= setTimeout(() => {
+        this.farTimer = undefined;
+        this.scheduleFar();
+      }, wait);
+      return;
+    }
+    const project = this.farTurns.shift()!;
+    const queue = this.far.get(project)!;
+    const chunk = this.takeFarChunk(queue);
+    this.farRunning = true;
+    this.farNextAt = this.clock() + (chunk.months / this.farPartitionsPerS) * 1000;
+    const done = (failed: unknown) => {
+      for (const { write, last } of chunk.writes) {
+        if (failed === undefined && !last) continue;
+        const i = queue.indexOf(write);
+        if (i >= 0) queue.splice(i, 1);
+        if (failed === undefined) write.resolve();
+        else write.reject(failed);
+      }
+    };
+    this.insert(chunk.rows, 'far')
+      .then(
+        () => done(undefined),
+        (e: unknown) => done(e ?? new Error('far-lane INSERT failed')),
+      )
+      .finally(() => {
+        this.farRunning = false;
         // Back in line behind the projects that waited meanwhile.
-        if (this.far.has(project)) this.farTurns.push(project);
-        if (this.farRunning.size === 0) this.farIdleWaiters.splice(0).forEach((w) => w());
+        if (queue.length > 0) this.farTurns.push(project);
+        else this.far.delete(project);
+        this.farIdleWaiters.splice(0).forEach((w) => w());
         this.scheduleFar();
         this.notifyIdle();
       });
-    }
-  }
-
-  private run(taken: Pending[], rows: EventRow[], lane: Lane): Promise<void> {
-    return this.insert(rows, lane).then(
-      () => taken.forEach((p) => p.resolve()),
-      (e: unknown) => taken.forEach((p) => p.reject(e)),
-    );
   }
 
   private get idle(): boolean {
-    return this.liveInFlight === 0 && this.live.length === 0 && this.farRunning.size === 0 && this.far.size === 0;
+    return this.liveInFlight === 0 && this.live.length === 0 && !this.farRunning && this.far.size === 0;
   }
 
   private notifyIdle(): void {
@@ -155,14 +249,14 @@ export class EventWriter {
   }
 
   /**
-   * Runs `fn` with no far-lane INSERT in flight: waits for the running ones and holds new ones (they queue, and go as
+   * Runs `fn` with no far-lane INSERT in flight: waits for the running one and holds new ones (they queue, and go as
    * soon as `fn` is done, before the next section). The live lane never waits for it.
    */
   exclusiveFar<T>(fn: () => Promise<T>): Promise<T> {
     const section = this.farSections.then(async () => {
       this.farHeld = true;
       try {
-        if (this.farRunning.size > 0) await new Promise<void>((resolve) => this.farIdleWaiters.push(resolve));
+        if (this.farRunning) await new Promise<void>((resolve) => this.farIdleWaiters.push(resolve));
         return await fn();
       } finally {
         this.farHeld = false;
@@ -175,10 +269,14 @@ export class EventWriter {
     return section;
   }
 
-  /** Resolves once every accepted write has been inserted (or failed). */
+  /** Resolves once every accepted write has been inserted (or failed), the far lane's unpaced. */
   async drain(): Promise<void> {
     if (this.idle) return;
+    this.draining = true;
+    clearTimeout(this.farTimer);
+    this.farTimer = undefined;
     this.flushLive();
+    this.scheduleFar();
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }

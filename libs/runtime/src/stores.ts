@@ -56,7 +56,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
         queuePerProject: env.READ_QUEUE_PER_PROJECT,
         queueWaitMs: env.READ_QUEUE_WAIT_MS,
       },
-    });
+    }, { farPartitionsPerS: env.FAR_PARTITIONS_PER_S });
   } catch (e) {
     await keyDb.close().catch(() => undefined);
     throw e;

@@ -8,15 +8,22 @@
 //   reader  10M events of project H and 1M of project L (30 days, loaded inside ClickHouse before the server starts):
 //           L's /v1/stats p50/p95 and L's track throughput, quiet and while H runs 8 concurrent raw stats queries
 //           over its whole range.
+//   spread  a bystander project's track traffic (10 connections) quiet, then while another key sends 1000-event batches
+//           whose events fall in 1000 different months, 4 at a time: bystander req/s, p99, CPU; every 202 stored.
+//   forget  the same bystander, quiet and while another key sends POST /v1/forget for random unknown users in 4 loops.
+//   gzip    32 concurrent gzip batches with the public pk_ key (~110 KB on the wire, ~13 MB inflated): peak RSS.
+//   mcp     64 concurrent 14 MB POST /mcp bodies (a JSON-RPC batch of ~120,000 calls) with an rk_ key: peak RSS.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
+//   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
 //   node tools/bench/hostile.mjs --only=flood,bodies --duration=10   # some; seconds per phase
 //   node tools/bench/hostile.mjs --server-dir=/tmp/before            # measure another checkout's build (before/after)
 //   BENCH_EVENTS=10000000 (project H of the reader scenario; L gets a tenth)
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,7 +31,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -207,6 +214,107 @@ async function reader() {
   }
 }
 
+
+/** A bystander project's track traffic quiet, then beside `attack` (closed loops until `stop()`): its figures and the attack's. */
+async function bystander(name, attack) {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const [b, a] = [await createProject(srv.base, 'bystander'), await createProject(srv.base, name)];
+    await track(srv.base, { connections: 10, duration: 3, key: b.sk, ip: LEGIT_IP }); // warm-up
+    console.log(`${name} (load ${load()})`);
+    let cpu0 = cpuMsOf(srv.pid);
+    const quiet = await track(srv.base, { connections: 10, duration: DURATION, key: b.sk, ip: LEGIT_IP });
+    console.log(row('bystander, quiet', quiet, cpuMsOf(srv.pid) - cpu0));
+    let stop = false;
+    const answers = {};
+    const loops = attack.start(srv, a, () => stop, (status) => (answers[status] = (answers[status] ?? 0) + 1));
+    await sleep(1_000);
+    cpu0 = cpuMsOf(srv.pid);
+    const busy = await track(srv.base, { connections: 10, duration: DURATION, key: b.sk, ip: LEGIT_IP });
+    const cpu = cpuMsOf(srv.pid) - cpu0;
+    stop = true;
+    await loops;
+    console.log(row(`bystander, under ${name}`, busy));
+    console.log(`  attack answers ${JSON.stringify(answers)}; server CPU during the attack ${fmt(cpu / DURATION / 10, 0)}%; ` +
+      `throughput ratio ${(busy.requests.average / quiet.requests.average).toFixed(2)} (target >= 0.5), p99 ${fmt(busy.latency.p99)} vs 2 x ${fmt(quiet.latency.p99)} + 100 ms`);
+    await srv.stop();
+    // The store of the stopped server: every acknowledged batch is there, once.
+    if (attack.eventsPer202) {
+      const [{ n }] = queryStore(srv.dataDir, `SELECT count() AS n FROM analytics.events WHERE project_id = '${a.id}'`);
+      const want = (answers[202] ?? 0) * attack.eventsPer202;
+      console.log(`  acknowledged ${fmt(want)} events, stored ${fmt(Number(n))}${Number(n) === want ? ' (all, once)' : ' MISMATCH'}`);
+    }
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
+const attackLoops = (n, stop, send) => Promise.all(Array.from({ length: n }, async () => { while (!stop()) await send(); }));
+const postAs = (base, path, key, body, headers = {}) =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.66', ...headers }, body }).then(
+    async (r) => (await r.arrayBuffer(), r.status),
+    (e) => `network error: ${e.cause?.code ?? e.message}`,
+  );
+
+async function spread() {
+  const body = JSON.stringify({ events: Array.from({ length: 1000 }, (_, i) => ({ event: 'spread', anonymous_id: `s-${i}`, timestamp: new Date(Date.UTC(2000, i, 15)).toISOString() })) });
+  await bystander('spread', {
+    start: (srv, a, stop, count) => attackLoops(4, stop, async () => count(await postAs(srv.base, '/v1/batch', a.sk, body))),
+    eventsPer202: 1000,
+  });
+}
+
+async function forget() {
+  await bystander('forget', {
+    start: (srv, a, stop, count) => attackLoops(4, stop, async () => count(await postAs(srv.base, '/v1/forget', a.sk, JSON.stringify({ user_id: `nobody-${base62(16)}` })))),
+  });
+}
+
+/** Concurrent bodies against a fresh server: answers and peak RSS over idle. */
+async function concurrentBodies(label, n, send) {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const p = await createProject(srv.base, label);
+    await sleep(2_000);
+    // The kernel's peak counts from start-up (the key store's initdb): reset it so the peak is the load's.
+    writeFileSync(`/proc/${srv.pid}/clear_refs`, '5');
+    const idle = memoryOf(srv.pid).rssMiB;
+    const t = performance.now();
+    const cpu0 = cpuMsOf(srv.pid);
+    const statuses = await Promise.all(Array.from({ length: n }, () => send(srv, p)));
+    const counts = {};
+    for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+    const peak = memoryOf(srv.pid).hwmMiB;
+    console.log(`${label} (load ${load()}): ${n} concurrent, answers ${JSON.stringify(counts)} in ${fmt(performance.now() - t)} ms, server CPU ${fmt(cpuMsOf(srv.pid) - cpu0)} ms; ` +
+      `idle RSS ${fmt(idle)} MiB, peak ${fmt(peak)} MiB = idle + ${fmt(peak - idle)} MiB (target <= idle + 768)`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
+async function gzip() {
+  const gz = gzipSync(maxBatch('gzip'), { level: 9 });
+  console.log(`gzip: ${fmt(gz.length / 1024)} KB on the wire, ${(Buffer.byteLength(maxBatch('gzip')) / 2 ** 20).toFixed(1)} MB inflated`);
+  await concurrentBodies('gzip', 32, (srv, p) => postAs(srv.base, '/v1/batch', p.pk, gz, { 'content-encoding': 'gzip', origin: 'https://shop.example.com' }));
+}
+
+async function mcp() {
+  const messages = [];
+  for (let id = 0, size = 2; size < 14_000_000; id++) {
+    const m = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_stats', arguments: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } } });
+    size += m.length + 1;
+    messages.push(m);
+  }
+  const body = `[${messages.join(',')}]`;
+  await concurrentBodies('mcp', 64, (srv, p) => postAs(srv.base, '/mcp', p.rk, body, { accept: 'application/json, text/event-stream' }));
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
+if (ONLY.includes('spread')) await spread();
+if (ONLY.includes('forget')) await forget();
+if (ONLY.includes('gzip')) await gzip();
+if (ONLY.includes('mcp')) await mcp();

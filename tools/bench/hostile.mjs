@@ -316,5 +316,6 @@ if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
 if (ONLY.includes('spread')) await spread();
 if (ONLY.includes('forget')) await forget();
+if (ONLY.includes('control')) await bystander('control', { start: (_srv, _a, stop) => attackLoops(1, stop, () => sleep(100)) });
 if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();

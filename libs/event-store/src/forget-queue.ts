@@ -2,8 +2,10 @@ import type { EventStore } from './event-store';
 import { localTableOf } from './migrate';
 
 export interface ForgetQueueOptions {
-  /** One mutation per this many ms at most: forgets arriving meanwhile go into the next one. */
+  /** One delete per this many ms at most: forgets arriving meanwhile go into the next one. */
   intervalMs?: number;
+  /** One flush (existence check) per this many ms at most: a storm of forgets costs a few queries a second. */
+  flushEveryMs?: number;
   /** Mutations of the events table the store may have pending; a new one waits for room. */
   maxPendingMutations?: number;
   /** How long a forget waits for that room before it fails (500 forget_failed). */
@@ -27,9 +29,9 @@ export class ForgetBacklogError extends Error {
 /**
  * Forgets, batched: every request waits for the next flush, which deletes every user id queued meanwhile in ONE
  * delete (`DELETE ... WHERE (project_id = p AND user_id IN (...)) OR ...`), or in none when none of them has rows.
- * Flushes follow each other at once; a delete waits until `intervalMs` after the previous one (forgets arriving
- * meanwhile join the next flush). A storm of forgets thus costs an existence check per flush and at most one delete
- * per interval. The embedded store deletes with a lightweight update (a patch part, applied by reads at once); a
+ * A flush runs at most every `flushEveryMs`; a delete waits until `intervalMs` after the previous one (forgets
+ * arriving meanwhile join the next flush). A storm of forgets thus costs a few existence checks a second and at most
+ * one delete per interval. The embedded store deletes with a lightweight update (a patch part, applied by reads at once); a
  * server with a mutation (ALTER TABLE ... DELETE), and the mutations pending there stay bounded. A forget resolves once its deletion is submitted (durable in the store): the answer
  * `{ ok: true, queued: true }` still means the deletion will happen.
  */
@@ -39,6 +41,8 @@ export class ForgetQueue {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private lastDeleteAt = 0;
+  private lastFlushAt = 0;
+  private readonly flushEveryMs: number;
   private readonly intervalMs: number;
   private readonly maxPending: number;
   private readonly maxWaitMs: number;
@@ -49,6 +53,7 @@ export class ForgetQueue {
     options: ForgetQueueOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? 1_000;
+    this.flushEveryMs = options.flushEveryMs ?? 250;
     this.maxPending = options.maxPendingMutations ?? 4;
     this.maxWaitMs = options.maxWaitMs ?? 30_000;
     this.maxUsers = options.maxUsersPerMutation ?? 1_000;
@@ -74,16 +79,20 @@ export class ForgetQueue {
     while (this.running || this.timer) await (this.running ?? new Promise((r) => setTimeout(r, 10)));
   }
 
-  /** A flush as soon as the previous one is done: what arrived meanwhile is the next batch. */
+  /** A flush once the previous one is done and flushEveryMs after it began: what arrived meanwhile is the next batch. */
   private schedule(): void {
     if (this.running || this.timer || this.users === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.flush().finally(() => {
-        this.running = undefined;
-        this.schedule();
-      });
-    }, 0);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.lastFlushAt = Date.now();
+        this.running = this.flush().finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+      },
+      Math.max(0, this.lastFlushAt + this.flushEveryMs - Date.now()),
+    );
   }
 
   /** Up to maxUsers queued user ids, by project, with their waiters. */

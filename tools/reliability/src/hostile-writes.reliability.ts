@@ -67,7 +67,7 @@ describe('one key sends POST /v1/forget for random unknown users in 4 loops', ()
     expectBystanderUnhurt(quiet, busy);
     expect(realForget).toBe(202);
     expect(Object.keys(attacked.statuses)).toEqual(['202']);
-    expect(acked(attacked)).toBeGreaterThan(100);
+    expect(acked(attacked)).toBeGreaterThanOrEqual(40); // a storm: one flush every 250 ms answers every forget queued meanwhile
     // The real user's events go within seconds; the other user's stay.
     let left = -1;
     for (let t = Date.now(); Date.now() - t < 15_000; await sleep(250)) {

@@ -226,7 +226,8 @@ describe('body byte budget', () => {
     expect(await budget.acquire(500, 10)).not.toBeNull(); // larger than the whole budget: clamped, still served
   });
 
-  it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
+  /** A server whose /v1/slow holds its body until `hold()`, and /v1/fast answers its body at once, under `budget`. */
+  async function budgetServer(budget: ByteBudget) {
     const router = Router();
     let hold: () => void = () => undefined;
     router.post('/v1/slow', async (req, res) => {
@@ -238,12 +239,18 @@ describe('body byte budget', () => {
       res.json(await readJsonBody(req, res));
     });
     const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
-    setBodyLimits(app, { budget: new ByteBudget(1_000_000), waitMs: 100 });
-    const big = `{"a":"${'x'.repeat(700_000)}"}`;
+    setBodyLimits(app, { budget, waitMs: 100 });
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));
     const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-    const post = (path: string, body: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    return { post, hold: () => hold(), close: () => http.close() };
+  }
+
+  it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
+    const { post, hold, close } = await budgetServer(new ByteBudget(1_000_000));
+    const big = `{"a":"${'x'.repeat(700_000)}"}`;
     try {
       const first = post('/v1/slow', big);
       await new Promise((r) => setTimeout(r, 100));
@@ -256,42 +263,28 @@ describe('body byte budget', () => {
       expect((await first).status).toBe(200);
       expect((await post('/v1/fast', big)).status).toBe(200);
     } finally {
-      http.close();
+      close();
     }
   });
+
   it('reserves the largest body for a compressed one (its Content-Length says nothing of what it inflates to)', async () => {
-    const router = Router();
-    let hold: () => void = () => undefined;
-    router.post('/v1/slow', async (req, res) => {
-      const body = await readJsonBody(req, res);
-      await new Promise<void>((r) => (hold = r));
-      res.json(body);
-    });
-    router.post('/v1/fast', async (req, res) => {
-      res.json(await readJsonBody(req, res));
-    });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
     const budget = new ByteBudget(MAX_BODY_BYTES + 4 * 1024 * 1024);
-    setBodyLimits(app, { budget, waitMs: 100 });
-    const http = app.listen(0, '127.0.0.1');
-    await new Promise((r) => http.once('listening', r));
-    const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    const { post, hold, close } = await budgetServer(budget);
     const gz = gzipSync('{"a":1}');
-    const post = (path: string, body: string | Buffer, gzip: boolean) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}) }, body });
+    const gzip = { 'content-encoding': 'gzip' };
     try {
-      const first = post('/v1/slow', gz, true);
+      const first = post('/v1/slow', gz, gzip);
       await new Promise((r) => setTimeout(r, 100));
       expect(budget.inUse).toBe(MAX_BODY_BYTES);
-      const busy = await post('/v1/fast', gz, true);
+      const busy = await post('/v1/fast', gz, gzip);
       expect(busy.status).toBe(503);
       expect(await busy.json()).toEqual({ error: 'server_busy', retry_after_s: 1 });
-      expect((await post('/v1/fast', '{"a":1}', false)).status).toBe(200); // the same body uncompressed counts its length
+      expect((await post('/v1/fast', '{"a":1}')).status).toBe(200); // the same body uncompressed counts its length
       hold();
       expect(await (await first).json()).toEqual({ a: 1 });
-      expect((await post('/v1/fast', gz, true)).status).toBe(200);
+      expect((await post('/v1/fast', gz, gzip)).status).toBe(200);
     } finally {
-      http.close();
+      close();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, expectBystanderUnhurt, loops, post, report, resetPeak, rssMiB } from './support/hostile';
+import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, expectBystanderUnhurt, loops, maxSizeBatch, post, report, resetPeak, rssMiB } from './support/hostile';
 import { ORIGIN, type ProjectKeys, type Server, call, createProject, queryEvents, sleep, startServer } from './support/server';
 
 // One key must not stall every project's writes or exhaust memory: each attack on a fresh server, beside a bystander
@@ -18,18 +18,23 @@ async function measure(server: Server, bystander: ProjectKeys, attack: (ms: numb
   return { bystanderAcked: acked(warmup, quiet, busy), quiet, busy, attacked };
 }
 
-describe('one key sends 1000-event batches spread over 1000 months, 4 at a time', () => {
-  let server: Server;
-  let bystander: ProjectKeys;
-  let attacker: ProjectKeys;
+/** A fresh server with a bystander project and an attacker's, for one describe block. */
+function attackedServer(attackerName: string) {
+  const ctx = {} as { server: Server; bystander: ProjectKeys; attacker: ProjectKeys };
   beforeAll(async () => {
-    server = await startServer({ env: UNLIMITED });
-    bystander = await createProject(server.base, 'bystander');
-    attacker = await createProject(server.base, 'spreader');
+    ctx.server = await startServer({ env: UNLIMITED });
+    ctx.bystander = await createProject(ctx.server.base, 'bystander');
+    ctx.attacker = await createProject(ctx.server.base, attackerName);
   });
-  afterAll(() => server?.dispose());
+  afterAll(() => ctx.server?.dispose());
+  return ctx;
+}
+
+describe('one key sends 1000-event batches spread over 1000 months, 4 at a time', () => {
+  const ctx = attackedServer('spreader');
 
   it("leaves another project's track throughput and p99 near their quiet values, and stores every acknowledged event", async () => {
+    const { server, bystander, attacker } = ctx;
     // Every month of 2000-2083: all inside the accepted 2000-2099 range, one partition each.
     const spread = { events: Array.from({ length: 1000 }, (_, i) => ({ event: 'spread', anonymous_id: `s-${i}`, timestamp: new Date(Date.UTC(2000, i, 15)).toISOString() })) };
     const { bystanderAcked, quiet, busy, attacked } = await measure(server, bystander, (ms) => loops(4, ms, async () => (await post(server.base, '/v1/batch', attacker.sk, spread, ATTACKER_IP)).status));
@@ -43,17 +48,10 @@ describe('one key sends 1000-event batches spread over 1000 months, 4 at a time'
 });
 
 describe('one key sends POST /v1/forget for random unknown users in 4 loops', () => {
-  let server: Server;
-  let bystander: ProjectKeys;
-  let attacker: ProjectKeys;
-  beforeAll(async () => {
-    server = await startServer({ env: UNLIMITED });
-    bystander = await createProject(server.base, 'bystander');
-    attacker = await createProject(server.base, 'forgetter');
-  });
-  afterAll(() => server?.dispose());
+  const ctx = attackedServer('forgetter');
 
   it("leaves another project's writes near their quiet values, still forgets a real user within seconds, and leaves few mutations", async () => {
+    const { server, bystander, attacker } = ctx;
     const real = { events: Array.from({ length: 20 }, (_, i) => ({ event: 'mine', user_id: i % 2 ? 'real-user' : 'kept-user', anonymous_id: `r-${i}` })) };
     expect((await post(server.base, '/v1/batch', attacker.sk, real)).status).toBe(202);
     let realForget = 0;
@@ -85,23 +83,6 @@ describe('one key sends POST /v1/forget for random unknown users in 4 loops', ()
   });
 });
 
-/** A 1000-event batch at every field limit: ~13-14 MB of JSON that gzip shrinks to ~100 KB. */
-function bigBatch(): string {
-  const url = `https://shop.example.com/${'u'.repeat(2048 - 25)}`;
-  const events = Array.from({ length: 1000 }, (_, i) => ({
-    event: 'maxsize'.padEnd(128, 'e'),
-    event_id: `big-${i}`.padEnd(128, 'i'),
-    anonymous_id: 'a'.repeat(128),
-    user_id: 'u'.repeat(256),
-    session_id: 's'.repeat(128),
-    url,
-    path: `/${'p'.repeat(2047)}`,
-    referrer: url,
-    properties: { blob: 'x'.repeat(8180) },
-  }));
-  return JSON.stringify({ events });
-}
-
 describe('bodies that become much larger than they arrive: gzip batches and /mcp', () => {
   let server: Server;
   let p: ProjectKeys;
@@ -112,7 +93,7 @@ describe('bodies that become much larger than they arrive: gzip batches and /mcp
   afterEach(() => server?.dispose());
 
   it('32 concurrent gzip batches with the public pk_ key (~13 MB inflated each) keep the peak within idle + 768 MiB and store every acknowledged event', async () => {
-    const json = bigBatch();
+    const json = maxSizeBatch();
     expect(json.length).toBeGreaterThan(13_000_000);
     const gz = gzipSync(json, { level: 9 });
     expect(gz.length).toBeLessThan(200_000);

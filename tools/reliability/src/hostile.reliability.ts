@@ -1,38 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { UNLIMITED, base62, loops, maxSizeBatch, pct, post, resetPeak, rssMiB } from './support/hostile';
 import { type ProjectKeys, type Server, call, createProject, queryEvents, startServer } from './support/server';
 
-// Issue 19: no caller can starve or exhaust the service. Each attack against the built server, beside the traffic it
-// must not hurt. Callers are told apart by X-Forwarded-For (TRUST_PROXY=loopback), as behind the proxy.
-const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
-const LEGIT_IP = '203.0.113.10';
-const base62 = (n: number) => randomBytes(n * 2).toString('base64').replace(/[^0-9A-Za-z]/g, '').slice(0, n).padEnd(n, 'a');
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((p / 100) * xs.length) - 1))]!;
-
-/** `workers` closed loops of `send` for `ms`: latencies (ms) and statuses. */
-async function loops(workers: number, ms: number, send: (i: number) => Promise<number>) {
-  const until = Date.now() + ms;
-  const latencies: number[] = [];
-  const statuses: Record<number, number> = {};
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (Date.now() < until) {
-        const t = performance.now();
-        const status = await send(i++).catch(() => 0);
-        latencies.push(performance.now() - t);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-      }
-    }),
-  );
-  return { latencies, statuses, perS: latencies.length / (ms / 1000) };
-}
-
-const post = (base: string, path: string, key: string, body: unknown, ip = LEGIT_IP) =>
-  fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': ip }, body: typeof body === 'string' ? body : JSON.stringify(body) }).then(async (r) => {
-    await r.arrayBuffer();
-    return r;
-  });
+// No caller can starve or exhaust the service. Each attack against the built server, beside the traffic it must not
+// hurt. Callers are told apart by X-Forwarded-For (TRUST_PROXY=loopback), as behind the proxy.
 
 describe('a flood of well-formed random keys', () => {
   let server: Server;
@@ -82,28 +52,14 @@ describe('64 concurrent batches of 1000 events at every field limit (~14 MB each
   });
   afterAll(() => server?.dispose());
 
-  const rssMiB = (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
-
   it('keeps peak memory within idle + 768 MiB, answers each 202 or 503 server_busy with Retry-After, and stores every acknowledged event once', async () => {
-    const url = `https://shop.example.com/${'u'.repeat(2048 - 25)}`;
-    const events = Array.from({ length: 1000 }, (_, i) => ({
-      event: 'maxsize'.padEnd(128, 'e'),
-      event_id: `big-${i}`.padEnd(128, 'i'),
-      anonymous_id: 'a'.repeat(128),
-      user_id: 'u'.repeat(256),
-      session_id: 's'.repeat(128),
-      url,
-      path: `/${'p'.repeat(2047)}`,
-      referrer: url,
-      properties: { blob: 'x'.repeat(8180) },
-    }));
-    const body = JSON.stringify({ events });
+    const body = maxSizeBatch();
     expect(body.length).toBeGreaterThan(14_000_000);
     // VmHWM counts from start-up (the key store's initdb worker, the engine's start); reset it so the peak is the load's.
-    writeFileSync(`/proc/${server.child.pid}/clear_refs`, '5');
-    const idle = rssMiB('VmRSS');
+    resetPeak(server);
+    const idle = rssMiB(server, 'VmRSS');
     const answers = await Promise.all(Array.from({ length: 64 }, () => post(server.base, '/v1/batch', p.sk, body)));
-    const peak = rssMiB('VmHWM');
+    const peak = rssMiB(server, 'VmHWM');
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s !== 202 && s !== 503)).toEqual([]);
     expect(statuses).toContain(202);

@@ -71,3 +71,20 @@ export function expectBystanderUnhurt(quiet: LoopResult, busy: LoopResult): void
   expect(busy.perS).toBeGreaterThanOrEqual(0.5 * quiet.perS);
   expect(pct(busy.latencies, 99)).toBeLessThan(2 * pct(quiet.latencies, 99) + 100);
 }
+
+/** A 1000-event batch at every field limit: ~14 MB of JSON (that gzip shrinks below 200 KB). */
+export function maxSizeBatch(): string {
+  const url = `https://shop.example.com/${'u'.repeat(2048 - 25)}`;
+  const events = Array.from({ length: 1000 }, (_, i) => ({
+    event: 'maxsize'.padEnd(128, 'e'),
+    event_id: `big-${i}`.padEnd(128, 'i'),
+    anonymous_id: 'a'.repeat(128),
+    user_id: 'u'.repeat(256),
+    session_id: 's'.repeat(128),
+    url,
+    path: `/${'p'.repeat(2047)}`,
+    referrer: url,
+    properties: { blob: 'x'.repeat(8180) },
+  }));
+  return JSON.stringify({ events });
+}

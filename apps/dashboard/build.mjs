@@ -1,6 +1,6 @@
 // Builds the dashboard into dist/apps/dashboard: index.html, assets/dashboard.js (minified, uPlot bundled),
 // assets/dashboard.css and the favicon. Everything is local: the page requests nothing from another host.
-// Fails when the JavaScript is over its budget (100 KB gzipped, issue 16).
+// Fails when the JavaScript is over its budget (100 KB gzipped, the dashboard's target).
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,4 +1,4 @@
-// Hostile-load benchmark (issue 19): what an attacker or a greedy tenant costs the others, against the built
+// Hostile-load benchmark: what an attacker or a greedy tenant costs the others, against the built
 // standalone server (`npm start`'s dist/apps/standalone/main.js) on the embedded stores.
 //
 //   flood   legitimate track traffic (10 connections) alone, then beside 50 connections of well-formed random keys

@@ -1,4 +1,4 @@
-// What one small INSERT costs inside the embedded engine (issue 20): the same enriched event rows, INSERTed through
+// What one small INSERT costs inside the embedded engine: the same enriched event rows, INSERTed through
 // chDB's raw insert (as EventStore.insertRows does) into
 //   Null / Memory            no part written: the parse and pipeline alone
 //   MergeTree, 2 columns     the smallest part chDB writes

@@ -8,7 +8,7 @@
 //
 //   --layout=ordered (default): events arrive in time order (each INSERT covers a stretch of days, as live traffic
 //     and a chronological import do); --layout=scattered: every INSERT touches every day (a shuffled bulk import: the
-//     worst case for how many aggregate parts overlap one day, the layout of the figures before issue 13).
+//     worst case for how many aggregate parts overlap one day, the layout of the first figures).
 //   SOURCES_REFRESH_MS is one hour here: the sources_daily days are refreshed once after the load, and the last mix
 //     ("sources, last 2 days live") adds events to the last day, whose days then stay stale and are read from
 //     sessions, as today and yesterday are under live traffic.
@@ -79,7 +79,7 @@ await stores.events.aggregatesCaughtUp();
 const buildMs = performance.now() - buildStart;
 if (reuse) console.log('reusing the events already loaded in BENCH_DIR');
 else console.log(`load: ${(loadMs / 1000).toFixed(1)} s (${Math.round(EVENTS / (loadMs / 1000)).toLocaleString('en')} events/s into events), then the aggregates caught up in ${(buildMs / 1000).toFixed(1)} s`);
-// sources_daily (embedded store since issue 13): every day the load touched, recomputed from sessions.
+// sources_daily (embedded store): every day the load touched, recomputed from sessions.
 const refreshStart = performance.now();
 const refreshedDays = (await stores.events.refreshSources?.(true)) ?? 0;
 const refreshMs = performance.now() - refreshStart;

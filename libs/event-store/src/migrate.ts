@@ -1,29 +1,43 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import m001 from './migrations/001_events.sql';
-import m002 from './migrations/002_aggregates.sql';
-import m003 from './migrations/003_daily_uniques.sql';
-import m004 from './migrations/004_aggregate_builder.sql';
-import m005 from './migrations/005_sources_daily.sql';
-import m006 from './migrations/006_daily_uniques_by.sql';
-import m007 from './migrations/007_lightweight_forget.sql';
+import { type Migration, type MigrationTarget, defineMigration, runMigrations, splitStatements } from '@analytics/migrations';
+import c001 from './migrations/clustered/001_events.sql';
+import c002 from './migrations/clustered/002_aggregates.sql';
+import c003 from './migrations/clustered/003_daily_uniques.sql';
+import e004 from './migrations/embedded/004_aggregate_builder.sql';
+import e005 from './migrations/embedded/005_sources_daily.sql';
+import e006 from './migrations/embedded/006_daily_uniques_by.sql';
+import e007 from './migrations/embedded/007_lightweight_forget.sql';
+import u001 from './migrations/unclustered/001_events.sql';
+import u002 from './migrations/unclustered/002_aggregates.sql';
+import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+/** The migration files by their path under src/migrations (a spec holds this list to the folder). */
+export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
+  'unclustered/001_events.sql': u001,
+  'unclustered/002_aggregates.sql': u002,
+  'unclustered/003_daily_uniques.sql': u003,
+  'clustered/001_events.sql': c001,
+  'clustered/002_aggregates.sql': c002,
+  'clustered/003_daily_uniques.sql': c003,
+  'embedded/004_aggregate_builder.sql': e004,
+  'embedded/005_sources_daily.sql': e005,
+  'embedded/006_daily_uniques_by.sql': e006,
+  'embedded/007_lightweight_forget.sql': e007,
+};
 
-/** Numbered ClickHouse migrations, applied in order, recorded in `${db}.schema_migrations`. */
-export const EVENT_STORE_MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: '001_events', sql: m001 },
-  { version: 2, name: '002_aggregates', sql: m002 },
-  { version: 3, name: '003_daily_uniques', sql: m003 },
-  { version: 4, name: '004_aggregate_builder', sql: m004 },
-  { version: 5, name: '005_sources_daily', sql: m005 },
-  { version: 6, name: '006_daily_uniques_by', sql: m006 },
-  { version: 7, name: '007_lightweight_forget', sql: m007 },
-];
+/** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */
+export type EventStoreMode = 'embedded' | 'server' | 'cluster';
+
+/**
+ * The folders each mode takes its files from. Versions are shared by all modes: a version with no file in a mode's
+ * folders runs nothing there and is recorded all the same.
+ */
+export const MODE_FOLDERS: Readonly<Record<EventStoreMode, readonly string[]>> = {
+  embedded: ['unclustered', 'embedded'],
+  server: ['unclustered'],
+  cluster: ['clustered'],
+};
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -37,9 +51,14 @@ export interface TableLayout {
   cluster?: string;
   /**
    * The aggregates are built by the AggregateBuilder off the request path (the embedded store), not by materialized
-   * views on every INSERT (a server). Migration 004 applies only with it.
+   * views on every INSERT (a server). The `embedded/` migrations apply only with it, and never in a cluster.
    */
   builder?: boolean;
+}
+
+export function modeOf(layout: TableLayout): EventStoreMode {
+  if (layout.cluster) return 'cluster';
+  return layout.builder ? 'embedded' : 'server';
 }
 
 /** Sharding key of the Distributed `events` (and `sessions`): a session's events all land on one shard (docs in 001). */
@@ -50,70 +69,65 @@ export function localTableOf(layout: TableLayout, table: string): string {
   return layout.cluster ? `${table}_local` : table;
 }
 
-function replicated(layout: TableLayout, engine: 'MergeTree' | 'AggregatingMergeTree', table: string): string {
-  return layout.cluster ? `Replicated${engine}('/clickhouse/tables/{shard}/${layout.db}/${localTableOf(layout, table)}', '{replica}')` : engine;
-}
+// SQL the files share with the code: filled in before the checksum, so a change to them is a change to the migration.
+const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL };
+// The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
+const NAMES = ['db', 'cluster'];
 
-/**
- * Fills the placeholders of a migration for single-node or cluster mode:
- * - `${db}`; `${on_cluster}` ('' or `ON CLUSTER <name>`); `${cluster}` (the cluster name, cluster mode only);
- * - `${events_table}`, `${daily_rollup_table}`, `${sessions_table}`, `${daily_uniques_table}`: the tables that hold
- *   the rows: `events`, `daily_rollup`, `sessions`, `daily_uniques` single-node; `events_local`, ... in a cluster,
- *   where the plain names are the Distributed tables over them;
- * - `${engine_events}`, `${engine_daily_rollup}`, `${engine_sessions}`, `${engine_daily_uniques}`:
- *   (Replicated)(Aggregating)MergeTree;
- * - `${events_sharding_key}`; `${uniques_by_groupings}` (the ARRAY JOIN tuples of daily_uniques_by, src/uniques-by.ts);
- *   `${cluster_only}`: '' in a cluster and `--` on a single node, so a line starting
- *   with it exists only in cluster mode (comments are dropped below); `${builder_only}` likewise exists only when
- *   the aggregate builder builds the aggregates (the embedded store).
- * Single-node output is exactly what it was before cluster mode existed: existing embedded databases depend on it.
- */
-export function renderMigration(sql: string, layout: TableLayout): string[] {
-  const cluster = layout.cluster ?? '';
-  const vars: Record<string, string> = {
-    db: layout.db,
-    on_cluster: cluster ? `ON CLUSTER ${cluster}` : '',
-    cluster,
-    cluster_only: cluster ? '' : '--',
-    builder_only: layout.builder && !cluster ? '' : '--',
-    events_table: localTableOf(layout, 'events'),
-    daily_rollup_table: localTableOf(layout, 'daily_rollup'),
-    sessions_table: localTableOf(layout, 'sessions'),
-    daily_uniques_table: localTableOf(layout, 'daily_uniques'),
-    engine_events: replicated(layout, 'MergeTree', 'events'),
-    engine_daily_rollup: replicated(layout, 'AggregatingMergeTree', 'daily_rollup'),
-    engine_sessions: replicated(layout, 'AggregatingMergeTree', 'sessions'),
-    engine_daily_uniques: replicated(layout, 'AggregatingMergeTree', 'daily_uniques'),
-    events_sharding_key: EVENTS_SHARDING_KEY,
-    uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
-  };
-  const text = sql.replace(/\$\{(\w+)\}/g, (_, name: string) => {
-    const v = vars[name];
-    if (v === undefined) throw new Error(`unknown migration variable ${name}`);
-    return v;
+function fill(text: string, vars: Record<string, string>, keep: readonly string[] = []): string {
+  return text.replace(/\$\{(\w+)\}/g, (whole, name: string) => {
+    const value = vars[name];
+    if (value !== undefined) return value;
+    if (keep.includes(name)) return whole;
+    throw new Error(`unknown migration variable ${name}`);
   });
-  return text
-    .replace(/^\s*--.*$/gm, '')
-    .split(/;\s*$/m)
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
 
-export async function migrateEventStore(client: ClickHouseClient, layout: TableLayout): Promise<number[]> {
+/** The migrations a mode runs, in order, with `${db}` and `${cluster}` still in their statements. */
+export function eventStoreMigrations(mode: EventStoreMode): Migration[] {
+  const fileNames = [...new Set(Object.keys(EVENT_STORE_MIGRATION_FILES).map((path) => path.slice(path.indexOf('/') + 1)))].sort();
+  return fileNames.map((fileName) => {
+    const paths = MODE_FOLDERS[mode].map((folder) => `${folder}/${fileName}`).filter((path) => path in EVENT_STORE_MIGRATION_FILES);
+    if (paths.length > 1) throw new Error(`${mode} mode has two files for one migration: ${paths.join(', ')}`);
+    const path = paths[0];
+    const statements = path ? splitStatements(EVENT_STORE_MIGRATION_FILES[path]!).map((s) => fill(s, FRAGMENTS, NAMES)) : [];
+    return defineMigration(fileName, statements, path);
+  });
+}
+
+/** A migration's statements for this store: its database and cluster names filled in. */
+export function renderMigration(migration: Migration, layout: TableLayout): string[] {
+  return migration.statements.map((s) => fill(s, { db: layout.db, cluster: layout.cluster ?? '' }));
+}
+
+/** Every migration of the layout's mode, in order, as the statements it runs there (none where it has no file). */
+export function renderMigrations(layout: TableLayout): string[][] {
+  return eventStoreMigrations(modeOf(layout)).map((m) => renderMigration(m, layout));
+}
+
+/** Applies the layout's mode's pending migrations (or refuses to start when an applied one changed); returns their versions. */
+export async function migrateEventStore(client: ClickHouseClient, layout: TableLayout, migrations = eventStoreMigrations(modeOf(layout))): Promise<number[]> {
   const db = assertIdentifier(layout.db, 'CLICKHOUSE_DATABASE');
   const onCluster = layout.cluster ? ` ON CLUSTER ${assertIdentifier(layout.cluster, 'CLICKHOUSE_CLUSTER')}` : '';
-  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}${onCluster}` });
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations${onCluster} (version UInt32, name String, applied_at DateTime DEFAULT now()) ENGINE = ${layout.cluster ? `ReplicatedMergeTree('/clickhouse/tables/{shard}/${db}/schema_migrations', '{replica}')` : 'MergeTree'} ORDER BY version`,
-  });
-  const rs = await client.query({ query: `SELECT version FROM ${db}.schema_migrations`, format: 'JSONEachRow' });
-  const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)));
-  const applied: number[] = [];
-  for (const m of EVENT_STORE_MIGRATIONS) {
-    if (done.has(m.version)) continue;
-    for (const statement of renderMigration(m.sql, layout)) await client.command({ query: statement });
-    await client.insert({ table: `${db}.schema_migrations`, values: [{ version: m.version, name: m.name }], format: 'JSONEachRow', columns: ['version', 'name'] });
-    applied.push(m.version);
-  }
-  return applied;
+  const table = `${db}.schema_migrations`;
+  const target: MigrationTarget = {
+    async listApplied() {
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}${onCluster}` });
+      await client.command({
+        query: `CREATE TABLE IF NOT EXISTS ${table}${onCluster} (version UInt32, name String, applied_at DateTime DEFAULT now()) ENGINE = ${layout.cluster ? `ReplicatedMergeTree('/clickhouse/tables/{shard}/${db}/schema_migrations', '{replica}')` : 'MergeTree'} ORDER BY version`,
+      });
+      // Stores from before checksums: '' until the runner records one.
+      await client.command({ query: `ALTER TABLE ${table}${onCluster} ADD COLUMN IF NOT EXISTS checksum String DEFAULT ''` });
+      const rs = await client.query({ query: `SELECT version, name, checksum FROM ${table}`, format: 'JSONEachRow' });
+      return (await rs.json<{ version: number; name: string; checksum: string }>()).map((r) => ({ version: Number(r.version), name: r.name, checksum: r.checksum || null }));
+    },
+    async apply(m) {
+      for (const statement of renderMigration(m, layout)) await client.command({ query: statement });
+    },
+    // The table is append-only: a checksum for an old row is one more row of the version, which listApplied reads with it.
+    async record(m) {
+      await client.insert({ table, values: [{ version: m.version, name: m.name, checksum: m.checksum }], format: 'JSONEachRow', columns: ['version', 'name', 'checksum'] });
+    },
+  };
+  return runMigrations(target, migrations, 'the event store');
 }

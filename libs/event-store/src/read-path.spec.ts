@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
-import { EVENT_STORE_MIGRATIONS, migrateEventStore, renderMigration } from './migrate';
+import { type TableLayout, migrateEventStore, renderMigrations } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
 import { readTablesOf } from './read-tables';
@@ -57,36 +57,36 @@ describe('migrations', () => {
   });
 
   it('applies 004 only where the builder builds the aggregates: a server, cluster or not, keeps its views', () => {
-    const m4 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 4)!.sql;
-    expect(renderMigration(m4, { db: 'analytics' })).toEqual([]);
-    expect(renderMigration(m4, { db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
-    const embedded = renderMigration(m4, { db: 'analytics', builder: true });
+    const m4 = (layout: TableLayout) => renderMigrations(layout)[3]!;
+    expect(m4({ db: 'analytics' })).toEqual([]);
+    expect(m4({ db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
+    const embedded = m4({ db: 'analytics', builder: true });
     expect(embedded).toHaveLength(10);
     expect(embedded.slice(-3)).toEqual(['DROP VIEW IF EXISTS analytics.daily_rollup_mv', 'DROP VIEW IF EXISTS analytics.daily_uniques_mv', 'DROP VIEW IF EXISTS analytics.sessions_mv']);
   });
 
   it('applies 005 (sources_daily) only where the builder keeps it: a server answers /v1/sources from sessions', () => {
-    const m5 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 5)!.sql;
-    expect(renderMigration(m5, { db: 'analytics' })).toEqual([]);
-    expect(renderMigration(m5, { db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
-    const embedded = renderMigration(m5, { db: 'analytics', builder: true });
+    const m5 = (layout: TableLayout) => renderMigrations(layout)[4]!;
+    expect(m5({ db: 'analytics' })).toEqual([]);
+    expect(m5({ db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
+    const embedded = m5({ db: 'analytics', builder: true });
     expect(embedded).toHaveLength(2);
     expect(embedded[0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_daily\n[\s\S]*ENGINE = ReplacingMergeTree\(version\)\nPARTITION BY toYYYYMM\(day\)\nORDER BY \(project_id, day, source, medium\)\nSETTINGS index_granularity = 64$/);
     expect(embedded[1]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_daily_days /);
   });
 
   it('applies 006 (daily_uniques_by) only where the builder keeps it, and backfills it from daily_rollup', () => {
-    const m6 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 6)!.sql;
-    expect(renderMigration(m6, { db: 'analytics' })).toEqual([]);
-    expect(renderMigration(m6, { db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
-    const embedded = renderMigration(m6, { db: 'analytics', builder: true });
+    const m6 = (layout: TableLayout) => renderMigrations(layout)[5]!;
+    expect(m6({ db: 'analytics' })).toEqual([]);
+    expect(m6({ db: 'analytics', cluster: 'main', builder: true })).toEqual([]);
+    const embedded = m6({ db: 'analytics', builder: true });
     expect(embedded).toHaveLength(2);
     expect(embedded[0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.daily_uniques_by\n/);
     expect(embedded[1]).toMatch(/^INSERT INTO analytics\.daily_uniques_by [\s\S]*FROM analytics\.daily_rollup\n/);
   });
 
   it('renders the single-node form exactly as before cluster mode existed (existing databases depend on it)', () => {
-    const all = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics' }));
+    const all = renderMigrations({ db: 'analytics' });
     expect(all.map((s) => s.length)).toEqual([1, 4, 3, 0, 0, 0, 0]);
     const text = all.flat().join('\n');
     expect(text).not.toMatch(/_local|Distributed|Replicated|ON CLUSTER/);
@@ -100,7 +100,7 @@ describe('migrations', () => {
   });
 
   it('renders the cluster form: replicated *_local tables, views between them, Distributed tables named as single-node', () => {
-    const [m1, m2, m3] = EVENT_STORE_MIGRATIONS.map((m) => renderMigration(m.sql, { db: 'analytics', cluster: 'main' }));
+    const [m1, m2, m3] = renderMigrations({ db: 'analytics', cluster: 'main' });
     for (const s of [...m1!, ...m2!, ...m3!.slice(0, 3)]) expect(s).toContain('ON CLUSTER main');
     expect(m1).toHaveLength(2);
     expect(m1![0]).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.events_local ON CLUSTER main\n/);

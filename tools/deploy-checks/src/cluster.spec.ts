@@ -5,15 +5,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   EVENT_INSERT_COLUMNS,
-  EVENT_STORE_MIGRATIONS,
   type EventStore,
   ForgetQueue,
+  type TableLayout,
   buildQueryEvents,
   buildSources,
   forgetUser,
   migrateEventStore,
   planStats,
-  renderMigration,
+  renderMigrations,
   rollupFits,
   runRetention,
   uniquesFits,
@@ -82,8 +82,7 @@ async function clusterStatements(): Promise<string[]> {
 describe('cluster-mode statements parse in ClickHouse', () => {
   it('every statement of every migration, rendered with a cluster, and those of forget and retention', async () => {
     const statements = await clusterStatements();
-    const rendered = EVENT_STORE_MIGRATIONS.flatMap((m) => renderMigration(m.sql, { db: 'analytics', cluster: CLUSTER }));
-    for (const s of rendered) expect(statements).toContain(s);
+    for (const s of renderMigrations({ db: 'analytics', cluster: CLUSTER }).flat()) expect(statements).toContain(s);
     expect(statements.filter((s) => /^(CREATE|ALTER)/.test(s)).every((s) => s.includes(`ON CLUSTER ${CLUSTER}`))).toBe(true);
     await withSession('parse', undefined, (s) => {
       for (const q of statements) {
@@ -173,14 +172,12 @@ describe('the cluster topology answers like a single node', () => {
       const run = (q: string, params: Record<string, unknown> = {}) => s.queryBind(q, params, 'JSONEachRow');
       s.query(`CREATE DATABASE ${single}`);
       s.query(`CREATE DATABASE ${cluster}`);
-      for (const m of EVENT_STORE_MIGRATIONS) for (const q of renderMigration(m.sql, { db: single })) s.query(q);
-      for (const m of EVENT_STORE_MIGRATIONS) {
-        for (const q of renderMigration(m.sql, { db: cluster, cluster: CLUSTER })) {
-          // chDB has no Keeper and no DDL queue: the same statements as plain tables on this one node.
-          const local = q.replace(` ON CLUSTER ${CLUSTER}`, '').replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/[\w/]+', '\{replica\}'\)/, '$1');
-          expect(local).not.toMatch(/ON CLUSTER|Replicated/);
-          s.query(local);
-        }
+      for (const q of renderMigrations({ db: single }).flat()) s.query(q);
+      for (const q of renderMigrations({ db: cluster, cluster: CLUSTER }).flat()) {
+        // chDB has no Keeper and no DDL queue: the same statements as plain tables on this one node.
+        const local = q.replace(` ON CLUSTER ${CLUSTER}`, '').replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/[\w/]+', '\{replica\}'\)/, '$1');
+        expect(local).not.toMatch(/ON CLUSTER|Replicated/);
+        s.query(local);
       }
       const engines = Object.fromEntries(jsonRows<{ name: string; engine: string }>(run('SELECT name, engine FROM system.tables WHERE database = {db:String}', { db: cluster })).map((t) => [t.name, t.engine]));
       expect(engines).toMatchObject({
@@ -234,8 +231,7 @@ describe('the cluster topology answers like a single node', () => {
           return jsonRows(run(q.sql, q.params));
         });
       const before = uniquesByDay();
-      const m3 = EVENT_STORE_MIGRATIONS.find((m) => m.version === 3)!;
-      const backfill = (layout: { db: string; cluster?: string }) => renderMigration(m3.sql, layout).at(-1)!;
+      const backfill = (layout: TableLayout) => renderMigrations(layout)[2]!.at(-1)!;
       expect(backfill({ db: cluster, cluster: CLUSTER })).toMatch(/^INSERT INTO c_\w+\.daily_uniques [\s\S]*FROM c_\w+\.events\n[\s\S]*parallel_distributed_insert_select = 2$/);
       const localRows = count(`${cluster}.daily_uniques_local`);
       s.query(backfill({ db: single }));

@@ -6,10 +6,10 @@
 -- uniques: uniqCombined sketch over anonymous_id ('' = no anonymous id, not counted): exact up to 4,096 distinct
 -- values, then HyperLogLog with 2^17 cells (typically well under 1% error, ~1-2% worst case).
 -- Merging daily sketches gives the same registers as one sketch over the raw rows, so both read paths agree.
--- Cluster mode: the views run on each shard's events_local and write that shard's *_local aggregate tables
+-- The views run on each shard's events_local and write that shard's *_local aggregate tables
 -- (Replicated*AggregatingMergeTree); `daily_rollup` and `sessions` are then Distributed tables over them (read-only:
 -- nothing inserts through them), and reads re-aggregate across shards exactly as they do across parts.
-CREATE TABLE IF NOT EXISTS ${db}.${daily_rollup_table} ${on_cluster}
+CREATE TABLE IF NOT EXISTS ${db}.daily_rollup_local ON CLUSTER ${cluster}
 (
   project_id  UUID,
   day         Date,
@@ -21,11 +21,11 @@ CREATE TABLE IF NOT EXISTS ${db}.${daily_rollup_table} ${on_cluster}
   events      SimpleAggregateFunction(sum, UInt64),
   uniques     AggregateFunction(uniqCombined, String)
 )
-ENGINE = ${engine_daily_rollup}
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/${db}/daily_rollup_local', '{replica}')
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, event_name, source, medium, country, device_type);
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_rollup_mv ${on_cluster} TO ${db}.${daily_rollup_table} AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_rollup_mv ON CLUSTER ${cluster} TO ${db}.daily_rollup_local AS
 SELECT
   project_id,
   toDate(timestamp) AS day,
@@ -36,21 +36,21 @@ SELECT
   device_type,
   count() AS events,
   uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques
-FROM ${db}.${events_table}
+FROM ${db}.events_local
 GROUP BY project_id, day, event_name, source, medium, country, device_type;
 
 -- sessions backs GET /v1/sources: one logical row per (project_id, session_id, anonymous_id), stored as one row
 -- per day the session has events in. `day` sits right after project_id in the key so a time range prunes granules;
 -- readers scan [from - 1 day, to + 1 day] and GROUP BY session to merge a session's days (correct for sessions
--- shorter than 24 hours). Measured at 10M events / 2M sessions, that GROUP BY is the cost of the endpoint, hence:
--- - `session_key` = cityHash64(session_id, anonymous_id) is the key (grouping on a UInt64 is ~3x faster than on two
---   strings); session_id and anonymous_id stay as values. Two sessions of a project within the scanned days share a
---   key with probability ~n^2/2^65 (1e-7 at n = 2M).
+-- shorter than 24 hours). That GROUP BY is the cost of the endpoint, hence:
+-- - `session_key` = cityHash64(session_id, anonymous_id) is the key (grouping on a UInt64 is several times faster
+--   than on two strings); session_id and anonymous_id stay as values. Two sessions of a project within the scanned
+--   days share a key with probability ~n^2/2^65 (1e-7 at n = 2M).
 -- - `entry` holds the entry source and medium as one sortable string, so a plain min picks the first event:
 --   15-digit epoch ms | 5-digit byte length of source | source | medium   (sources.query.ts splits it).
 --   Source and medium always come from ONE event; millisecond ties go to the shorter, then lower, source. A String
---   min merges ~2.3x faster than argMin states or a min over a tuple.
-CREATE TABLE IF NOT EXISTS ${db}.${sessions_table} ${on_cluster}
+--   min merges faster than argMin states or a min over a tuple (BENCHMARKS.md).
+CREATE TABLE IF NOT EXISTS ${db}.sessions_local ON CLUSTER ${cluster}
 (
   project_id   UUID,
   day          Date,
@@ -63,11 +63,11 @@ CREATE TABLE IF NOT EXISTS ${db}.${sessions_table} ${on_cluster}
   events       SimpleAggregateFunction(sum, UInt64),
   paid_events  SimpleAggregateFunction(sum, UInt64)
 )
-ENGINE = ${engine_sessions}
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/${db}/sessions_local', '{replica}')
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, session_key);
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.sessions_mv ${on_cluster} TO ${db}.${sessions_table} AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.sessions_mv ON CLUSTER ${cluster} TO ${db}.sessions_local AS
 SELECT
   project_id,
   toDate(timestamp) AS day,
@@ -79,13 +79,13 @@ SELECT
   max(timestamp) AS last_ts,
   count() AS events,
   countIf(medium = 'paid') AS paid_events
-FROM ${db}.${events_table}
+FROM ${db}.events_local
 GROUP BY project_id, day, session_id, anonymous_id;
 
--- Cluster mode only: the Distributed tables the read path queries. sessions carries the events' sharding key (its
+-- The Distributed tables the read path queries. sessions carries the events' sharding key (its
 -- rows were placed by it: a session's rows are all on one shard); daily_rollup's grain spans sessions, so its rows
 -- for one grain can sit on several shards and are summed / sketch-merged across them at read time.
-${cluster_only}CREATE TABLE IF NOT EXISTS ${db}.daily_rollup ${on_cluster} AS ${db}.${daily_rollup_table}
-${cluster_only}ENGINE = Distributed(${cluster}, ${db}, ${daily_rollup_table});
-${cluster_only}CREATE TABLE IF NOT EXISTS ${db}.sessions ${on_cluster} AS ${db}.${sessions_table}
-${cluster_only}ENGINE = Distributed(${cluster}, ${db}, ${sessions_table}, ${events_sharding_key});
+CREATE TABLE IF NOT EXISTS ${db}.daily_rollup ON CLUSTER ${cluster} AS ${db}.daily_rollup_local
+ENGINE = Distributed(${cluster}, ${db}, daily_rollup_local);
+CREATE TABLE IF NOT EXISTS ${db}.sessions ON CLUSTER ${cluster} AS ${db}.sessions_local
+ENGINE = Distributed(${cluster}, ${db}, sessions_local, ${events_sharding_key});

@@ -1,5 +1,5 @@
--- 005: sources_daily, the per-day answer of GET /v1/sources (embedded store only, like 004; see sources-daily.ts).
--- /v1/sources over 30 days merged ~2M session rows per request at 10M events (p95 ~0.5 s, ~1 s CPU). A session
+-- sources_daily, the per-day answer of GET /v1/sources (embedded store only, like 004; see sources-daily.ts).
+-- /v1/sources over 30 days merged every session row of the range per request (BENCHMARKS.md). A session
 -- belongs to the day of its first event, so a whole-day range is the union of its days' answers: one row per
 -- (project_id, day, entry source, entry medium) with the sessions, their events and a uniqCombined sketch of their
 -- visitors (the same sketch as daily_rollup's: merged across days it is the sketch over all of them), so 30 days
@@ -10,20 +10,20 @@
 -- read with FINAL leaves exactly the new answer. sources_daily_days records, per day, the builder seq s it reflects;
 -- a read uses a day only when no event built after s touches the day or its neighbours, and computes the others from
 -- `sessions` (see sources.query.ts). Deleting events (forget, retention) rewrites neither table.
-${builder_only}CREATE TABLE IF NOT EXISTS ${db}.sources_daily
-${builder_only}(
-${builder_only}  project_id UUID,
-${builder_only}  day        Date,
-${builder_only}  source     LowCardinality(String),
-${builder_only}  medium     LowCardinality(String),
-${builder_only}  sessions   UInt64,
-${builder_only}  events     UInt64,
-${builder_only}  uniques    AggregateFunction(uniqCombined, String),
-${builder_only}  version    UInt64
-${builder_only})
-${builder_only}ENGINE = ReplacingMergeTree(version)
-${builder_only}PARTITION BY toYYYYMM(day)
-${builder_only}ORDER BY (project_id, day, source, medium)
-${builder_only}SETTINGS index_granularity = 64;
+CREATE TABLE IF NOT EXISTS ${db}.sources_daily
+(
+  project_id UUID,
+  day        Date,
+  source     LowCardinality(String),
+  medium     LowCardinality(String),
+  sessions   UInt64,
+  events     UInt64,
+  uniques    AggregateFunction(uniqCombined, String),
+  version    UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, day, source, medium)
+SETTINGS index_granularity = 64;
 
-${builder_only}CREATE TABLE IF NOT EXISTS ${db}.sources_daily_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);
+CREATE TABLE IF NOT EXISTS ${db}.sources_daily_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);

@@ -1,0 +1,60 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineMigration, splitStatements } from '@analytics/migrations';
+import { KEY_STORE_MIGRATIONS, migrateKeyStore } from './migrate';
+import type { SqlPort } from './sql-port';
+import { keyStoreBackends } from './test-backends';
+
+const recorded = async (db: SqlPort) => (await db.query<{ version: number; name: string; checksum: string | null }>('SELECT version, name, checksum FROM schema_migrations ORDER BY version')).rows;
+const expected = KEY_STORE_MIGRATIONS.map(({ version, name, checksum }) => ({ version, name, checksum }));
+/** The list with 002 as if its file had gained a statement after it was applied. */
+const with002Changed = KEY_STORE_MIGRATIONS.map((m) => (m.version === 2 ? defineMigration('002_oauth.sql', [...m.statements, 'SELECT 1'], m.file) : m));
+
+describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) => {
+  let db: SqlPort;
+  beforeEach(async () => {
+    db = await open();
+  });
+  afterEach(() => db.close());
+
+  it('apply every migration to a fresh store and record each checksum', async () => {
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4]);
+    expect(await recorded(db)).toEqual(expected);
+    expect(await migrateKeyStore(db)).toEqual([]);
+  });
+
+  it('refuse to start, naming the file, when an applied migration has changed, and apply nothing', async () => {
+    await migrateKeyStore(db, KEY_STORE_MIGRATIONS.slice(0, 2));
+    await expect(migrateKeyStore(db, with002Changed)).rejects.toThrow('the key store refuses to start: migration 002_oauth.sql has changed since it was applied');
+    expect(await recorded(db)).toEqual(expected.slice(0, 2));
+    expect((await db.query<{ t: string | null }>("SELECT to_regclass('oauth_grants')::text AS t")).rows).toEqual([{ t: null }]);
+  });
+
+  it('record the checksums of a store migrated before checksums existed, then check them', async () => {
+    await migrateKeyStore(db);
+    // the table as it was before checksums
+    await db.exec('ALTER TABLE schema_migrations DROP COLUMN checksum');
+    expect(await migrateKeyStore(db)).toEqual([]);
+    expect(await recorded(db)).toEqual(expected);
+    await expect(migrateKeyStore(db, with002Changed)).rejects.toThrow(/migration 002_oauth\.sql has changed/);
+  });
+});
+
+describe('the key-store migration files', () => {
+  it('are each listed once, in order, with the statements of the file', () => {
+    const root = join(__dirname, 'migrations');
+    const onDisk = readdirSync(root).filter((f) => f.endsWith('.sql')).sort();
+    expect(KEY_STORE_MIGRATIONS.map((m) => m.file)).toEqual(onDisk);
+    for (const m of KEY_STORE_MIGRATIONS) expect(m.statements).toEqual(splitStatements(readFileSync(join(root, m.file!), 'utf8')));
+  });
+
+  // A changed checksum here makes every store that applied the migration refuse to start: put the change in a new one.
+  it('stay as they were applied: checksums pinned', () => {
+    expect(KEY_STORE_MIGRATIONS.map((m) => `${m.name} ${m.checksum}`)).toEqual([
+    '001_projects_and_keys 0d60bb5af917cd3f53445cb335a67054a2a27da955727056a0dd6f5714f5a328',
+    '002_oauth 6efced32c0c51e87abe1eb6b6b97fe00b9898d24d3b8eb23e389b09bf5a5d529',
+    '003_oauth_client_secret_hash ad2050e2376d55a3d46df4ec156b5fe9ba2ce55b425771640410c117dbd92dd3',
+    '004_oauth_grants f8e346f7414bbe61e60fb36deb50c0978dad7f476aec62814d32f8ef8136df04',
+    ]);
+  });
+});

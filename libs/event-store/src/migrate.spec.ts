@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineMigration } from '@analytics/migrations';
+import { EventStore } from './event-store';
+import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore } from './migrate';
+
+// Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
+let dir: string;
+let store: EventStore;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'event-store-migrate-'));
+  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}`, aggregateIntervalMs: 60_000 });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
+  const db = `t_${randomBytes(6).toString('hex')}`;
+  try {
+    await run(db);
+  } finally {
+    await store.command(`DROP DATABASE IF EXISTS ${db}`);
+  }
+}
+
+const layoutOf = (db: string, mode: 'embedded' | 'server'): TableLayout => (mode === 'embedded' ? { db, builder: true } : { db });
+const recorded = (db: string) =>
+  store.select<{ version: number; name: string; checksum: string }>(`SELECT version, name, checksum FROM ${db}.schema_migrations ORDER BY version, checksum`, {});
+const expected = (mode: EventStoreMode) => eventStoreMigrations(mode).map(({ version, name, checksum }) => ({ version, name, checksum }));
+
+/** The embedded list with 002 as if its file had gained a statement after it was applied. */
+function with002Changed() {
+  return eventStoreMigrations('embedded').map((m) => (m.version === 2 ? defineMigration('002_aggregates.sql', [...m.statements, 'SELECT 1'], m.file) : m));
+}
+
+describe('event-store migrations on chDB', () => {
+  it.each(['embedded', 'server'] as const)('apply every migration to a fresh %s store and record each checksum', async (mode) => {
+    await withDatabase(async (db) => {
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect((await recorded(db)).map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected(mode));
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([]);
+    });
+  });
+
+  it('refuse to start, naming the file, when an applied migration has changed, and apply nothing', async () => {
+    await withDatabase(async (db) => {
+      await migrateEventStore(store.client, layoutOf(db, 'embedded'), eventStoreMigrations('embedded').slice(0, 3));
+      await expect(migrateEventStore(store.client, layoutOf(db, 'embedded'), with002Changed())).rejects.toThrow(
+        'the event store refuses to start: migration unclustered/002_aggregates.sql has changed since it was applied',
+      );
+      expect(await recorded(db)).toHaveLength(3);
+      expect(await store.select(`SELECT name FROM system.tables WHERE database = {db:String} AND name = 'aggregate_progress'`, { db })).toEqual([]);
+    });
+  });
+
+  it('record the checksums of a store migrated before checksums existed, then check them', async () => {
+    await withDatabase(async (db) => {
+      await migrateEventStore(store.client, layoutOf(db, 'embedded'));
+      // the table as it was before checksums
+      await store.command(`ALTER TABLE ${db}.schema_migrations DROP COLUMN checksum`);
+      expect(await migrateEventStore(store.client, layoutOf(db, 'embedded'))).toEqual([]);
+      const rows = await recorded(db);
+      expect(rows.filter((r) => r.checksum !== '').map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected('embedded'));
+      expect(await migrateEventStore(store.client, layoutOf(db, 'embedded'))).toEqual([]);
+      expect(await recorded(db)).toHaveLength(rows.length);
+      await expect(migrateEventStore(store.client, layoutOf(db, 'embedded'), with002Changed())).rejects.toThrow(/migration unclustered\/002_aggregates\.sql has changed/);
+    });
+  });
+});
+
+describe('the event-store migration files', () => {
+  it('are each listed once, with the text of the file', () => {
+    const root = join(__dirname, 'migrations');
+    const onDisk = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sql')).sort();
+    expect(Object.keys(EVENT_STORE_MIGRATION_FILES).sort()).toEqual(onDisk);
+    for (const f of onDisk) expect(EVENT_STORE_MIGRATION_FILES[f]).toBe(readFileSync(join(root, f), 'utf8'));
+  });
+
+  // A changed checksum here makes every store that applied the migration refuse to start: put the change in a new one.
+  it('stay as they were applied: checksums pinned per mode', () => {
+    const modes = ['embedded', 'server', 'cluster'] as const;
+    expect(Object.fromEntries(modes.map((mode) => [mode, eventStoreMigrations(mode).map((m) => `${m.name} ${m.file ?? '-'} ${m.checksum}`)]))).toEqual(PINNED);
+  });
+});
+
+const PINNED = {
+  embedded: [
+    '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
+    '002_aggregates unclustered/002_aggregates.sql 036a2d106feb6ac4536f278e30ac4e77728df48d05d17af1bc68607439e41ce1',
+    '003_daily_uniques unclustered/003_daily_uniques.sql 65ce5e6c9c011ac57fefcfe88bf6164b5cf99415f253a00040db10cffccd71a9',
+    '004_aggregate_builder embedded/004_aggregate_builder.sql b530becefed88891ed29708fb894e4ff54aa6c4225aad91a7eb1fe959bf89745',
+    '005_sources_daily embedded/005_sources_daily.sql 4fc80fc76adcde7f07319f5e602df31d8e19382ec464857ba2d2a240a0716fc2',
+    '006_daily_uniques_by embedded/006_daily_uniques_by.sql 9183a3b4d76974ae9b0b7e238c3c1eb4ae37b6a60eae4ef67d2513b89748302e',
+    '007_lightweight_forget embedded/007_lightweight_forget.sql db4c60b16a2a7722194852a9401df17093112bf944bb37fc4ace8f5f429ccab9',
+  ],
+  server: [
+    '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
+    '002_aggregates unclustered/002_aggregates.sql 036a2d106feb6ac4536f278e30ac4e77728df48d05d17af1bc68607439e41ce1',
+    '003_daily_uniques unclustered/003_daily_uniques.sql 65ce5e6c9c011ac57fefcfe88bf6164b5cf99415f253a00040db10cffccd71a9',
+    '004_aggregate_builder - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '005_sources_daily - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '006_daily_uniques_by - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '007_lightweight_forget - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  ],
+  cluster: [
+    '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
+    '002_aggregates clustered/002_aggregates.sql 3b470d8f80c09d497bc4274e95b5c96365555ca9054c3482297350150b11242d',
+    '003_daily_uniques clustered/003_daily_uniques.sql db4e1e9eb831e2341e73204c2220cbdfb9c58747c4ad0f248a0a10294dfdf434',
+    '004_aggregate_builder - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '005_sources_daily - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '006_daily_uniques_by - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    '007_lightweight_forget - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  ],
+};

@@ -5,7 +5,6 @@ export * from './migrate';
 export * from './key-store';
 export * from './authenticator';
 export * from './auth.middleware';
-export * from './test-backends';
 export * from './invalidation-bus';
 export * from './oauth-store';
 export * from './redirect-uri';

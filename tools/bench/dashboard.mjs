@@ -33,8 +33,8 @@ if (!existsSync(CHROMIUM)) {
 await import('../../apps/dashboard/build.mjs');
 const { lib } = await bundleFromSource('dashboard-bench', [
   "export { buildApp } from './apps/standalone/src/app';",
-  "export { envSchema, openStores } from './libs/runtime/src/index';",
-  "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+  "export { envSchema, loadConfig, openStores } from './libs/runtime/src/index';",
+  "export { createLogger } from './libs/service-kit/src/index';",
 ]);
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-dashboard-'));

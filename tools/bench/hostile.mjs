@@ -142,7 +142,7 @@ async function bodies() {
 
 /** Loads the reader scenario's data into a DATA_DIR before any server opens it (chDB binds one directory per process). */
 async function prepareReaderData() {
-  const { lib } = await bundleFromSource('hostile-bench', ["export { envSchema, openStores } from './libs/runtime/src/index';", "export { createLogger, loadConfig } from './libs/service-kit/src/index';"]);
+  const { lib } = await bundleFromSource('hostile-bench', ["export { envSchema, loadConfig, openStores } from './libs/runtime/src/index';", "export { createLogger } from './libs/service-kit/src/index';"]);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'));
   const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, ADMIN_TOKEN });
   const stores = await lib.openStores(env, lib.createLogger({ level: 'warn', format: 'json' }), dataDir);

@@ -40,8 +40,8 @@ const EVENTS_PER_SESSION = 5;
 
 const { lib } = await bundleFromSource('read-bench', [
   "export { buildApp } from './apps/read-api/src/app';",
-  "export { envSchema, openStores } from './libs/runtime/src/index';",
-  "export { createLogger, loadConfig } from './libs/service-kit/src/index';",
+  "export { envSchema, loadConfig, openStores } from './libs/runtime/src/index';",
+  "export { createLogger } from './libs/service-kit/src/index';",
   "export * from './libs/event-store/src/index';",
   "export { sourcesParamsSchema, statsParamsSchema } from './libs/schema/src/index';",
 ]);

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
-import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
+import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type AdminRouterDeps, createAdminRouter } from './admin.routes';
 
-export function buildApp(deps: AdminRouterDeps & { logger: Logger }): Express {
-  return createServiceApp({ name: 'admin-api', logger: deps.logger, ready: { key_store: () => deps.keyStore.ping() }, routers: [createAdminRouter(deps), apiDocsRouter(['admin-api'])] });
+export function buildApp(deps: AdminRouterDeps & Omit<ServiceAppBase, 'trustProxy'>): Express {
+  return createServiceApp({ name: 'admin-api', logger: deps.logger, limits: deps.limits, ready: { key_store: () => deps.keyStore.ping() }, routers: [createAdminRouter(deps), apiDocsRouter(['admin-api'])] });
 }

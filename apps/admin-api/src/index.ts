@@ -1,2 +1,3 @@
 export * from './admin.routes';
 export * from './app';
+export * from './wiring';

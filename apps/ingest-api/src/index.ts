@@ -1,2 +1,3 @@
 export * from './ingest.routes';
 export * from './app';
+export * from './wiring';

@@ -1,8 +1,7 @@
-import { Router, type Request } from 'express';
-import { type AuthContext, type Authenticator, authOf, requireKey } from '@analytics/auth';
-import type { RequestContext } from '@analytics/enrichment';
+import { Router } from 'express';
+import { type Authenticator, authOf, requireKey } from '@analytics/auth';
 import { type EventStore, forgetUser } from '@analytics/event-store';
-import type { IngestService } from '@analytics/ingest';
+import { type IngestService, requestContexts } from '@analytics/ingest';
 import { readJsonBody } from '@analytics/service-kit';
 import {
   type BatchResponse,
@@ -31,17 +30,7 @@ export interface IngestRouterDeps {
  */
 export function createIngestRouter(deps: IngestRouterDeps): Router {
   const router = Router();
-  const now = deps.clock ?? Date.now;
-  const context = (req: Request, { projectId, kind }: AuthContext): RequestContext => ({
-    projectId,
-    ip: req.ip,
-    userAgent: req.get('user-agent'),
-    host: req.get('host'),
-    nowMs: now(),
-    ipHashSecret: deps.ipHashSecret,
-    // pk_ callers are browsers that may store nothing on the device: their events without ids get the daily visitor id.
-    anonymousIds: kind === 'pk' ? 'derived' : 'random',
-  });
+  const context = requestContexts(deps.ipHashSecret, deps.clock);
 
   router.post('/v1/track', requireKey(deps.authenticator, 'ingest'), async (req, res) => {
     const input = parseOrThrow(eventInputSchema, await readJsonBody(req, res));

@@ -1,17 +1,16 @@
 import { resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { IngestService } from '@analytics/ingest';
-import { EVENT_STORE_SETTING, rateRulesOf, runService } from '@analytics/runtime';
+import { rateRulesOf, runService } from '@analytics/runtime';
 import { buildApp } from './app';
+import { ingestApiConfig } from './config';
+import { ingestWiring } from './wiring';
 
-runService('ingest-api', [EVENT_STORE_SETTING, 'DATABASE_URL', 'IP_HASH_SECRET'], ({ env, logger, stores }) =>
+runService(ingestApiConfig, ({ env, logger, stores, limits }) =>
   buildApp({
     logger,
     trustProxy: env.TRUST_PROXY,
-    authenticator: stores.authenticator,
-    ingest: new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: rateRulesOf(env) }),
-    events: stores.events,
-    ipHashSecret: env.IP_HASH_SECRET!,
+    limits,
+    ...ingestWiring(stores, { ipHashSecret: env.IP_HASH_SECRET, rateRules: rateRulesOf(env) }),
     // The browser SDK's build beside this bundle (dist/libs/sdk-browser): the proxy sends /sdk/* here.
     sdkDir: resolve(__dirname, '../../libs/sdk-browser'),
   }),

@@ -1,3 +1,4 @@
 export * from './mcp.routes';
 export * from './tools';
 export * from './app';
+export * from './wiring';

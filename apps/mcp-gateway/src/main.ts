@@ -1,21 +1,13 @@
 import { loadGeo } from '@analytics/enrichment';
-import { OAuthStore } from '@analytics/auth';
-import { IngestService } from '@analytics/ingest';
-import { EVENT_STORE_SETTING, rateRulesOf, runService } from '@analytics/runtime';
+import { ingestWiring } from '@analytics/ingest-api';
+import { rateRulesOf, runService } from '@analytics/runtime';
 import { buildApp } from './app';
+import { mcpGatewayConfig } from './config';
+import { mcpWiring } from './wiring';
 
-runService('mcp-gateway', [EVENT_STORE_SETTING, 'DATABASE_URL', 'IP_HASH_SECRET'], ({ env, logger, stores }) =>
-  buildApp({
-    logger,
-    trustProxy: env.TRUST_PROXY,
-    authenticator: stores.authenticator,
-    // track_event shares the ingest path and its rate limit (buckets shared through Redis when REDIS_URL is set)
-    ingest: new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: rateRulesOf(env) }),
-    events: stores.events,
-    ipHashSecret: env.IP_HASH_SECRET!,
-    allowedOrigins: env.MCP_ALLOWED_ORIGINS,
-    oauth: env.MCP_OAUTH === 'on' ? { store: new OAuthStore(stores.keyDb) } : undefined,
-    publicUrl: env.PUBLIC_URL,
-  }),
-  { prepare: loadGeo },
-);
+runService(mcpGatewayConfig, ({ env, logger, stores, limits }) => {
+  // track_event shares the ingest path and its rate limit (buckets shared through Redis when REDIS_URL is set)
+  const ingest = ingestWiring(stores, { ipHashSecret: env.IP_HASH_SECRET, rateRules: rateRulesOf(env) });
+  const mcp = mcpWiring(stores, ingest, { logger, allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH === 'on', publicUrl: env.PUBLIC_URL });
+  return buildApp({ ...mcp, trustProxy: env.TRUST_PROXY, limits });
+}, { prepare: loadGeo });

@@ -17,9 +17,8 @@ import {
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import type { RequestContext } from '@analytics/enrichment';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
-import type { IngestService } from '@analytics/ingest';
+import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { type Logger, publicBaseUrl, readJsonBody, toApiError } from '@analytics/service-kit';
@@ -113,7 +112,7 @@ export function capRows<T extends { rows: unknown[] }>(result: T, maxBytes: numb
 /** POST /mcp: MCP over Streamable HTTP, stateless (a fresh server and transport per request), JSON responses. */
 export function createMcpRouter(deps: McpRouterDeps): Router {
   const router = Router();
-  const now = deps.clock ?? Date.now;
+  const requestContextOf = requestContexts(deps.ipHashSecret, deps.clock);
   const maxBytes = deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 
   const parseArgs = <S extends z.ZodTypeAny>(schema: S, args: unknown): z.output<S> => parseOrThrow(schema, args ?? {}, 'invalid_params');
@@ -122,8 +121,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const handlers: Record<string, (auth: AuthContext, args: unknown, req: Request) => Promise<Record<string, unknown>>> = {
     track_event: async (auth, args, req) => {
       const input = parseArgs(eventInputSchema, args);
-      const ctx: RequestContext = { projectId: auth.projectId, ip: req.ip, userAgent: req.get('user-agent'), host: req.get('host'), nowMs: now(), ipHashSecret: deps.ipHashSecret };
-      const { event_id } = await deps.ingest.track(ctx, input);
+      const { event_id } = await deps.ingest.track(requestContextOf(req, auth), input);
       return { ok: true, event_id };
     },
     query_events: async (auth, args) => capRows({ rows: await queryEvents(deps.events, auth.projectId, parseArgs(queryParamsSchema, args)) }, maxBytes),

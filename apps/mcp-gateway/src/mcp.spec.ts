@@ -13,12 +13,13 @@ import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 import { MAX_BATCH_MESSAGES, capRows } from './mcp.routes';
-import { ByteBudget, DEFAULT_BODY_BUDGET_BYTES, setBodyLimits } from '@analytics/service-kit';
+import { ByteBudget } from '@analytics/service-kit';
 import { runInNewContext } from 'node:vm';
 import type { ViewWindow } from './chart-view';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 let stores: Stores;
+let ingest: IngestService;
 let app: Express;
 let http: HttpServer;
 let url: string;
@@ -30,7 +31,7 @@ const TO = '2027-01-01T00:00:00Z';
 
 beforeAll(async () => {
   stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 0.001, burst: 8 }, batch: { ratePerS: 1, burst: 1 } } });
+  ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 0.001, burst: 8 }, batch: { ratePerS: 1, burst: 1 } } });
   app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', allowedOrigins: ['http://localhost:6274'] });
   const p = await stores.keyStore.createProject({ name: 'agents', allowed_origins: ['https://a.example'], retention_days: 42 });
   keys = p.keys;
@@ -282,7 +283,12 @@ describe('MCP gateway over raw HTTP', () => {
 
   it('reads its body through the process body budget: a full budget is 503 server_busy with Retry-After in the JSON-RPC envelope', async () => {
     const budget = new ByteBudget(1_000);
-    setBodyLimits(app, { budget, waitMs: 50 });
+    const busyApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', limits: { body: { budget, waitMs: 50 } } });
+    const busy = await new Promise<HttpServer>((resolve) => {
+      const s = busyApp.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const raw = (body: string) =>
+      fetch(`http://127.0.0.1:${(busy.address() as AddressInfo).port}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
     const release = await budget.acquire(1_000, 0);
     try {
       const res = await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
@@ -293,7 +299,7 @@ describe('MCP gateway over raw HTTP', () => {
       expect((await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).status).toBe(200);
     } finally {
       release?.();
-      setBodyLimits(app, { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: 2_000 });
+      await new Promise((r) => busy.close(r));
     }
   });
 

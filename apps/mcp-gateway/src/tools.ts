@@ -2,38 +2,27 @@ import { z } from 'zod';
 import { CLASSIFIER_RULES } from '@analytics/classifier';
 import type { Access } from '@analytics/auth';
 import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
-import { CALLER_DATA_NOTE, QUERY_ROW_COLUMNS, STATS_GROUP_BY, eventInputSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import {
+  CALLER_DATA_NOTE,
+  STATS_GROUP_BY,
+  eventInputSchema,
+  queryParamsSchema,
+  queryResponseSchema,
+  queryRowSchema,
+  sourcesParamsSchema,
+  sourcesResponseSchema,
+  sourcesRowSchema,
+  statsParamsSchema,
+  statsResponseSchema,
+  statsRowSchema,
+  trackResponseSchema,
+} from '@analytics/schema';
 
-/** What an agent sees for each argument (merged into the JSON schemas derived from libs/schema). */
-const DESCRIPTIONS: Record<string, string> = {
-  event: 'Event name, 1-128 chars; snake_case by convention (e.g. agent_task_started, tool_called). Names starting with $ are reserved.',
-  event_id: 'Optional id (join key); a UUID is generated when omitted. No deduplication.',
-  timestamp: 'ISO 8601; defaults to the server clock at arrival.',
-  anonymous_id: 'Caller-supplied anonymous id (1-128 chars); generated when neither it nor user_id is sent.',
-  user_id: 'Known user id (1-256 chars).',
-  session_id: 'Session id; defaults to <anonymous_id>-<30-minute bucket>.',
-  url: 'Page or resource URL (valid URL, <= 2048 chars); utm_* and click ids in it drive source classification.',
-  path: 'Path (<= 2048 chars); defaults to the url path.',
-  referrer: 'Referrer URL (<= 2048 chars).',
-  properties: 'Free-form JSON object, at most 8 KB once stringified. Never put emails, names or addresses here.',
-  from: 'Start of the range, ISO 8601, inclusive.',
-  to: 'End of the range, ISO 8601, exclusive.',
-  source: 'Only events of this traffic source (e.g. google, direct, newsletter).',
-  medium: 'Only events of this medium (e.g. paid, organic, social, email, referral, direct).',
-  limit: 'Maximum rows.',
-  metric: 'count (events, default) or uniques (distinct anonymous_id, an estimate).',
-  group_by: `Columns to group by: an array or a comma-separated string of ${STATS_GROUP_BY.join(', ')}.`,
-  interval: 'hour, day or week (weeks start Monday, UTC): adds a bucket column "YYYY-MM-DD HH:MM:SS".',
-  breakdown: 'source_medium (default: one row per source and medium) or source.',
-};
-
-function inputSchemaOf(schema: z.ZodTypeAny, overrides: Record<string, unknown> = {}) {
+/** The JSON Schema of a tool's arguments: libs/schema's request schema with its `.describe()` texts, and MCP-only overrides. */
+function inputSchemaOf(schema: z.ZodTypeAny, overrides: Record<string, Record<string, unknown>> = {}) {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, Record<string, unknown>>; $schema?: string };
   delete json.$schema;
-  for (const [name, prop] of Object.entries(json.properties ?? {})) {
-    Object.assign(prop, overrides[name] ?? {});
-    if (DESCRIPTIONS[name]) prop.description = DESCRIPTIONS[name];
-  }
+  for (const [name, prop] of Object.entries(json.properties ?? {})) Object.assign(prop, overrides[name] ?? {});
   return json as { type: 'object'; properties?: Record<string, object>; required?: string[] };
 }
 
@@ -50,17 +39,32 @@ export const getStatsArgsSchema = z.preprocess((v) => {
 const toolErrorSchema = z.object({ error: z.enum(['invalid_params', 'invalid_group_by']), details: z.looseObject({}) });
 export type ToolError = z.infer<typeof toolErrorSchema>;
 
+// A result cut to the response-size cap says so; rows are open to new columns, as the API adds them within /v1.
 const truncated = z.boolean().optional();
-const cell = z.string().nullable();
-// Row shapes follow libs/schema: the query columns, the stats group-by columns, the sources row.
-const queryRow = z.object(Object.fromEntries(QUERY_ROW_COLUMNS.map((c) => [c, cell]))).catchall(cell);
-const statsRow = z.object({ value: z.number(), bucket: z.string().optional(), ...Object.fromEntries(STATS_GROUP_BY.map((c) => [c, cell.optional()])) });
-const sourcesRow = z.object({ source: z.string(), medium: z.string().optional(), events: z.number(), uniques: z.number(), paid_share: z.number() });
 
-/** JSON Schema of a result; a validation failure's `{ error, details }` is the other branch (the SDK client checks both). */
+const SAFE_BOUNDS = new Set([Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+
+/**
+ * The JSON Schema in few bytes (agents pay for tools/list in tokens): no `description`s (the tool descriptions give
+ * them), `type: [T, "null"]` for a nullable T, no bounds zod writes for every integer, no `additionalProperties: {}`.
+ */
+function compact(json: unknown): unknown {
+  if (Array.isArray(json)) return json.map(compact);
+  if (json === null || typeof json !== 'object') return json;
+  const noop = ([k, v]: [string, unknown]) =>
+    k === 'description' || ((k === 'minimum' || k === 'maximum') && SAFE_BOUNDS.has(v as number)) || (k === 'additionalProperties' && JSON.stringify(v) === '{}');
+  const entries = Object.entries(json).filter((e) => !noop(e));
+  const out = Object.fromEntries(entries.map(([k, v]) => [k, compact(v)])) as { anyOf?: Array<Record<string, unknown>> };
+  const [value, nil] = out.anyOf ?? [];
+  const only = (o: object | undefined) => o !== undefined && Object.keys(o).length === 1;
+  if (entries.length === 1 && out.anyOf?.length === 2 && only(value) && typeof value!.type === 'string' && only(nil) && nil!.type === 'null') return { type: [value!.type, 'null'] };
+  return out;
+}
+
+/** JSON Schema of a result (libs/schema's response); a validation failure's `{ error, details }` is the other branch (the SDK client checks both). */
 function outputSchemaOf(result: z.ZodObject) {
   const json = z.toJSONSchema(z.union([result, toolErrorSchema]), { io: 'output' }) as { $schema?: string; anyOf: object[] };
-  return { type: 'object' as const, anyOf: json.anyOf };
+  return { type: 'object' as const, anyOf: compact(json.anyOf) as object[] };
 }
 
 type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };
@@ -87,7 +91,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: 'Records one analytics event for the key\'s project, exactly like POST /v1/track (same validation, enrichment and rate limit). Needs an sk_ or ak_ key. Returns { ok, event_id }.',
     access: 'ingest',
     inputSchema: inputSchemaOf(eventInputSchema),
-    outputSchema: outputSchemaOf(z.object({ ok: z.literal(true), event_id: z.string() })),
+    outputSchema: outputSchemaOf(trackResponseSchema),
     annotations: WRITE,
   },
   {
@@ -96,7 +100,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: `Raw events of the key's project in [from, to), newest first, like GET /v1/query. Needs an rk_ key. Returns { rows }; properties is a JSON string. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(queryParamsSchema),
-    outputSchema: outputSchemaOf(z.object({ rows: z.array(queryRow), truncated })),
+    outputSchema: outputSchemaOf(queryResponseSchema.extend({ rows: z.array(queryRowSchema.loose()), truncated })),
     annotations: READ,
   },
   {
@@ -105,9 +109,13 @@ export const TOOLS: readonly ToolSpec[] = [
     description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(statsParamsSchema, {
-      group_by: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: [...STATS_GROUP_BY] } }], type: undefined },
+      group_by: {
+        anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: [...STATS_GROUP_BY] } }],
+        type: undefined,
+        description: `Columns to group by: an array or a comma-separated string of ${STATS_GROUP_BY.join(', ')}.`,
+      },
     }),
-    outputSchema: outputSchemaOf(z.object({ metric: z.enum(['count', 'uniques']), rows: z.array(statsRow), truncated })),
+    outputSchema: outputSchemaOf(statsResponseSchema.extend({ rows: z.array(statsRowSchema.loose()), truncated })),
     annotations: READ,
     _meta: CHART_TOOL_META,
   },
@@ -117,7 +125,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: `Top traffic sources by sessions' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
     access: 'read',
     inputSchema: inputSchemaOf(sourcesParamsSchema),
-    outputSchema: outputSchemaOf(z.object({ breakdown: z.enum(['source_medium', 'source']), rows: z.array(sourcesRow), truncated })),
+    outputSchema: outputSchemaOf(sourcesResponseSchema.extend({ rows: z.array(sourcesRowSchema.loose()), truncated })),
     annotations: READ,
     _meta: CHART_TOOL_META,
   },

@@ -1,2 +1,3 @@
 export * from './read.routes';
 export * from './app';
+export * from './wiring';

@@ -1,6 +1,6 @@
-import { EVENT_STORE_SETTING, runService } from '@analytics/runtime';
+import { runService } from '@analytics/runtime';
 import { buildApp } from './app';
+import { readApiConfig } from './config';
+import { readWiring } from './wiring';
 
-runService('read-api', [EVENT_STORE_SETTING, 'DATABASE_URL'], ({ env, logger, stores }) =>
-  buildApp({ logger, trustProxy: env.TRUST_PROXY, authenticator: stores.authenticator, events: stores.events }),
-);
+runService(readApiConfig, ({ env, logger, stores, limits }) => buildApp({ logger, trustProxy: env.TRUST_PROXY, limits, ...readWiring(stores) }));

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
-import { type Logger, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
+import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type RetentionDeps, createRetentionRouter } from './retention.routes';
 
-export function buildApp(deps: RetentionDeps & { logger: Logger }): Express {
-  return createServiceApp({ name: 'retention-worker', logger: deps.logger, ready: { event_store: () => deps.events.ping(), key_store: () => deps.keyStore.ping() }, routers: [createRetentionRouter(deps), apiDocsRouter(['retention-worker'])] });
+export function buildApp(deps: RetentionDeps & Omit<ServiceAppBase, 'trustProxy'>): Express {
+  return createServiceApp({ name: 'retention-worker', logger: deps.logger, limits: deps.limits, ready: { event_store: () => deps.events.ping(), key_store: () => deps.keyStore.ping() }, routers: [createRetentionRouter(deps), apiDocsRouter(['retention-worker'])] });
 }

@@ -1,2 +1,3 @@
 export * from './retention.routes';
 export * from './app';
+export * from './wiring';

@@ -1,21 +1,19 @@
 import type { Express } from 'express';
-import { createAdminRouter } from '@analytics/admin-api';
-import { createIngestRouter } from '@analytics/ingest-api';
-import { createMcpRouter } from '@analytics/mcp-gateway';
-import { createReadRouter } from '@analytics/read-api';
-import { createRetentionRouter } from '@analytics/retention-worker';
-import { OAuthStore, failedAuthKeyOf } from '@analytics/auth';
-import { IngestService, type RateRules } from '@analytics/ingest';
+import { adminWiring, createAdminRouter } from '@analytics/admin-api';
+import { createIngestRouter, ingestWiring } from '@analytics/ingest-api';
+import { createMcpRouter, mcpWiring } from '@analytics/mcp-gateway';
+import { createReadRouter, readWiring } from '@analytics/read-api';
+import { createRetentionRouter, retentionWiring } from '@analytics/retention-worker';
+import { failedAuthKeyOf } from '@analytics/auth';
+import type { RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
-import { type Logger, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
+import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createDashboardRouter } from './dashboard.route';
 import type { Secrets } from './secrets';
 
-export interface StandaloneDeps {
+export interface StandaloneDeps extends ServiceAppBase {
   stores: Stores;
   secrets: Secrets;
-  logger: Logger;
-  trustProxy?: boolean | number | string[];
   rateRules?: RateRules;
   clock?: () => number;
   /** The dashboard's static build (dist/apps/dashboard), served at GET / without a key. */
@@ -26,33 +24,24 @@ export interface StandaloneDeps {
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean; publicUrl?: string };
 }
 
-/** Every app's routes on one express instance, over one set of stores (`npm start`). */
+/** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
 export function buildApp(deps: StandaloneDeps): Express {
-  const { stores, secrets } = deps;
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: deps.rateRules });
+  const { stores, secrets, clock } = deps;
+  const ingest = ingestWiring(stores, { ipHashSecret: secrets.IP_HASH_SECRET, rateRules: deps.rateRules, clock });
   return createServiceApp({
     name: 'standalone',
     logger: deps.logger,
     trustProxy: deps.trustProxy,
+    limits: deps.limits,
     budgetKeyOf: failedAuthKeyOf(stores.authenticator),
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
       ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),
-      createIngestRouter({ authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, clock: deps.clock }),
-      createReadRouter({ authenticator: stores.authenticator, events: stores.events }),
-      createMcpRouter({
-        authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: secrets.IP_HASH_SECRET, logger: deps.logger, clock: deps.clock,
-        allowedOrigins: deps.mcp?.allowedOrigins,
-        oauth: deps.mcp?.oauth ? { store: new OAuthStore(stores.keyDb) } : undefined,
-        publicUrl: deps.mcp?.publicUrl,
-      }),
-      createAdminRouter({
-        keyStore: stores.keyStore,
-        adminToken: secrets.ADMIN_TOKEN,
-        onKeyRevoked: (prefix) => stores.bus.keyRevoked(prefix),
-        onProjectChanged: (id) => stores.bus.projectChanged(id),
-      }),
-      createRetentionRouter({ keyStore: stores.keyStore, events: stores.events, internalSecret: secrets.INTERNAL_SECRET, clock: deps.clock }),
+      createIngestRouter(ingest),
+      createReadRouter(readWiring(stores)),
+      createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
+      createAdminRouter(adminWiring(stores, secrets.ADMIN_TOKEN)),
+      createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),
       apiDocsRouter('all'),
       ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : []),
     ],

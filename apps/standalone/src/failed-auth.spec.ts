@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
-import { DEFAULT_FAILED_AUTH_LIMITS, setFailedAuthLimits } from '@analytics/service-kit';
+import { DEFAULT_FAILED_AUTH_LIMITS } from '@analytics/service-kit';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -26,8 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => stores.close());
 beforeEach(() => {
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'] });
-  setFailedAuthLimits(app, LIMITS);
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], limits: { failedAuth: LIMITS } });
 });
 
 const track = (ip: string, key: string) => request(app).post('/v1/track').set('x-forwarded-for', ip).set('authorization', `Bearer ${key}`).send({ event: 'failed-auth' });

@@ -1,13 +1,14 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { bodyLimitsOf, envSchema, failedAuthLimitsOf, openStores, rateRulesOf, serve, runMain } from '@analytics/runtime';
-import { createLogger, loadConfig, setBodyLimits, setFailedAuthLimits } from '@analytics/service-kit';
+import { openStores, rateRulesOf, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
+import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
+import { standaloneConfig } from './config';
 import { firstMinuteBlock } from './first-minute';
 import { resolveSecrets } from './secrets';
 
 async function main() {
-  const env = loadConfig(envSchema);
+  const env = standaloneConfig.load();
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'standalone', format: env.LOG_FORMAT });
   const dataDir = resolve(env.DATA_DIR ?? './.data');
   const { secrets, generated } = resolveSecrets(dataDir, env);
@@ -23,9 +24,7 @@ async function main() {
   const sdkDir = resolve(__dirname, '../../libs/sdk-browser');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
-  setBodyLimits(app, bodyLimitsOf(env));
-  setFailedAuthLimits(app, failedAuthLimitsOf(env));
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

@@ -1,1 +1,2 @@
 export * from './ingest.service';
+export * from './request-context';

@@ -1,5 +1,5 @@
-import { loadConfig } from '@analytics/service-kit';
-import { EVENT_STORE_SETTING, envSchema, failedAuthLimitsOf, rateRulesOf, requireSettings } from './config';
+import { envSchema, failedAuthLimitsOf, rateRulesOf, requireEventStore } from './config';
+import { appConfig, loadConfig, requiredSetting } from './env';
 
 describe('environment', () => {
   it('has the documented defaults', () => {
@@ -36,13 +36,14 @@ describe('environment', () => {
     }
   });
   it('names every missing required setting', () => {
-    expect(() => requireSettings(loadConfig(envSchema, {}), ['DATABASE_URL', 'IP_HASH_SECRET'], 'ingest-api')).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');
+    const ingest = appConfig('ingest-api', envSchema.extend({ DATABASE_URL: requiredSetting(), IP_HASH_SECRET: requiredSetting() }));
+    expect(() => ingest.load({})).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');
   });
   it('takes CLICKHOUSE_URL or DATA_DIR (the embedded opt-in) for the event store, and names both when neither is set', () => {
-    const need = [EVENT_STORE_SETTING, 'DATABASE_URL'] as const;
-    expect(() => requireSettings(loadConfig(envSchema, {}), need, 'read-api')).toThrow('read-api: missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL (see README, Configuration)');
-    expect(() => requireSettings(loadConfig(envSchema, { DATA_DIR: '/tmp/x' }), need, 'read-api')).toThrow('read-api: missing required setting DATABASE_URL (see');
-    expect(() => requireSettings(loadConfig(envSchema, { DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://db/a' }), need, 'read-api')).not.toThrow();
-    expect(() => requireSettings(loadConfig(envSchema, { CLICKHOUSE_URL: 'http://ch:8123', DATABASE_URL: 'postgres://db/a' }), need, 'read-api')).not.toThrow();
+    const read = appConfig('read-api', requireEventStore(envSchema.extend({ DATABASE_URL: requiredSetting() })));
+    expect(() => read.load({})).toThrow('read-api: missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL (see README, Configuration)');
+    expect(() => read.load({ DATA_DIR: '/tmp/x' })).toThrow('read-api: missing required setting DATABASE_URL (see');
+    expect(() => read.load({ DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://db/a' })).not.toThrow();
+    expect(() => read.load({ CLICKHOUSE_URL: 'http://ch:8123', DATABASE_URL: 'postgres://db/a' })).not.toThrow();
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
-import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, envInt, envString, parsePublicUrl, parseTrustProxy } from '@analytics/service-kit';
+import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, type ServiceLimits, parsePublicUrl } from '@analytics/service-kit';
+import { envInt, envString, parseTrustProxy, requireOneOf } from './env';
 
 /** Every environment variable the services read (README's configuration table lists the same). */
 export const envSchema = z.object({
@@ -62,27 +63,12 @@ export const envSchema = z.object({
 
 export type Env = z.output<typeof envSchema>;
 
-/** A required setting, or a list of settings of which any one will do (named `A or B` when all are missing). */
-export type Requirement = keyof Env | ReadonlyArray<keyof Env>;
-
 /**
  * The event store of an app started alone: a ClickHouse server (CLICKHOUSE_URL), or, as an explicit opt-in for a
  * single process, the embedded chDB under DATA_DIR/clickhouse (DATA_DIR set and CLICKHOUSE_URL unset). The key store
  * stays PostgreSQL (DATABASE_URL) either way: only `npm start` and `--once` fall back to PGlite.
  */
-export const EVENT_STORE_SETTING: Requirement = ['CLICKHOUSE_URL', 'DATA_DIR'];
-
-const isSet = (env: Env, name: keyof Env) => env[name] !== undefined && env[name] !== '';
-
-/** Settings an app cannot start without; checked all at once with a clear message. */
-export function requireSettings(env: Env, names: ReadonlyArray<Requirement>, app: string): void {
-  const missing = names
-    .filter((n) => (typeof n === 'string' ? !isSet(env, n) : !n.some((alt) => isSet(env, alt))))
-    .map((n) => (typeof n === 'string' ? n : n.join(' or ')));
-  if (missing.length > 0) {
-    throw new Error(`${app}: missing required setting${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see README, Configuration)`);
-  }
-}
+export const requireEventStore = <S extends z.ZodObject>(schema: S): S => requireOneOf(schema, ['CLICKHOUSE_URL', 'DATA_DIR']);
 
 export function failedAuthLimitsOf(env: Env): FailedAuthLimits {
   return {
@@ -94,6 +80,11 @@ export function failedAuthLimitsOf(env: Env): FailedAuthLimits {
 
 export function bodyLimitsOf(env: Env): BodyLimits {
   return { budget: new ByteBudget(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS };
+}
+
+/** The body and failed-authentication budgets of this process, for the app factory (one per process). */
+export function serviceLimitsOf(env: Env): ServiceLimits {
+  return { body: bodyLimitsOf(env), failedAuth: failedAuthLimitsOf(env) };
 }
 
 export function rateRulesOf(env: Env) {

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
-import { type Logger, createLogger, loadConfig, setBodyLimits, setFailedAuthLimits } from '@analytics/service-kit';
-import { type Env, type Requirement, bodyLimitsOf, envSchema, failedAuthLimitsOf, requireSettings } from './config';
+import { type Logger, type ServiceLimits, createLogger } from '@analytics/service-kit';
+import { type Env, serviceLimitsOf } from './config';
+import type { AppConfig } from './env';
 import { serve } from './serve';
 import { type Stores, openStores } from './stores';
 
@@ -12,26 +13,25 @@ export function runMain(main: () => Promise<void>): void {
   });
 }
 
-export interface ServiceContext {
-  env: Env;
+export interface ServiceContext<E extends Env = Env> {
+  env: E;
   logger: Logger;
   stores: Stores;
+  /** BODY_* and AUTH_FAILURES_*, for the app factory. */
+  limits: ServiceLimits;
 }
 
 /**
- * The entry point of an app deployed alone: config (refusing to start without `required`), logger, stores,
- * the app from `build`, then listen with graceful shutdown (stop accepting, flush the writer, close stores).
+ * The entry point of an app deployed alone: its config (refusing to start, naming what is missing or wrong), logger,
+ * stores, the app from `build`, then listen with graceful shutdown (stop accepting, flush the writer, close stores).
  */
-export function runService(name: string, required: ReadonlyArray<Requirement>, build: (ctx: ServiceContext) => Express, options: { prepare?: () => void } = {}): void {
+export function runService<E extends Env>(config: AppConfig<E>, build: (ctx: ServiceContext<E>) => Express, options: { prepare?: () => void } = {}): void {
   runMain(async () => {
-    const env = loadConfig(envSchema);
-    requireSettings(env, required, name);
-    const logger = createLogger({ level: env.LOG_LEVEL, name, format: env.LOG_FORMAT });
+    const env = config.load();
+    const logger = createLogger({ level: env.LOG_LEVEL, name: config.name, format: env.LOG_FORMAT });
     options.prepare?.();
     const stores = await openStores(env, logger);
-    const app = build({ env, logger, stores });
-    setBodyLimits(app, bodyLimitsOf(env));
-    setFailedAuthLimits(app, failedAuthLimitsOf(env));
+    const app = build({ env, logger, stores, limits: serviceLimitsOf(env) });
     await serve(app, env.PORT, logger, () => stores.close());
   });
 }

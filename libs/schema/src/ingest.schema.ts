@@ -13,8 +13,10 @@ export const toWellFormed = (s: string): string => s.replace(LONE_SURROGATE, '\u
 const text = (max: number) => z.string().max(max).transform(toWellFormed);
 const boundedString = (min: number, max: number) => z.string().min(min).max(max).transform(toWellFormed);
 
-export const eventNameSchema = boundedString(1, LIMITS.eventName);
-export const userIdSchema = boundedString(1, LIMITS.userId);
+export const eventNameSchema = boundedString(1, LIMITS.eventName).describe(
+  'Event name, 1-128 chars; snake_case by convention (e.g. agent_task_started, tool_called). Names starting with $ are reserved.',
+);
+export const userIdSchema = boundedString(1, LIMITS.userId).describe('Known user id (1-256 chars).');
 export const idSchema = boundedString(1, LIMITS.id);
 
 const urlSchema = z
@@ -60,15 +62,15 @@ export const propertiesSchema = z.record(z.string(), z.unknown()).superRefine((v
 /** Body of POST /v1/track and each element of POST /v1/batch. Unknown keys (incl. server-computed ones) are dropped. */
 export const eventInputSchema = z.object({
   event: eventNameSchema,
-  event_id: optional(idSchema),
-  timestamp: optional(isoDate()),
-  anonymous_id: optional(idSchema),
+  event_id: optional(idSchema.describe('Optional id (join key); a UUID is generated when omitted. No deduplication.')),
+  timestamp: optional(isoDate().describe('ISO 8601; defaults to the server clock at arrival.')),
+  anonymous_id: optional(idSchema.describe('Caller-supplied anonymous id (1-128 chars); generated when neither it nor user_id is sent.')),
   user_id: optional(userIdSchema),
-  session_id: optional(idSchema),
-  url: optional(urlSchema),
-  path: optional(text(LIMITS.urlLike)),
-  referrer: optional(text(LIMITS.urlLike)),
-  properties: optional(propertiesSchema),
+  session_id: optional(idSchema.describe('Session id; defaults to <anonymous_id>-<30-minute bucket>.')),
+  url: optional(urlSchema.describe('Page or resource URL (valid URL, <= 2048 chars); utm_* and click ids in it drive source classification.')),
+  path: optional(text(LIMITS.urlLike).describe('Path (<= 2048 chars); defaults to the url path.')),
+  referrer: optional(text(LIMITS.urlLike).describe('Referrer URL (<= 2048 chars).')),
+  properties: optional(propertiesSchema.describe('Free-form JSON object, at most 8 KB once stringified. Never put emails, names or addresses here.')),
 });
 
 export const batchInputSchema = z.object({

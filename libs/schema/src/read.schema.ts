@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { toWellFormed } from './ingest.schema';
+import { eventNameSchema, toWellFormed, userIdSchema } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
-import { type StatsGroupBy, parseGroupBy } from './group-by';
+import { STATS_GROUP_BY, type StatsGroupBy, parseGroupBy } from './group-by';
 import { LIMITS } from './limits';
 
-const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt);
+const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt).describe('Maximum rows.');
 const optionalText = (max: number) => z.string().min(1).max(max).transform(toWellFormed).optional();
 
 /** `from` (inclusive) and `to` (exclusive), both ISO 8601, `to` after `from`. */
-const range = z.object({ from: isoDateParam(), to: isoDateParam() });
+const range = z.object({ from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'), to: isoDateParam().describe('End of the range, ISO 8601, exclusive.') });
 const rangeIsOrdered = (v: { from: number; to: number }) => v.to > v.from;
 const rangeMessage = { message: '`to` must be after `from`', path: ['to'] };
 /** Cut to the accepted timestamps (after the order check, on what was sent): a wider range reads the same events. */
@@ -16,10 +16,10 @@ const clampRange = <T extends { from: number; to: number }>(v: T): T => ({ ...v,
 
 export const queryParamsSchema = range
   .extend({
-    event: optionalText(128),
-    source: optionalText(256),
-    medium: optionalText(256),
-    user_id: optionalText(256),
+    event: eventNameSchema.optional(),
+    source: optionalText(256).describe('Only events of this traffic source (e.g. google, direct, newsletter).'),
+    medium: optionalText(256).describe('Only events of this medium (e.g. paid, organic, social, email, referral, direct).'),
+    user_id: userIdSchema.optional(),
     limit: limit(LIMITS.queryLimit.max, LIMITS.queryLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)
@@ -31,10 +31,10 @@ const withParsedGroupBy = <T extends { group_by?: string }>({ group_by, ...rest 
 
 export const statsParamsSchema = range
   .extend({
-    metric: z.enum(['count', 'uniques']).default('count'),
-    event: optionalText(128),
-    group_by: z.string().optional(),
-    interval: z.enum(['hour', 'day', 'week']).optional(),
+    metric: z.enum(['count', 'uniques']).default('count').describe('count (events, default) or uniques (distinct anonymous_id, an estimate).'),
+    event: eventNameSchema.optional(),
+    group_by: z.string().optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}.`),
+    interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, UTC): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)
@@ -43,7 +43,7 @@ export const statsParamsSchema = range
 
 export const sourcesParamsSchema = range
   .extend({
-    breakdown: z.enum(['source_medium', 'source']).default('source_medium'),
+    breakdown: z.enum(['source_medium', 'source']).default('source_medium').describe('source_medium (default: one row per source and medium) or source.'),
     limit: limit(LIMITS.sourcesLimit.max, LIMITS.sourcesLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, Router } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response, Router } from 'express';
 import { ApiError } from '@analytics/schema';
 import { errorMiddleware } from './errors.middleware';
-import { FailedAuthBudget } from './failed-auth';
+import { type FailedAuthLimits, FailedAuthBudget } from './failed-auth';
+import { type BodyLimits, withBodyLimits } from './json-body';
 import { redactPath } from './redact';
 import type { Logger } from './logger';
 
@@ -20,7 +21,20 @@ export interface ServiceAppOptions {
   readyTimeoutMs?: number;
   /** The existing key prefix a request presents: its failed authentications are budgeted per prefix, not per IP (FailedAuthBudget). */
   budgetKeyOf?: (req: Request) => string | undefined;
+  /** This process's budgets (BODY_*, AUTH_FAILURES_*); unset: the defaults. */
+  limits?: ServiceLimits;
+  /** Time of the failed-authentication buckets (tests). */
+  clock?: () => number;
 }
+
+/** One per process: standalone mounts every router on one app, so each budget covers the whole service. */
+export interface ServiceLimits {
+  body?: BodyLimits;
+  failedAuth?: FailedAuthLimits;
+}
+
+/** What every app's buildApp takes besides its routes' dependencies. */
+export type ServiceAppBase = Pick<ServiceAppOptions, 'logger' | 'trustProxy' | 'limits'>;
 
 const corsMiddleware = cors({
   origin: '*',
@@ -47,8 +61,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.setHeader('X-Service', options.name);
     next();
   });
-  app.locals['failedAuth'] = new FailedAuthBudget(undefined, { budgetKeyOf: options.budgetKeyOf });
-  app.use((req, res, next) => (req.app.locals['failedAuth'] as FailedAuthBudget).handle(req, res, next));
+  const failedAuth = new FailedAuthBudget(options.limits?.failedAuth, { budgetKeyOf: options.budgetKeyOf, clock: options.clock });
+  app.use(failedAuth.handle);
+  if (options.limits?.body) app.use(withBodyLimits(options.limits.body));
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
 
   // Liveness answers without touching a store; readiness pings every store the app uses.
@@ -61,14 +76,12 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
   // A 401 is charged to its budget before the error middleware answers it: past the budget, it goes out as 429.
-  app.use(chargeFailedAuth);
+  app.use(failedAuth.charge);
   app.use(errorMiddleware(options.logger));
   return app;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 2_000;
-
-const chargeFailedAuth: ErrorRequestHandler = (err, req, res, next) => (req.app.locals['failedAuth'] as FailedAuthBudget).charge(err, req, res, next);
 
 function readiness(checks: Record<string, () => Promise<unknown>>, timeoutMs: number, service: string): RequestHandler {
   return async (_req, res) => {

@@ -122,9 +122,3 @@ const presentsCredential = (req: Request) => req.headers.authorization !== undef
 
 const ipOf = (req: Request) => req.ip ?? '';
 const isLoopback = (ip: string) => ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
-
-/** The failed-authentication budget of an app (one per process: standalone mounts every router on one app). */
-export function setFailedAuthLimits(app: { locals: Record<string, unknown> }, limits: FailedAuthLimits): void {
-  const current = app.locals['failedAuth'] as FailedAuthBudget | undefined;
-  app.locals['failedAuth'] = new FailedAuthBudget(limits, { budgetKeyOf: current?.budgetKeyOf });
-}

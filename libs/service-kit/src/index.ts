@@ -1,5 +1,4 @@
 export * from './app';
-export * from './config';
 export * from './logger';
 export * from './rate-limiter';
 export * from './errors.middleware';

@@ -45,9 +45,14 @@ export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
 const defaultLimits: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
 
-/** The body limits of an app (one budget per process: standalone mounts every router on one app). */
-export function setBodyLimits(app: { locals: Record<string, unknown> }, limits: BodyLimits): void {
-  app.locals['bodyLimits'] = limits;
+const LIMITS_LOCAL = 'bodyLimits';
+
+/** Mounted by the app factory before the routes: the body limits every route of the app reads through (one budget per process). */
+export function withBodyLimits(limits: BodyLimits): RequestHandler {
+  return (_req, res, next) => {
+    res.locals[LIMITS_LOCAL] = limits;
+    next();
+  };
 }
 
 /**
@@ -69,7 +74,7 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
   const declared = Number(req.headers['content-length']);
   // Bodies over the limit are refused by the parser from their Content-Length alone, before any byte is read.
   if (!(declared > MAX_BODY_BYTES)) {
-    const { budget, waitMs } = (req.app.locals['bodyLimits'] as BodyLimits | undefined) ?? defaultLimits;
+    const { budget, waitMs } = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? defaultLimits;
     const release = await budget.acquire(reservedBytes(req, declared), waitMs);
     if (!release) throw new ApiError('server_busy', { retry_after_s: 1 });
     res.once('close', release);

@@ -1,15 +1,12 @@
 import { gzipSync } from 'node:zlib';
 import { type Request, Router } from 'express';
 import request from 'supertest';
-import { z } from 'zod';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { Writable } from 'node:stream';
 import { createServiceApp, logRouteAs } from './app';
 import { ByteBudget } from './byte-budget';
-import { FailedAuthBudget, setFailedAuthLimits } from './failed-auth';
-import { MAX_BODY_BYTES, readJsonBody, setBodyLimits } from './json-body';
+import { MAX_BODY_BYTES, readJsonBody } from './json-body';
 import { redactPath } from './redact';
-import { ConfigError, envInt, loadConfig, parseTrustProxy } from './config';
 import { isUnreachable, toApiError } from './errors.middleware';
 import { createLogger } from './logger';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -30,27 +27,6 @@ describe('token bucket', () => {
     for (let i = 0; i < 20; i++) expect(limiter.takeSync('p:batch', rule).allowed).toBe(true);
     expect(limiter.takeSync('p:batch', rule).allowed).toBe(false);
   });
-});
-
-describe('config', () => {
-  it('reports every problem at once', () => {
-    const schema = z.object({ A: envInt(1, 1, 10), B: z.string() });
-    expect(() => loadConfig(schema, { A: '99' })).toThrow(ConfigError);
-    try {
-      loadConfig(schema, { A: '99' });
-    } catch (e) {
-      expect((e as ConfigError).problems).toHaveLength(2);
-    }
-    expect(loadConfig(schema, { A: '', B: 'x' })).toEqual({ A: 1, B: 'x' });
-  });
-  it.each([
-    [undefined, false],
-    ['false', false],
-    ['true', true],
-    ['2', 2],
-    ['loopback', ['loopback']],
-    ['loopback, 10.0.0.0/8', ['loopback', '10.0.0.0/8']],
-  ])('parses TRUST_PROXY=%j', (v, out) => expect(parseTrustProxy(v)).toEqual(out));
 });
 
 describe('errors', () => {
@@ -238,8 +214,7 @@ describe('body byte budget', () => {
     router.post('/v1/fast', async (req, res) => {
       res.json(await readJsonBody(req, res));
     });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router] });
-    setBodyLimits(app, { budget, waitMs: 100 });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router], limits: { body: { budget, waitMs: 100 } } });
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));
     const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
@@ -307,8 +282,7 @@ describe('failed authentications per client IP, and per existing key prefix', ()
       res.set('WWW-Authenticate', 'Bearer error="invalid_token"');
       next(new ApiError('invalid_api_key'));
     });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), trustProxy: ['loopback'], budgetKeyOf, routers: [router] });
-    app.locals['failedAuth'] = new FailedAuthBudget(limits, { clock, budgetKeyOf });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), trustProxy: ['loopback'], budgetKeyOf, routers: [router], limits: { failedAuth: limits }, clock });
     const get = (ip: string, key: string) => request(app).get('/v1/thing').set('x-forwarded-for', ip).set('authorization', `Bearer ${key}`);
     return { app, get, handled: () => handled };
   };
@@ -395,9 +369,8 @@ describe('failed authentications per client IP, and per existing key prefix', ()
     expect((await get('127.0.0.1', 'k1:right')).status).toBe(200);
   });
 
-  it('setFailedAuthLimits keeps the budgetKeyOf the app was built with', async () => {
-    const { app, get } = build(() => 1_000_000);
-    setFailedAuthLimits(app, { ...LIMITS, perKey: { ratePerS: 1, burst: 1 } });
+  it('failed-auth limits given to the app factory keep the budgetKeyOf the app was built with', async () => {
+    const { get } = build(() => 1_000_000, { ...LIMITS, perKey: { ratePerS: 1, burst: 1 } });
     expect((await get('198.51.100.20', 'k1:wrong')).status).toBe(401);
     expect((await get('198.51.100.21', 'k1:wrong')).status).toBe(429);
     expect((await get('198.51.100.21', 'wrong')).status).toBe(401); // its IP's budget was not charged

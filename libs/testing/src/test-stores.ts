@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { envSchema, openStores, type Stores } from '@analytics/runtime';
-import { createLogger, loadConfig } from '@analytics/service-kit';
+import { envSchema, loadConfig, openStores, type Stores } from '@analytics/runtime';
+import { createLogger } from '@analytics/service-kit';
 
 export const silentLogger = createLogger({ level: 'silent' });
 

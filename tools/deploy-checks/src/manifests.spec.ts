@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import express from 'express';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseTrustProxy } from '@analytics/service-kit';
+import { parseTrustProxy } from '@analytics/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
 import { APPS, DASHBOARD_PATHS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';

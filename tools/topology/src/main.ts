@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { envInt, envString, loadConfig } from '@analytics/service-kit';
+import { envInt, envString, loadConfig } from '@analytics/runtime';
 import { findExecutable } from '@analytics/testing';
 import { type Topology, startTopology } from './topology';
 

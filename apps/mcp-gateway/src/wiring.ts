@@ -1,0 +1,26 @@
+import { OAuthStore } from '@analytics/auth';
+import type { IngestRouterDeps } from '@analytics/ingest-api';
+import type { Stores } from '@analytics/runtime';
+import type { Logger } from '@analytics/service-kit';
+import type { McpRouterDeps } from './mcp.routes';
+
+export interface McpSettings {
+  logger: Logger;
+  /** MCP_ALLOWED_ORIGINS. */
+  allowedOrigins?: readonly string[];
+  /** OAuth for connector UIs on /mcp (MCP_OAUTH). */
+  oauth: boolean;
+  /** PUBLIC_URL. */
+  publicUrl?: string;
+}
+
+/** The MCP routes over opened stores; track_event runs on the ingest wiring given (its IngestService and rate limits). */
+export function mcpWiring(stores: Stores, ingest: IngestRouterDeps, settings: McpSettings): McpRouterDeps {
+  return {
+    ...ingest,
+    logger: settings.logger,
+    allowedOrigins: settings.allowedOrigins,
+    oauth: settings.oauth ? { store: new OAuthStore(stores.keyDb) } : undefined,
+    publicUrl: settings.publicUrl,
+  };
+}

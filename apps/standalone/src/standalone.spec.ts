@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
-import { routes } from '@analytics/schema';
+import { API_ROUTES, routes } from '@analytics/schema';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -73,6 +73,21 @@ describe('standalone: every app on one port', () => {
     const prefix = p.keys.sk.split('_')[2];
     expect((await request(app).delete(`/admin/keys/${prefix}`).set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`)).status).toBe(204);
     expect((await post('/v1/track', p.keys.sk, { event: 'x' })).body.error).toBe('invalid_api_key');
+  });
+});
+
+describe('the declarations (libs/schema routes)', () => {
+  it('serves every declared route at its declared method and path: none answers the routing 404 or 405', async () => {
+    const p = await createProject('declared');
+    const params: Record<string, string> = { id: p.project.id, prefix: p.keys.rk.split('_')[2]! };
+    const unserved: string[] = [];
+    for (const route of API_ROUTES) {
+      // The admin token, so that the admin router's own 401 for unknown /admin paths cannot hide a missing route.
+      const headers = route.auth === 'admin_token' ? { authorization: `Bearer ${SECRETS.ADMIN_TOKEN}` } : {};
+      const res = await request(app)[route.method](route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => params[name]!)).set(headers);
+      if (['not_found', 'method_not_allowed'].includes(res.body?.error)) unserved.push(`${route.method} ${route.path}: ${res.status}`);
+    }
+    expect(unserved).toEqual([]);
   });
 });
 

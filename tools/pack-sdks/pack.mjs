@@ -35,8 +35,7 @@ const program = ts.createProgram([join(root, 'libs/sdk-node/src/index.ts')], {
   skipLibCheck: true,
   lib: ['lib.es2023.d.ts'],
   types: ['node'],
-  baseUrl: root,
-  paths: { '@analytics/schema': ['libs/schema/src/index.ts'] },
+  paths: { '@analytics/schema': [join(root, 'libs/schema/src/index.ts')] },
 });
 const emitted = program.emit();
 const problems = ts.getPreEmitDiagnostics(program).concat(emitted.diagnostics).filter((d) => d.category === ts.DiagnosticCategory.Error);

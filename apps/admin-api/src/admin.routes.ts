@@ -1,18 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { Router, type RequestHandler } from 'express';
+import type { Router } from 'express';
 import { type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
-import {
-  ApiError,
-  type CreatedProjectResponse,
-  type MintedKeyResponse,
-  type Project,
-  allowedOriginsInputSchema,
-  createKeyInputSchema,
-  createProjectInputSchema,
-  parseOrThrow,
-  patchProjectInputSchema,
-} from '@analytics/schema';
-import { readJsonBody } from '@analytics/service-kit';
+import { ApiError, allowedOriginsInputSchema, createProjectInputSchema, patchProjectInputSchema, routes } from '@analytics/schema';
+import { checkAdminToken, defineRoute, routerOf } from '@analytics/service-kit';
 
 export interface AdminRouterDeps {
   keyStore: KeyStore;
@@ -35,62 +24,38 @@ const origins = allowedOriginsInputSchema.transform((list, ctx) => {
 const createProjectSchema = createProjectInputSchema.extend({ allowed_origins: origins.optional() });
 const patchProjectSchema = patchProjectInputSchema.extend({ allowed_origins: origins.optional() });
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time; anything else is 401 invalid_session. */
-export function requireAdmin(adminToken: string): RequestHandler {
-  const expected = digest(adminToken);
-  return (req, _res, next) => {
-    const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-    if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new ApiError('invalid_session');
+/** /admin/*: projects, keys, origins, retention, with `Authorization: Bearer <ADMIN_TOKEN>`. */
+export function createAdminRouter(deps: AdminRouterDeps): Router {
+  const router = routerOf({ adminToken: deps.adminToken }, [
+    defineRoute(routes.createProject, ({ body }) => deps.keyStore.createProject(body, body.env), { body: createProjectSchema }),
+    defineRoute(routes.listProjects, async () => ({ projects: await deps.keyStore.listProjects() })),
+    defineRoute(routes.getProject, async ({ params }) => ({ project: found(await deps.keyStore.getProject(params.id)) })),
+    defineRoute(
+      routes.updateProject,
+      async ({ body, params }) => {
+        const project = found(await deps.keyStore.updateProject(params.id, body));
+        await deps.onProjectChanged?.(project.id);
+        return { project };
+      },
+      { body: patchProjectSchema },
+    ),
+    defineRoute(routes.createKey, async ({ body, params }) => found(await deps.keyStore.createKey(params.id, body.kind, body.env))),
+    defineRoute(routes.revokeKey, async ({ params }) => {
+      const prefix = extractPrefix(params.prefix);
+      const projectId = prefix ? await deps.keyStore.revokeKey(prefix) : null;
+      if (!prefix || !projectId) throw new ApiError('not_found');
+      await deps.onKeyRevoked?.(prefix);
+    }),
+  ]);
+  // Any other path or method under /admin is the admin's too: 401 before its 404 or 405.
+  router.use('/admin', (req, _res, next) => {
+    checkAdminToken(req, deps.adminToken);
     next();
-  };
+  });
+  return router;
 }
 
-/** /admin/*: projects, keys, origins, retention. */
-export function createAdminRouter(deps: AdminRouterDeps): Router {
-  const router = Router();
-  router.use('/admin', requireAdmin(deps.adminToken));
-
-  router.post('/admin/projects', async (req, res) => {
-    const input = parseOrThrow(createProjectSchema, await readJsonBody(req, res));
-    const created: CreatedProjectResponse = await deps.keyStore.createProject(input, input.env);
-    res.status(201).json(created);
-  });
-
-  router.get('/admin/projects', async (_req, res) => {
-    const projects: Project[] = await deps.keyStore.listProjects();
-    res.json({ projects });
-  });
-
-  router.get('/admin/projects/:id', async (req, res) => {
-    const project = await deps.keyStore.getProject(req.params.id);
-    if (!project) throw new ApiError('not_found');
-    res.json({ project });
-  });
-
-  router.patch('/admin/projects/:id', async (req, res) => {
-    const patch = parseOrThrow(patchProjectSchema, await readJsonBody(req, res));
-    const project = await deps.keyStore.updateProject(req.params.id, patch);
-    if (!project) throw new ApiError('not_found');
-    await deps.onProjectChanged?.(project.id);
-    res.json({ project });
-  });
-
-  router.post('/admin/projects/:id/keys', async (req, res) => {
-    const input = parseOrThrow(createKeyInputSchema, await readJsonBody(req, res));
-    const key: MintedKeyResponse | null = await deps.keyStore.createKey(req.params.id, input.kind, input.env);
-    if (!key) throw new ApiError('not_found');
-    res.status(201).json(key);
-  });
-
-  router.delete('/admin/keys/:prefix', async (req, res) => {
-    const prefix = extractPrefix(req.params.prefix);
-    const projectId = prefix ? await deps.keyStore.revokeKey(prefix) : null;
-    if (!prefix || !projectId) throw new ApiError('not_found');
-    await deps.onKeyRevoked?.(prefix);
-    res.status(204).end();
-  });
-
-  return router;
+function found<T>(value: T | null): T {
+  if (value === null) throw new ApiError('not_found');
+  return value;
 }

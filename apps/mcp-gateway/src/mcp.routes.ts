@@ -1,4 +1,4 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -20,8 +20,8 @@ import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessTok
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, sourcesParamsSchema, validationDetails } from '@analytics/schema';
-import { type Logger, publicBaseUrl, readJsonBody, toApiError } from '@analytics/service-kit';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ANSWERED, type Logger, defineRoute, publicBaseUrl, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
@@ -41,10 +41,6 @@ export interface McpRouterDeps {
   oauth?: { store: OAuthStore };
   /** PUBLIC_URL: the origin named in OAuth metadata and WWW-Authenticate; unset: the request's validated Host. */
   publicUrl?: string;
-}
-
-interface McpLocals {
-  auth: AuthContext;
 }
 
 const SERVER_INFO = { name: 'event-analytics', version: '1.0.0' };
@@ -111,7 +107,6 @@ export function capRows<T extends { rows: unknown[] }>(result: T, maxBytes: numb
 
 /** POST /mcp: MCP over Streamable HTTP, stateless (a fresh server and transport per request), JSON responses. */
 export function createMcpRouter(deps: McpRouterDeps): Router {
-  const router = Router();
   const requestContextOf = requestContexts(deps.ipHashSecret, deps.clock);
   const maxBytes = deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 
@@ -217,7 +212,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   };
 
   // The key is checked before the body is read: a refused request's body is never buffered or parsed.
-  const authenticate = async (req: Request, res: Response<unknown, McpLocals>, next: NextFunction) => {
+  const authenticate = async (req: Request, res: Response): Promise<AuthContext> => {
     let auth: AuthContext;
     try {
       auth = await resolve(req.get('authorization'));
@@ -233,57 +228,57 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     if (origin !== undefined && !allowed && !originAllowed(origin, auth.project.allowed_origins)) {
       throw new ApiError('origin_not_allowed', { details: { formErrors: [`Origin ${origin.slice(0, 200)} may not call /mcp: add it to MCP_ALLOWED_ORIGINS or the project's allowed_origins`], fieldErrors: {} } });
     }
-    res.locals.auth = auth;
-    next();
+    return auth;
   };
 
   /**
-   * The body, through the process's body budget like every other route's. Its errors answer in the JSON-RPC envelope
-   * (the rest of the API answers { error }): 4xx as invalid_request, a full budget as 503 server_busy with Retry-After.
+   * A body that could not be read (through the process's body budget, like every other route's) answers in the
+   * JSON-RPC envelope (the rest of the API answers { error }): 4xx as invalid_request, a full budget as 503 server_busy
+   * with Retry-After.
    */
-  const readBody = async (req: Request, res: Response): Promise<{ body: unknown } | undefined> => {
-    try {
-      return { body: await readJsonBody(req, res) };
-    } catch (err) {
-      const apiError = toApiError(err);
-      if (apiError.code === 'server_busy') {
-        res.set('Retry-After', String(apiError.extra['retry_after_s'] ?? 1));
-        envelopeError(res, apiError.status, 'server_busy', { error: apiError.code, ...apiError.extra }, -32000);
-        return undefined;
-      }
-      if (apiError.status >= 500) throw err;
-      envelopeError(res, apiError.status, 'invalid_request', { error: apiError.code, ...apiError.extra });
-      return undefined;
+  const onBodyError = (err: unknown, res: Response): void => {
+    const apiError = toApiError(err);
+    if (apiError.code === 'server_busy') {
+      res.set('Retry-After', String(apiError.extra['retry_after_s'] ?? 1));
+      return void envelopeError(res, apiError.status, 'server_busy', { error: apiError.code, ...apiError.extra }, -32000);
     }
+    if (apiError.status >= 500) throw err;
+    envelopeError(res, apiError.status, 'invalid_request', { error: apiError.code, ...apiError.extra });
   };
 
+  const router = Router();
   if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, deps.publicUrl));
 
-  router.post('/mcp', authenticate, async (req: Request, res: Response<unknown, McpLocals>) => {
-    const { auth } = res.locals;
-    const read = await readBody(req, res);
-    if (!read) return;
-    const { body } = read;
-    const messages = Array.isArray(body) ? body : [body];
-    // Counted before any message is validated: a batch of 100,000 calls costs one comparison, not 100,000 parses.
-    if (messages.length > MAX_BATCH_MESSAGES) {
-      return envelopeError(res, 400, 'invalid_request', { error: 'batch_too_large', max_messages: MAX_BATCH_MESSAGES, got: messages.length });
-    }
-    if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
-      return envelopeError(res, 400, 'invalid_request');
-    }
-    // Raw JSON-RPC clients may not send the Streamable HTTP Accept header; answers are JSON either way.
-    req.headers.accept = 'application/json, text/event-stream';
-    const server = buildServer(auth, req);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    guardParams(transport);
-    await transport.handleRequest(req, res, body);
-  });
+  const mcp = defineRoute(
+    routes.mcp,
+    async ({ body }, auth, { req, res }) => {
+      const messages = Array.isArray(body) ? body : [body];
+      // Counted before any message is validated: a batch of 100,000 calls costs one comparison, not 100,000 parses.
+      if (messages.length > MAX_BATCH_MESSAGES) {
+        envelopeError(res, 400, 'invalid_request', { error: 'batch_too_large', max_messages: MAX_BATCH_MESSAGES, got: messages.length });
+        return ANSWERED;
+      }
+      if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
+        envelopeError(res, 400, 'invalid_request');
+        return ANSWERED;
+      }
+      // Raw JSON-RPC clients may not send the Streamable HTTP Accept header; answers are JSON either way.
+      req.headers.accept = 'application/json, text/event-stream';
+      const server = buildServer(auth, req);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      guardParams(transport);
+      await transport.handleRequest(req, res, body);
+      return ANSWERED;
+    },
+    // The messages (one or a batch) are checked above, each answered in the JSON-RPC envelope: the body is taken as it is.
+    { body: z.unknown(), onBodyError },
+  );
+  routerOf({ apiKey: authenticate }, [mcp], router);
 
   // Stateless: no server-initiated streams and no sessions to end.
   router.all('/mcp', (_req, res) => {

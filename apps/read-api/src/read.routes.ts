@@ -1,7 +1,8 @@
-import { Router } from 'express';
-import { type Authenticator, authOf, requireKey } from '@analytics/auth';
+import type { Router } from 'express';
+import { type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
-import { type QueryResponse, type SourcesResponse, type StatsResponse, parseOrThrow, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { routes } from '@analytics/schema';
+import { defineRoute, routerOf } from '@analytics/service-kit';
 
 export interface ReadRouterDeps {
   authenticator: Authenticator;
@@ -13,25 +14,15 @@ export interface ReadRouterDeps {
  * 400 invalid_params for the query string, then (stats) 400 invalid_group_by. Every query is scoped to the key's project.
  */
 export function createReadRouter(deps: ReadRouterDeps): Router {
-  const router = Router();
-  const auth = requireKey(deps.authenticator, 'read');
-
-  router.get('/v1/query', auth, async (req, res) => {
-    const params = parseOrThrow(queryParamsSchema, req.query, 'invalid_params');
-    res.json({ rows: await queryEvents(deps.events, authOf(res).projectId, params) } satisfies QueryResponse);
-  });
-
-  router.get('/v1/stats', auth, async (req, res) => {
-    const params = parseOrThrow(statsParamsSchema, req.query, 'invalid_params');
-    const { metric, rows } = await queryStats(deps.events, authOf(res).projectId, params);
-    res.json({ metric, rows } satisfies StatsResponse);
-  });
-
-  router.get('/v1/sources', auth, async (req, res) => {
-    const params = parseOrThrow(sourcesParamsSchema, req.query, 'invalid_params');
-    const { breakdown, rows } = await querySources(deps.events, authOf(res).projectId, params);
-    res.json({ breakdown, rows } satisfies SourcesResponse);
-  });
-
-  return router;
+  return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
+    defineRoute(routes.query, async ({ query }, auth) => ({ rows: await queryEvents(deps.events, auth.projectId, query) })),
+    defineRoute(routes.stats, async ({ query }, auth) => {
+      const { metric, rows } = await queryStats(deps.events, auth.projectId, query);
+      return { metric, rows };
+    }),
+    defineRoute(routes.sources, async ({ query }, auth) => {
+      const { breakdown, rows } = await querySources(deps.events, auth.projectId, query);
+      return { breakdown, rows };
+    }),
+  ]);
 }

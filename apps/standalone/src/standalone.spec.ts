@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { openTestStores, silentLogger, type ContractCheck, contractChecked } from '@analytics/testing';
+import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
+import { API_ROUTES, routes } from '@analytics/schema';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -75,10 +76,25 @@ describe('standalone: every app on one port', () => {
   });
 });
 
+describe('the declarations (libs/schema routes)', () => {
+  it('serves every declared route at its declared method and path: none answers the routing 404 or 405', async () => {
+    const p = await createProject('declared');
+    const params: Record<string, string> = { id: p.project.id, prefix: p.keys.rk.split('_')[2]! };
+    const unserved: string[] = [];
+    for (const route of API_ROUTES) {
+      // The admin token, so that the admin router's own 401 for unknown /admin paths cannot hide a missing route.
+      const headers = route.auth === 'admin_token' ? { authorization: `Bearer ${SECRETS.ADMIN_TOKEN}` } : {};
+      const res = await request(app)[route.method](route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => params[name]!)).set(headers);
+      if (['not_found', 'method_not_allowed'].includes(res.body?.error)) unserved.push(`${route.method} ${route.path}: ${res.status}`);
+    }
+    expect(unserved).toEqual([]);
+  });
+});
+
 describe('the contract (libs/schema API_ROUTES)', () => {
   it("parses every answer of this suite with its route's response schema, with only the error codes the route declares", () => {
     expect(contract.violations).toEqual([]);
-    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['GET /healthz 200', 'POST /v1/track 202', 'GET /v1/stats 401', 'POST /admin/projects 201', 'POST /internal/retention/run 200']));
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining([answerOf(routes.healthz, 200), answerOf(routes.track, 202), answerOf(routes.stats, 401), answerOf(routes.createProject, 201), answerOf(routes.runRetention, 200)]));
   });
 });
 

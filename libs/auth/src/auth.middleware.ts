@@ -1,16 +1,13 @@
-import type { Request, RequestHandler, Response } from 'express';
-import type { Access, AuthContext, Authenticator } from './authenticator';
+import type { Request } from 'express';
+import type { RouteGuards } from '@analytics/service-kit';
+import type { Authenticator } from './authenticator';
 
-/** Express middleware: authenticates the bearer key for `access` and puts the context on res.locals.auth. */
-export function requireKey(auth: Authenticator, access: Access): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.auth = await auth.authenticate(req.get('authorization'), access, req.get('origin'));
-    next();
+/** The `apiKey` guard of a router (service-kit's defineRoute): the bearer key checked for the route's declared access. */
+export function keyGuard(auth: Authenticator): NonNullable<RouteGuards['apiKey']> {
+  return (req, _res, route) => {
+    if (!route.access) throw new Error('a route without a declared access authorizes its calls itself: give its router its own apiKey guard');
+    return auth.authenticate(req.get('authorization'), route.access, req.get('origin'));
   };
-}
-
-export function authOf(res: Response): AuthContext {
-  return res.locals.auth as AuthContext;
 }
 
 /** The app's FailedAuthBudget `budgetKeyOf`: the presented key's prefix when it exists (its failures are charged to it, not to the IP). */

@@ -1,19 +1,14 @@
 import { LRUCache } from 'lru-cache';
-import { ApiError, LIMITS } from '@analytics/schema';
+import { ApiError, type AuthContext, type KeyAccess, LIMITS } from '@analytics/schema';
 import { type BucketRule, MemoryRateLimiter } from '@analytics/service-kit';
 import { type KeyKind, parseApiKey, verifySecret } from './key-format';
 import type { KeyRecord, KeyStore, Project } from './key-store';
 import { originAllowed } from './origin';
 
 /** What a request is allowed to do, by the endpoint it calls. */
-export type Access = 'ingest' | 'read' | 'forget';
+export type Access = KeyAccess;
 
-export interface AuthContext {
-  projectId: string;
-  project: Project;
-  kind: KeyKind;
-  prefix: string;
-}
+export type { AuthContext };
 
 const SCOPES: Record<KeyKind, string> = { pk: 'ingest', sk: 'ingest', rk: 'read', ak: 'admin' };
 

@@ -8,6 +8,7 @@ import {
   projectListResponseSchema,
   projectResponseSchema,
   type KeyKind,
+  type Project,
 } from './admin.schema';
 import type { ErrorCode } from './errors';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
@@ -49,7 +50,22 @@ export const jsonRpcResponseSchema = z
 /** The deployable that serves a route; `service` routes are served by every app. */
 export type ApiApp = 'ingest-api' | 'read-api' | 'admin-api' | 'retention-worker' | 'mcp-gateway' | 'service';
 
-export type RouteAuth = { api_key: readonly KeyKind[] } | 'admin_token' | 'internal_secret' | 'none';
+/** What an API key is checked for: its kind's scope, and the Origin of pk_ keys. */
+export type KeyAccess = 'ingest' | 'read' | 'forget';
+
+/**
+ * Who may call a route. `api_key`: the kinds the document lists and the access the key is checked for (`ak_` keys
+ * also pass `ingest` and `forget`); without an access the route authorizes each call itself (MCP: per tool).
+ */
+export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess } | 'admin_token' | 'internal_secret' | 'none';
+
+/** The caller of an `api_key` route, as its key resolved: what its handler learns beside the input. */
+export interface AuthContext {
+  projectId: string;
+  project: Project;
+  kind: KeyKind;
+  prefix: string;
+}
 
 /** One route of the HTTP API: what it takes, what it answers, which error codes it can answer. */
 export interface ApiRoute {
@@ -82,89 +98,97 @@ const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
 
 const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
 
-/** Every route of the API. The OpenAPI document and the contract tests are generated from this table. */
-export const API_ROUTES: readonly ApiRoute[] = [
-  {
-    method: 'post', path: '/v1/track', app: 'ingest-api', summary: 'Track one event', auth: { api_key: INGEST_KEYS },
+/**
+ * Every route of the API by name, declared once: each app builds its router from these (service-kit's defineRoute),
+ * and the OpenAPI document and the contract tests are generated from them.
+ */
+export const routes = {
+  track: {
+    method: 'post', path: '/v1/track', app: 'ingest-api', summary: 'Track one event', auth: { api_key: INGEST_KEYS, access: 'ingest' },
     body: eventInputSchema, responses: { 202: trackResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', 'rate_limited', ...ALWAYS], example: EXAMPLE_EVENT,
   },
-  {
-    method: 'post', path: '/v1/batch', app: 'ingest-api', summary: 'Track 1 to 1000 events, all or nothing', auth: { api_key: INGEST_KEYS },
+  batch: {
+    method: 'post', path: '/v1/batch', app: 'ingest-api', summary: 'Track 1 to 1000 events, all or nothing', auth: { api_key: INGEST_KEYS, access: 'ingest' },
     body: batchInputSchema, responses: { 202: batchResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', 'rate_limited', ...ALWAYS], example: { events: [EXAMPLE_EVENT, { event: '$pageview', anonymous_id: 'a-7f3c', path: '/' }] },
   },
-  {
-    method: 'post', path: '/v1/identify', app: 'ingest-api', summary: 'Bind an anonymous id to a user id ($identify event)', auth: { api_key: INGEST_KEYS },
+  identify: {
+    method: 'post', path: '/v1/identify', app: 'ingest-api', summary: 'Bind an anonymous id to a user id ($identify event)', auth: { api_key: INGEST_KEYS, access: 'ingest' },
     body: identifyInputSchema, responses: { 200: identifyResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', ...ALWAYS], example: { anonymous_id: 'a-7f3c', user_id: 'user-42', traits: { plan: 'pro' } },
   },
-  {
-    method: 'post', path: '/v1/forget', app: 'ingest-api', summary: 'Delete every event of a user_id (queued)', auth: { api_key: ['sk'] },
+  forget: {
+    method: 'post', path: '/v1/forget', app: 'ingest-api', summary: 'Delete every event of a user_id (queued)', auth: { api_key: ['sk'], access: 'forget' },
     body: forgetInputSchema, responses: { 202: forgetResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'forget_requires_secret_key', 'forget_failed', ...ALWAYS], example: { user_id: 'user-42' },
   },
-  {
-    method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'] },
+  query: {
+    method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'], access: 'read' },
     query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
   },
-  {
-    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'] },
+  stats: {
+    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read' },
     query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...READ_ERRORS, 'invalid_group_by', ...ALWAYS],
   },
-  {
-    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'] },
+  sources: {
+    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read' },
     query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
   },
-  {
+  createProject: {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: 'admin_token',
     body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
     example: { name: 'shop', allowed_origins: ['https://shop.example.com'], retention_days: 365 },
   },
-  {
+  listProjects: {
     method: 'get', path: '/admin/projects', app: 'admin-api', summary: 'List projects', auth: 'admin_token',
     responses: { 200: projectListResponseSchema }, errors: ['invalid_session', ...ALWAYS],
   },
-  {
+  getProject: {
     method: 'get', path: '/admin/projects/{id}', app: 'admin-api', summary: 'One project', auth: 'admin_token', pathParams: { id: 'Project id (UUID).' },
     responses: { 200: projectResponseSchema }, errors: ['invalid_session', 'not_found', ...ALWAYS],
   },
-  {
+  updateProject: {
     method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: 'admin_token',
     pathParams: { id: 'Project id (UUID).' }, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
     errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
   },
-  {
+  createKey: {
     method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: 'admin_token',
     pathParams: { id: 'Project id (UUID).' }, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
     errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
   },
-  {
+  revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
   },
-  {
+  runRetention: {
     method: 'post', path: '/internal/retention/run', app: 'retention-worker', summary: 'Delete events older than each project\'s retention', auth: 'internal_secret',
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
   },
-  {
+  mcp: {
     method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources; resources',
     auth: { api_key: ['sk', 'rk', 'ak'] }, body: jsonRpcRequestSchema, responses: { 200: jsonRpcResponseSchema, 202: null }, errors: [],
     // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
     errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   },
-  {
+  healthz: {
     method: 'get', path: '/healthz', app: 'service', summary: 'Liveness (no store touched)', auth: 'none', responses: { 200: healthResponseSchema }, errors: [],
   },
-  {
+  openapi: {
     method: 'get', path: '/openapi.json', app: 'service', summary: 'This OpenAPI 3.1 document (the routes of the app that answers)', auth: 'none',
     responses: { 200: z.record(z.string(), z.unknown()).describe('OpenAPI 3.1 document.') }, errors: [],
   },
-  {
+  readyz: {
     method: 'get', path: '/readyz', app: 'service', summary: 'Readiness (every store this app uses answers)', auth: 'none', responses: { 200: readyResponseSchema }, errors: ['not_ready'],
   },
-];
+} as const satisfies Record<string, ApiRoute>;
+
+export type RouteName = keyof typeof routes;
+
+/** Every route of the API, in declaration order. */
+export const API_ROUTES: readonly ApiRoute[] = Object.values(routes);
 
 /** Codes any route can answer beyond its own: an unknown path, or a known path with another method. */
 export const ROUTING_ERRORS: readonly ErrorCode[] = ['not_found', 'method_not_allowed'];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Router } from 'express';
-import { type ApiApp, openApiDocument } from '@analytics/schema';
+import { type ApiApp, openApiDocument, routes } from '@analytics/schema';
 
 // Relative URLs: the page works under any path prefix a proxy puts in front of the app.
 const DOCS_PAGE = `<!doctype html>
@@ -31,7 +31,7 @@ export function apiDocsRouter(apps: readonly ApiApp[] | 'all'): Router {
   // The bundle's one remote asset (the Redocly logo in the sidebar) becomes an inline image: the page requests no other host.
   const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8').replaceAll(REDOCLY_LOGO, INLINE_LOGO);
   const router = Router();
-  router.get('/openapi.json', (_req, res) => {
+  router.get(routes.openapi.path, (_req, res) => {
     res.type('application/json').set('Access-Control-Allow-Origin', '*').send(body);
   });
   router.get('/docs', (_req, res) => {

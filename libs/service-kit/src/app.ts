@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
 import express, { type Express, type Request, type RequestHandler, type Response, Router } from 'express';
-import { ApiError } from '@analytics/schema';
+import { ApiError, routes } from '@analytics/schema';
+import { defineRoute, routerOf } from './define-route';
 import { errorMiddleware } from './errors.middleware';
 import { type FailedAuthLimits, FailedAuthBudget } from './failed-auth';
 import { type BodyLimits, withBodyLimits } from './json-body';
@@ -67,10 +68,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
 
   // Liveness answers without touching a store; readiness pings every store the app uses.
-  app.get('/healthz', (_req, res) => {
-    res.json({ ok: true, service: options.name });
-  });
-  app.get('/readyz', readiness(options.ready ?? {}, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, options.name));
+  app.use(routerOf({}, [defineRoute(routes.healthz, () => ({ ok: true, service: options.name }))]));
+  app.get(routes.readyz.path, readiness(options.ready ?? {}, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, options.name));
   for (const router of options.routers) app.use(router);
   app.use(methodNotAllowed(options.routers));
 

@@ -5,6 +5,7 @@ export * from './errors.middleware';
 export * from './redis';
 export * from './redis-rate-limiter';
 export * from './json-body';
+export * from './define-route';
 export * from './redact';
 export * from './byte-budget';
 export * from './api-docs.router';

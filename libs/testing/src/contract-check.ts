@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { ROUTING_ERRORS, errorBodySchema, routeOf } from '@analytics/schema';
+import { type ApiRoute, ROUTING_ERRORS, errorBodySchema, routeOf } from '@analytics/schema';
 
 export interface ContractCheck {
   /** The app to send requests to: `app`, with every JSON answer of a known route parsed by that route's schema. */
@@ -9,6 +9,9 @@ export interface ContractCheck {
   /** How many answers were checked, per `METHOD /path status`. */
   checked: Map<string, number>;
 }
+
+/** How `checked` names a route's answers with a status: `POST /v1/track 202`. */
+export const answerOf = (route: ApiRoute, status: number): string => `${route.method.toUpperCase()} ${route.path} ${status}`;
 
 /**
  * Wraps an app so that each JSON answer of a route in libs/schema's API_ROUTES is parsed with the route's response
@@ -26,7 +29,7 @@ export function contractChecked(app: Express): ContractCheck {
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
       const status = res.statusCode;
-      const where = `${req.method} ${route.path} ${status}`;
+      const where = answerOf(route, status);
       checked.set(where, (checked.get(where) ?? 0) + 1);
       const schema = status < 400 ? route.responses[status] : (route.errorBody ?? errorBodySchema);
       if (!schema) violations.push(`${where}: status not declared by the route`);

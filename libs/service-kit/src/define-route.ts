@@ -1,0 +1,149 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { type Request, type Response, Router } from 'express';
+import type { z } from 'zod';
+import { ApiError, type ApiRoute, type AuthContext, parseOrThrow } from '@analytics/schema';
+import { readJsonBody } from './json-body';
+
+/**
+ * A route is declared once, in libs/schema's `routes` (method, path, auth, body and query schemas, responses), and
+ * served by `defineRoute(routes.x, handler)`: the path and method string exist only in the declaration, which the
+ * router, the OpenAPI document, the 405 `Allow` lists and the contract tests all read.
+ *
+ * What a defined route does, in the spec's order: the credential check the declaration's `auth` names (from the
+ * router's RouteGuards), then the body through `readJsonBody` (the process's body budget) parsed with the `body`
+ * schema (400 invalid_payload), the query string with the `query` schema (400 invalid_params), then the handler; its
+ * result is sent with the route's one success status (`null` body: no content). Rate limits, enrichment and the rest
+ * are the handler's: it receives typed input and its caller, `(input, auth, http) => result`.
+ *
+ * Guards are the app's (service-kit knows no key store): `api_key` routes take the router's `apiKey` check,
+ * `admin_token` and `internal_secret` routes the constant-time checks below.
+ */
+
+type Responses<C> = C extends { responses: infer R } ? R : never;
+type Schema<C, K extends 'body' | 'query'> = C extends { [P in K]: infer S extends z.ZodType } ? S : undefined;
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
+type Bodies<R> = { [K in keyof R]: R[K] extends z.ZodType ? z.input<R[K]> : void }[keyof R];
+
+// A class, not a symbol: a returned unique symbol widens to `symbol` and would not type-check against Reply.
+class Answered {
+  private readonly answered = true;
+}
+/** A handler that wrote its answer itself (MCP's transport) returns this. */
+export const ANSWERED = new Answered();
+
+/** What a handler returns: the body of the route's one success status, or ANSWERED when it declares several. */
+export type Reply<C extends ApiRoute> = true extends IsUnion<keyof Responses<C>> ? typeof ANSWERED : Bodies<Responses<C>> | typeof ANSWERED;
+
+/** What a handler learns of its caller: the key's context on `api_key` routes, nothing on the others. */
+export type AuthOf<C extends ApiRoute> = C['auth'] extends { api_key: unknown } ? AuthContext : undefined;
+
+export interface RouteInput<C extends ApiRoute, B extends z.ZodType | undefined = Schema<C, 'body'>> {
+  body: Parsed<B>;
+  query: Parsed<Schema<C, 'query'>>;
+  params: C extends { pathParams: infer P } ? { [K in keyof P]: string } : Record<string, never>;
+}
+
+export type RouteHandler<C extends ApiRoute, B extends z.ZodType | undefined = Schema<C, 'body'>> = (
+  input: RouteInput<C, B>,
+  auth: AuthOf<C>,
+  http: { req: Request; res: Response },
+) => Promise<Reply<C>> | Reply<C>;
+
+export interface RouteOptions<C extends ApiRoute, B> {
+  /** A refinement of the declaration's body schema (normalised origins), or one per key (a pk_ identify may omit its id). */
+  body?: B | ((auth: AuthOf<C>) => B);
+  /** Answers a body that could not be read (too large, not JSON, budget full) in the route's own envelope (MCP: JSON-RPC). */
+  onBodyError?: (error: unknown, res: Response) => void;
+}
+
+export interface RouteDefinition {
+  contract: ApiRoute;
+  serve(guards: RouteGuards, req: Request, res: Response): Promise<void>;
+}
+
+/** The credential checks of one router, by the declaration's `auth`. */
+export interface RouteGuards {
+  /** `api_key` routes: the key's context, or the spec's 401/403 ApiError. */
+  apiKey?: (req: Request, res: Response, auth: Extract<ApiRoute['auth'], { api_key: unknown }>) => Promise<AuthContext>;
+  /** `admin_token` routes: `Authorization: Bearer <ADMIN_TOKEN>`. */
+  adminToken?: string;
+  /** `internal_secret` routes: `X-Internal-Secret: <INTERNAL_SECRET>`. */
+  internalSecret?: string;
+}
+
+/** Serves the declared route with `handler` (see the top of this file for what it does before and after). */
+export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined = Schema<C, 'body'>>(
+  contract: C,
+  // NoInfer: the handler is typed by the declaration (its literal `ok: true` stays literal), it does not shape it.
+  handler: NoInfer<RouteHandler<C, B>>,
+  options: RouteOptions<C, B> = {},
+): RouteDefinition {
+  const [status, more] = Object.keys(contract.responses).map(Number);
+  return {
+    contract,
+    async serve(guards, req, res) {
+      const auth = await guard(contract, guards, req, res);
+      let body: unknown;
+      if (contract.body) {
+        let raw: unknown;
+        try {
+          raw = await readJsonBody(req, res);
+        } catch (error) {
+          if (!options.onBodyError) throw error;
+          return options.onBodyError(error, res);
+        }
+        const schema = typeof options.body === 'function' ? options.body(auth as AuthOf<C>) : (options.body ?? contract.body);
+        body = parseOrThrow(schema as z.ZodType, raw);
+      }
+      const query = contract.query ? parseOrThrow(contract.query, req.query, 'invalid_params') : undefined;
+      const input = { body, query, params: req.params } as RouteInput<C, B>;
+      const reply: unknown = await handler(input, auth as AuthOf<C>, { req, res });
+      if (reply === ANSWERED) return;
+      if (more !== undefined || status === undefined) throw new Error(`${contract.method} ${contract.path} declares several success statuses: its handler answers itself`);
+      if (contract.responses[status] === null) res.status(status).end();
+      else res.status(status).json(reply);
+    },
+  };
+}
+
+/** An express Router serving the defined routes at their declared methods and paths, with this router's guards. */
+export function routerOf(guards: RouteGuards, definitions: readonly RouteDefinition[], router: Router = Router()): Router {
+  for (const definition of definitions) {
+    const { method, path } = definition.contract;
+    router[method](expressPath(path), (req, res) => definition.serve(guards, req, res));
+  }
+  return router;
+}
+
+/** `/admin/projects/{id}` (OpenAPI) as express writes it: `/admin/projects/:id`. */
+export const expressPath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
+
+async function guard(contract: ApiRoute, guards: RouteGuards, req: Request, res: Response): Promise<AuthContext | undefined> {
+  const auth = contract.auth;
+  if (auth === 'none') return undefined;
+  if (auth === 'admin_token') return void checkAdminToken(req, required(guards.adminToken, contract));
+  if (auth === 'internal_secret') return void checkInternalSecret(req, required(guards.internalSecret, contract));
+  return required(guards.apiKey, contract)(req, res, auth);
+}
+
+function required<T>(value: T | undefined, contract: ApiRoute): T {
+  if (value === undefined) throw new Error(`${contract.method} ${contract.path} needs a ${JSON.stringify(contract.auth)} guard on its router`);
+  return value;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+// Both sides hashed first: timingSafeEqual needs equal lengths, and the length of the secret must not leak either.
+const sameSecret = (given: string, expected: string) => timingSafeEqual(digest(given), digest(expected));
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time; anything else is 401 invalid_session. */
+export function checkAdminToken(req: Request, adminToken: string): void {
+  const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+  if (!m || !sameSecret(m[1]!, adminToken)) throw new ApiError('invalid_session');
+}
+
+/** `X-Internal-Secret` equal to INTERNAL_SECRET (constant time); API keys are not accepted: anything else is 401 unauthorized. */
+export function checkInternalSecret(req: Request, secret: string): void {
+  const given = req.get('x-internal-secret');
+  if (!given || !sameSecret(given, secret)) throw new ApiError('unauthorized');
+}

@@ -1,10 +1,9 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { ApiError, type AuthContext, routes } from '@analytics/schema';
-import { createServiceApp } from './app';
+import { type ServiceLimits, createServiceApp } from './app';
 import { ByteBudget } from './byte-budget';
 import { ANSWERED, type RouteGuards, defineRoute, expressPath, routerOf } from './define-route';
-import { DEFAULT_BODY_BUDGET_BYTES, DEFAULT_BODY_WAIT_MS, setBodyLimits } from './json-body';
 import { createLogger } from './logger';
 
 const TOKEN = 'admin-token-define-route';
@@ -15,13 +14,13 @@ const apiKey: RouteGuards['apiKey'] = async (req, _res, route) => {
   return { ...CALLER, prefix: route.access ?? 'none' };
 };
 
-function appOf(guards: RouteGuards, definitions: Parameters<typeof routerOf>[1]) {
-  return createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [routerOf(guards, definitions)] });
+function appOf(guards: RouteGuards, definitions: Parameters<typeof routerOf>[1], limits?: ServiceLimits) {
+  return createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [routerOf(guards, definitions)], limits });
 }
 
 describe('defineRoute', () => {
   const seen: unknown[] = [];
-  const app = appOf({ apiKey, adminToken: TOKEN }, [
+  const definitions: Parameters<typeof routerOf>[1] = [
     defineRoute(routes.createProject, ({ body }) => {
       seen.push(body);
       return { project: { id: 'p-1', name: body.name, allowed_origins: [], retention_days: 30, created_at: '2026-01-01T00:00:00.000Z' }, keys: { pk: 'pk_a', sk: 'sk_b', rk: 'rk_c' } };
@@ -35,7 +34,8 @@ describe('defineRoute', () => {
       res.status(202).end();
       return ANSWERED;
     }, { body: z.unknown() }),
-  ]);
+  ];
+  const app = appOf({ apiKey, adminToken: TOKEN }, definitions);
   const admin = { authorization: `Bearer ${TOKEN}` };
   beforeEach(() => (seen.length = 0));
 
@@ -75,13 +75,9 @@ describe('defineRoute', () => {
   it('reads every body through the body budget: a full budget is 503 server_busy', async () => {
     const full = new ByteBudget(10);
     await full.acquire(10, 0);
-    setBodyLimits(app, { budget: full, waitMs: 10 });
-    try {
-      const res = await request(app).post('/mcp').set('authorization', 'Bearer rk').send({ jsonrpc: '2.0', method: 'ping', id: 1 });
-      expect([res.status, res.body.error]).toEqual([503, 'server_busy']);
-    } finally {
-      setBodyLimits(app, { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS });
-    }
+    const busy = appOf({ apiKey, adminToken: TOKEN }, definitions, { body: { budget: full, waitMs: 10 } });
+    const res = await request(busy).post('/mcp').set('authorization', 'Bearer rk').send({ jsonrpc: '2.0', method: 'ping', id: 1 });
+    expect([res.status, res.body.error]).toEqual([503, 'server_busy']);
   });
 
   it("refuses a route whose router lacks the declared credential's guard (500), and 405s the declared path's other methods", async () => {

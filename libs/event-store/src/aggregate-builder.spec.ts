@@ -3,19 +3,14 @@ import { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 import { AggregateBuilder } from './aggregate-builder';
 import { forgetUser } from './forget';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { insertEventRows } from './insert-rows';
 import { migrateEventStore } from './migrate';
 import { testRow as row } from './test-support/test-rows';
 
 // Real chDB. The store's own builder ticks once a minute here: the tests drive it with aggregatesCaughtUp().
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore({ aggregateIntervalMs: 60_000 });
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2031, 0, 30); // three days before a month boundary: ranges span two partitions

@@ -1,14 +1,9 @@
 import { EVENT_COLUMNS, EVENT_INSERT_COLUMNS, QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore();
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened));
 
 type Column = { name: string; type: string; default_kind: string };
 /** The aggregate builder's bookkeeping (migration 004): EventStore stamps every INSERT with it; not an event field. */

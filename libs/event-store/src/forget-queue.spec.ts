@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { ForgetBacklogError, ForgetQueue } from './forget-queue';
 import { testRow } from './test-support/test-rows';
 
 // Real chDB: the queue's mutations, existence checks and bound against the engine's own system.mutations.
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore();
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened));
 
 /** Lightweight deletes leave patch parts, one per partition they touch. */
 const patchParts = async () =>

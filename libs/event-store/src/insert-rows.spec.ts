@@ -1,16 +1,11 @@
 import net from 'node:net';
 import { type EventRow, LIMITS, UpstreamUnavailableError, toClickHouseTime } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { MAX_PARTITIONS_PER_INSERT, insertEventRows } from './insert-rows';
 
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore();
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened));
 
 const PROJECT = '0b9d4c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e';
 const hostile = 'quote " backslash \\ tab \t newline \n NUL \u0000 emoji 😀 sql \'; DROP TABLE events; --';

@@ -3,17 +3,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineMigration } from '@analytics/migrations';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore } from './migrate';
 
 // Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore({ aggregateIntervalMs: 60_000 });
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
 async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
   const db = `t_${randomBytes(6).toString('hex')}`;

@@ -1,15 +1,11 @@
 import { ApiError } from '@analytics/schema';
 import { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { testRow } from './test-support/test-rows';
 
-let testStore: TestStore;
+let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore({ read: { maxMemoryBytes: 1000, maxExecutionS: 120 } });
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store, dir } = opened), { read: { maxMemoryBytes: 1000, maxExecutionS: 120 } });
 
 describe('read limits in the engine', () => {
   it('stops a read over its memory limit with 400 query_too_expensive naming the limit; other queries and the writer are untouched', async () => {
@@ -30,7 +26,7 @@ describe('read limits in the engine', () => {
 
 describe('preemption of a bursting tenant', () => {
   it("cancels a bursting project's running read for a quiet project's, then runs it again to the same answer", async () => {
-    const free = await EventStore.open({ chdbPath: testStore.dir, database: store.db, read: { maxExecutionS: 120 } });
+    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: { maxExecutionS: 120 } });
     try {
       const p = '00000000-0000-4000-8000-0000000000bb';
       const slow = `SELECT sum(cityHash64(number)) AS s FROM numbers(1000000000) WHERE {p:UUID} != toUUID('00000000-0000-0000-0000-000000000000')`;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { type TableLayout, migrateEventStore, renderMigrations } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
@@ -11,13 +11,8 @@ import { queryStats, runStatsPlan } from './stats.query';
 import { testRow as row } from './test-support/test-rows';
 
 // Real chDB, one database for this file (one chDB data path per process: closed in afterAll).
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore();
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened));
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 2); // a Monday

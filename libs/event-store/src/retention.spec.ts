@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { runRetention } from './retention';
 import { testRow } from './test-support/test-rows';
 
 // Real chDB, one database for this file; the session's timezone is set per test, as on a server configured non-UTC.
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore();
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened));
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

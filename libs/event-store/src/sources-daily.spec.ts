@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sourcesParamsSchema } from '@analytics/schema';
 import type { EventStore } from './event-store';
-import { type TestStore, openTestStore } from './test-support/test-store';
+import { useTestStore } from './test-support/test-store';
 import { forgetUser } from './forget';
 import { readTablesOf } from './read-tables';
 import { buildSources, planSourceDays, querySources } from './sources.query';
@@ -9,13 +9,8 @@ import { testRow as row } from './test-support/test-rows';
 
 // Real chDB. The builder's own timer ticks once a minute: the tests drive builds and refreshes themselves, and a day
 // is refreshed again only when the test asks for all (refresh interval one hour).
-let testStore: TestStore;
 let store: EventStore;
-beforeAll(async () => {
-  testStore = await openTestStore({ aggregateIntervalMs: 60_000, sourcesRefreshMs: 3_600_000 });
-  store = testStore.store;
-});
-afterAll(() => testStore.close());
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000, sourcesRefreshMs: 3_600_000 });
 
 const DAY = 86_400_000;
 const MIN = 60_000;

@@ -34,3 +34,13 @@ export async function openTestStore(config: Partial<EventStoreConfig> = {}): Pro
     throw e;
   }
 }
+
+/** openTestStore() around a spec file's tests: opened before them, handed to `use`, closed after them. */
+export function useTestStore(use: (opened: TestStore) => void, config: Partial<EventStoreConfig> = {}): void {
+  let opened: TestStore | undefined;
+  beforeAll(async () => {
+    opened = await openTestStore(config);
+    use(opened);
+  });
+  afterAll(() => opened?.close());
+}

@@ -1,26 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 import { AggregateBuilder } from './aggregate-builder';
 import { forgetUser } from './forget';
-import { EventStore } from './event-store';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { insertEventRows } from './insert-rows';
 import { migrateEventStore } from './migrate';
-import { testRow as row } from './test-rows';
+import { testRow as row } from './test-support/test-rows';
 
 // Real chDB. The store's own builder ticks once a minute here: the tests drive it with aggregatesCaughtUp().
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'aggregate-builder-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}`, aggregateIntervalMs: 60_000 });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2031, 0, 30); // three days before a month boundary: ranges span two partitions

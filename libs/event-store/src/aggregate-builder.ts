@@ -1,60 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { MAX_PARTITIONS_PER_INSERT } from './insert-rows';
+import { AGGREGATES, BUILD_SETTINGS, aggregateSelect } from './aggregates';
+import { cancelTagSetting, newCancelTag } from './cancel-tag';
 import { SourcesDaily } from './sources-daily';
-import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
-
-/** daily_rollup's grain: daily_uniques_by is built from a range's events folded to it (see below). */
-const ROLLUP_GRAIN = 'project_id, day, event_name, source, medium, country, device_type';
-
-/**
- * The aggregates' definitions (the spec's daily_rollup and sessions, and daily_uniques), as the SELECT that folds a
- * set of events into rows of each table. They are the SELECTs of the materialized views of migrations 002 and 003,
- * which built the same tables before 004 (and still do on a ClickHouse server), plus built_seq.
- */
-const AGGREGATES = [
-  {
-    table: 'daily_rollup',
-    columns: 'project_id, day, event_name, source, medium, country, device_type, events, uniques, built_seq',
-    select: `project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type, count() AS events,
-      uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques`,
-    groupBy: ROLLUP_GRAIN,
-  },
-  {
-    table: 'daily_uniques',
-    columns: 'project_id, day, event_name, uniques, built_seq',
-    select: `project_id, toDate(timestamp) AS day, event_name, uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS uniques`,
-    groupBy: 'project_id, day, event_name',
-  },
-  {
-    // Migration 006: per (day, event_name or '' for all, dimension, value). The range's events are first folded to
-    // daily_rollup's grain (one small sketch per grain row), then the ARRAY JOIN emits each grain row once per
-    // grouping it counts in and the sketches are merged: expanding the events themselves 9x held every expanded row
-    // (with its anonymous_id) in memory at once. The tuples are the migration's backfill's (UNIQUES_BY_GROUPINGS_SQL).
-    table: 'daily_uniques_by',
-    columns: 'project_id, day, event_name, dim, dim_value, uniques, built_seq',
-    from: (events: string, where: string) => `(SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type,
-      uniqCombinedStateIf(anonymous_id, anonymous_id != '') AS u FROM ${events} WHERE ${where} GROUP BY ${ROLLUP_GRAIN})
-      ARRAY JOIN ${UNIQUES_BY_GROUPINGS_SQL} AS t`,
-    select: `project_id, day, t.1 AS by_event, t.2 AS by_dim, t.3 AS by_value, uniqCombinedMergeState(u) AS uniques`,
-    groupBy: 'project_id, day, by_event, by_dim, by_value',
-  },
-  {
-    table: 'sessions',
-    columns: 'project_id, day, session_key, session_id, anonymous_id, entry, first_ts, last_ts, events, paid_events, built_seq',
-    select: `project_id, toDate(timestamp) AS day, cityHash64(session_id, anonymous_id) AS session_key, session_id, anonymous_id,
-      min(concat(leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0'), leftPad(toString(length(source)), 5, '0'), source, medium)) AS entry,
-      min(timestamp) AS first_ts, max(timestamp) AS last_ts, count() AS events, countIf(medium = 'paid') AS paid_events`,
-    groupBy: 'project_id, day, session_id, anonymous_id',
-  },
-] as const;
-
-/**
- * One INSERT ... SELECT writes ONE part per month partition (a part is committed atomically): its output is squashed
- * into a single block (min_insert_block_size_* far above any range's size, one insert thread). A range holds at most
- * maxRangeRows events, so that block stays small.
- */
-const ONE_BLOCK = `max_partitions_per_insert_block = ${MAX_PARTITIONS_PER_INSERT}, min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, max_threads = 1, insert_deduplicate = 0`;
 
 export interface AggregateBuilderOptions {
   /** Database of the tables (an identifier, checked by the store). */
@@ -69,14 +16,11 @@ export interface AggregateBuilderOptions {
   onError?: (e: unknown) => void;
   /** sources_daily: a day is recomputed at most this often (ms); reads compute a stale day meanwhile. */
   sourcesRefreshMs?: number;
-  /** Cancels a running statement of the builder by its query_id (from another connection): halt() uses it. */
-  cancel?: (queryId: string) => Promise<void>;
+  /** Cancels a running statement of the builder by its cancel tag (from another connection): halt() uses it. */
+  cancel?: (tag: string) => Promise<void>;
 }
 
-interface Range {
-  from: number;
-  to: number;
-}
+type Range = { from: number; to: number };
 
 /**
  * Builds daily_rollup, daily_uniques and sessions from events off the request path, exactly once, in large blocks.
@@ -87,7 +31,7 @@ interface Range {
  * 2. per aggregate table, INSERTs ... SELECTs the range's events, folded, each row stamped built_seq = to;
  * 3. moves `built` to `to`.
  * A crash (or a failed INSERT) can leave a range half built: some tables, or some month partitions of a table, hold
- * its rows and others not. Each table's part per month is atomic (one block, see ONE_BLOCK), and built_seq tells
+ * its rows and others not. Each table's part per month is atomic (one block, BUILD_SETTINGS), and built_seq tells
  * whether it landed: before building a range again, the builder asks each table, per month the range's events touch,
  * for max(built_seq), and builds only the months that lack `to`. No row is lost or counted twice.
  */
@@ -107,8 +51,8 @@ export class AggregateBuilder {
   private stopped = false;
   /** After halt(): no range starts any more (the next open builds the rest). */
   private halted = false;
-  /** query_id of the build statement running, if any. */
-  private runningId: string | undefined;
+  /** Cancel tag of the build statement running, if any. */
+  private runningTag: string | undefined;
 
   constructor(private readonly options: AggregateBuilderOptions) {
     this.maxRangeRows = options.maxRangeRows ?? 500_000;
@@ -128,6 +72,7 @@ export class AggregateBuilder {
   async init(): Promise<{ maxSeq: number }> {
     const [last] = await this.query<{ seq_from: string; seq_to: string }>(
       `SELECT seq_from, seq_to FROM ${this.options.db}.aggregate_progress ORDER BY seq_to DESC LIMIT 1`,
+      {},
     );
     if (last) {
       this.built = Number(last.seq_from);
@@ -136,7 +81,8 @@ export class AggregateBuilder {
     // Sizes of the INSERTs not built yet, to cut ranges by rows (the minmax index on insert_seq skips older granules).
     let maxSeq = this.pending?.to ?? 0;
     for (const r of await this.query<{ s: string; n: string }>(
-      `SELECT insert_seq AS s, count() AS n FROM ${this.options.db}.events WHERE insert_seq > ${this.built} GROUP BY s`,
+      `SELECT insert_seq AS s, count() AS n FROM ${this.options.db}.events WHERE insert_seq > {built:UInt64} GROUP BY s`,
+      { built: this.built },
     )) {
       this.sizes.set(Number(r.s), Number(r.n));
       maxSeq = Math.max(maxSeq, Number(r.s));
@@ -168,7 +114,7 @@ export class AggregateBuilder {
    */
   async halt(): Promise<void> {
     this.halted = true;
-    if (this.runningId) await this.options.cancel?.(this.runningId).catch(() => undefined);
+    if (this.runningTag) await this.options.cancel?.(this.runningTag).catch(() => undefined);
   }
 
   /** Resolves when no build or refresh is running (a tick's refresh may still be, after stop()). */
@@ -214,7 +160,7 @@ export class AggregateBuilder {
       const to = this.cut(this.built, this.options.committedSeq());
       if (to <= this.built) return;
       const range = { from: this.built, to };
-      await this.command(`INSERT INTO ${this.options.db}.aggregate_progress (seq_from, seq_to) VALUES (${range.from}, ${range.to})`);
+      await this.command(`INSERT INTO ${this.options.db}.aggregate_progress (seq_from, seq_to) VALUES ({from:UInt64}, {to:UInt64})`, range);
       this.pending = range;
       await this.build(range, false);
     }
@@ -234,44 +180,52 @@ export class AggregateBuilder {
   }
 
   private async build(range: Range, recheck: boolean): Promise<void> {
-    const inRange = `insert_seq > ${range.from} AND insert_seq <= ${range.to}`;
+    const db = this.options.db;
+    const inRange = 'insert_seq > {from:UInt64} AND insert_seq <= {to:UInt64}';
     const months = recheck
-      ? (await this.query<{ m: number }>(`SELECT DISTINCT toYYYYMM(timestamp) AS m FROM ${this.options.db}.events WHERE ${inRange}`)).map((r) => Number(r.m))
+      ? (await this.query<{ m: number }>(`SELECT DISTINCT toYYYYMM(timestamp) AS m FROM ${db}.events WHERE ${inRange}`, range)).map((r) => Number(r.m))
       : undefined;
     for (const a of AGGREGATES) {
       let only = '';
+      const params: Record<string, unknown> = { ...range };
       if (months) {
         if (months.length === 0) return;
         const landed = new Set(
           (
             await this.query<{ m: number }>(
-              `SELECT toYYYYMM(day) AS m FROM ${this.options.db}.${a.table} WHERE toYYYYMM(day) IN (${months.join(',')}) GROUP BY m HAVING max(built_seq) >= ${range.to}`,
+              `SELECT toYYYYMM(day) AS m FROM ${db}.${a.table} WHERE toYYYYMM(day) IN {months:Array(UInt32)} GROUP BY m HAVING max(built_seq) >= {to:UInt64}`,
+              { months, to: range.to },
             )
           ).map((r) => Number(r.m)),
         );
         const missing = months.filter((m) => !landed.has(m));
         if (missing.length === 0) continue;
-        only = ` AND toYYYYMM(timestamp) IN (${missing.join(',')})`;
+        only = ' AND toYYYYMM(timestamp) IN {missing:Array(UInt32)}';
+        params.missing = missing;
       }
-      await this.command(
-        `INSERT INTO ${this.options.db}.${a.table} (${a.columns}) SELECT ${a.select}, toUInt64(${range.to}) AS built_seq FROM ${'from' in a ? a.from(`${this.options.db}.events`, `${inRange}${only}`) : `${this.options.db}.events WHERE ${inRange}${only}`} GROUP BY ${a.groupBy} SETTINGS ${ONE_BLOCK}`,
-      );
+      const select = aggregateSelect(a, `${db}.events`, `${inRange}${only}`, ['toUInt64({to:UInt64}) AS built_seq']);
+      await this.buildCommand(`INSERT INTO ${db}.${a.table} (${[...a.columns, 'built_seq'].join(', ')}) ${select}`, BUILD_SETTINGS, params);
     }
   }
 
-  private async query<T>(sql: string): Promise<T[]> {
-    const rs = await this.options.client.query({ query: sql, format: 'JSONEachRow' });
+  private async query<T>(query: string, query_params: Record<string, unknown>): Promise<T[]> {
+    const rs = await this.options.client.query({ query, query_params, format: 'JSONEachRow' });
     return rs.json<T>();
   }
 
-  private async command(sql: string): Promise<void> {
+  private async command(query: string, query_params: Record<string, unknown>): Promise<void> {
     if (this.halted) throw new Error('aggregate builder halted');
-    const id = randomUUID();
-    this.runningId = id;
+    await this.options.client.command({ query, query_params });
+  }
+
+  /** A build statement, which halt() can cancel: it carries a cancel tag among its settings. */
+  private async buildCommand(query: string, settings: string, query_params: Record<string, unknown>): Promise<void> {
+    const tag = newCancelTag();
+    this.runningTag = tag;
     try {
-      await this.options.client.command({ query: sql, query_id: id });
+      await this.command(`${query} SETTINGS ${settings}, ${cancelTagSetting(tag)}`, query_params);
     } finally {
-      this.runningId = undefined;
+      this.runningTag = undefined;
     }
   }
 }

@@ -1,7 +1,7 @@
 // Time conversions between the API (epoch ms, ISO 8601) and ClickHouse's text forms.
 export { toClickHouseTime } from '@analytics/schema';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /** `YYYY-MM-DD` in UTC: the text form bound to `{name:Date}`. */
 export function toClickHouseDate(ms: number): string {

@@ -1,20 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EVENT_COLUMNS, EVENT_INSERT_COLUMNS, QUERY_SELECT_COLUMNS } from '@analytics/schema';
-import { EventStore } from './event-store';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-columns-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened));
 
 type Column = { name: string; type: string; default_kind: string };
 /** The aggregate builder's bookkeeping (migration 004): EventStore stamps every INSERT with it; not an event field. */

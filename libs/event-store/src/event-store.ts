@@ -1,72 +1,54 @@
-import { randomUUID } from 'node:crypto';
-import { type ClickHouseClient, ClickHouseError } from '@clickhouse/client';
-import { EVENT_INSERT_COLUMNS, type EventRow, UpstreamUnavailableError } from '@analytics/schema';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client';
-import { AggregateBuilder } from './aggregate-builder';
-import { EventWriter, type EventWriterOptions, type Lane } from './event-writer';
+import type { EventWriter, EventWriterOptions, Lane } from './event-writer';
 import { ForgetQueue } from './forget-queue';
-import { insertEventRows } from './insert-rows';
-import { ReadGate } from './read-gate';
-import type { SourcesDaily } from './sources-daily';
-import { DEFAULT_READ_LIMITS, type ReadLimits, clickHouseCodeOf, readLimitError, readSettingsClause } from './read-limits';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
+import { DEFAULT_READ_LIMITS } from './read-limits';
+import { ReadSide } from './read-side';
+import type { SourcesDaily } from './sources-daily';
+import { classifyStoreError } from './store-error';
+import { WriteSide } from './write-side';
 
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
+export { classifyStoreError } from './store-error';
 
-const QUERY_WAS_CANCELLED = 394;
-/** How long close() lets the builder catch up before it stops after the range under way (shutdown stays within ~20 s). */
-const CLOSE_BUILD_MS = 5_000;
-
-/** Keeps errors the store answered with; anything else on the way (network, timeout) is the store being unreachable. */
-export function classifyStoreError(e: unknown): unknown {
-  if (e instanceof ClickHouseError || e instanceof UpstreamUnavailableError) return e;
-  // chDB's own errors carry a ClickHouse code: the engine answered.
-  if (clickHouseCodeOf(e) !== undefined) return e;
-  return new UpstreamUnavailableError('event store', e);
-}
-
-/** The event store: ClickHouse (server or embedded chDB), its migrations, the group-commit writer. */
+/**
+ * The event store: ClickHouse (server or embedded chDB), its migrations, and a front over its two sides: writes
+ * (group-commit writer, insert_seq, aggregate builder: write-side.ts) and reads (fair admission, limits, preemption:
+ * read-side.ts).
+ */
 export class EventStore {
-  readonly writer: EventWriter;
   /** Forgets, batched into one mutation per interval. */
   readonly forgets: ForgetQueue;
   readonly client: ClickHouseClient;
   readonly db: string;
   readonly cluster: string | undefined;
-  private readonly builderClient: ClickHouseClient | undefined;
-
-  private readonly readLimits: ReadLimits;
-  private readonly gate: ReadGate;
-  private readonly readSettings: string;
-  /** Statements beside the reads (KILL QUERY of a preempted read); the tags in them are our own UUIDs. */
-  private readonly control: (sql: string) => Promise<void>;
-  /**
-   * Embedded store (after open()): builds the aggregates off the request path from insert_seq ranges. Unset on a
-   * server, where materialized views build them on every INSERT.
-   */
-  private aggregateBuilder: AggregateBuilder | undefined;
-  /** insert_seq of the latest INSERT started, and those still running (the builder only takes finished ones). */
-  private lastSeq = 0;
-  private readonly runningSeqs = new Set<number>();
-
   private readonly handle: ClickHouseHandle;
-  /** INSERTs waiting to be settled (settled()): each resolves once every INSERT up to its seq has finished. */
-  private settleWaiters: Array<{ seq: number; resolve: () => void }> = [];
+  private readonly writes: WriteSide;
+  private readonly reads: ReadSide;
 
   private constructor(handle: ClickHouseHandle, config: EventStoreConfig, writerOptions: EventWriterOptions) {
     this.handle = handle;
     this.client = handle.client;
-    this.builderClient = handle.builderClient;
-    this.control = handle.control ?? (async (sql) => void (await this.client.command({ query: sql })));
-    const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
-    this.readLimits = { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) };
-    this.gate = new ReadGate(this.readLimits);
-    this.readSettings = readSettingsClause(this.readLimits);
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
-    // A server takes concurrent INSERTs on its connection pool; chDB runs one at a time per connection (one per lane).
-    this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), { concurrency: config.url ? 4 : 1, ...writerOptions });
+    const control = handle.control ?? (async (sql: string) => void (await this.client.command({ query: sql })));
+    this.writes = new WriteSide({
+      handle,
+      db: this.db,
+      table: this.eventsTable,
+      cluster: this.cluster !== undefined,
+      control,
+      // A server takes concurrent INSERTs on its connection pool; chDB runs one at a time per connection (one per lane).
+      writer: { concurrency: config.url ? 4 : 1, ...writerOptions },
+    });
+    const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
+    this.reads = new ReadSide(
+      { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) },
+      { select: (query, params) => this.select(query, params), control, caughtUp: () => this.aggregatesCaughtUp() },
+    );
     this.forgets = new ForgetQueue(this, config.forget);
   }
 
@@ -74,24 +56,8 @@ export class EventStore {
   static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): Promise<EventStore> {
     const store = EventStore.connect(config, writerOptions);
     try {
-      await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.builderClient !== undefined });
-      if (store.builderClient) {
-        const builder = new AggregateBuilder({
-          db: store.db,
-          client: store.builderClient,
-          committedSeq: () => store.committedSeq(),
-          onError: config.onAggregateError,
-          sourcesRefreshMs: config.sourcesRefreshMs,
-          // query_ids are our own UUIDs
-          cancel: (id) => store.control(`KILL QUERY WHERE query_id = '${id}' ASYNC`),
-        });
-        const { maxSeq } = await builder.init();
-        store.lastSeq = maxSeq;
-        // What a crash left unbuilt is built before the store is used (before any forget or retention can delete it).
-        await builder.catchUp();
-        builder.start(config.aggregateIntervalMs ?? 1000);
-        store.aggregateBuilder = builder;
-      }
+      await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.handle.builderClient !== undefined });
+      await store.writes.startBuilder(config);
     } catch (e) {
       await store.handle.close?.().catch(() => undefined);
       await store.client.close().catch(() => undefined);
@@ -100,11 +66,14 @@ export class EventStore {
     return store;
   }
 
-  /** Highest insert_seq at or below which every INSERT has finished. */
-  private committedSeq(): number {
-    let committed = this.lastSeq;
-    for (const seq of this.runningSeqs) committed = Math.min(committed, seq - 1);
-    return committed;
+  /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
+  static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
+    return new EventStore(connectClickHouse(config), config, writerOptions);
+  }
+
+  /** The group-commit writer (EventWriter): the far lane is held through it around a partition drop. */
+  get writer(): EventWriter {
+    return this.writes.writer;
   }
 
   /**
@@ -112,33 +81,26 @@ export class EventStore {
    * on a server the views built them with the INSERT). Reads call it, so an answer from an aggregate agrees with the
    * raw events it was read beside.
    */
-  async aggregatesCaughtUp(): Promise<void> {
-    await this.aggregateBuilder?.catchUp();
+  aggregatesCaughtUp(): Promise<void> {
+    return this.writes.aggregatesCaughtUp();
   }
 
   /** Embedded store (after open()): the aggregate builder builds the aggregates, and the tables of 004-006 exist. */
   get buildsAggregates(): boolean {
-    return this.aggregateBuilder !== undefined;
+    return this.writes.buildsAggregates;
   }
 
   /** Embedded store: the keeper of sources_daily (GET /v1/sources per day); undefined on a server. */
   get sourcesDaily(): SourcesDaily | undefined {
-    return this.aggregateBuilder?.sources;
+    return this.writes.sourcesDaily;
   }
 
   /**
    * Embedded store: recomputes the sources_daily days that are due (every day waiting, with `all`), after the
    * builder's catch-up. The builder does it on every tick; benchmarks and tests call it to settle.
    */
-  async refreshSources(all = false): Promise<number> {
-    if (!this.aggregateBuilder) return 0;
-    await this.aggregateBuilder.catchUp();
-    return this.aggregateBuilder.refreshSources(all);
-  }
-
-  /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
-  static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
-    return new EventStore(connectClickHouse(config), config, writerOptions);
+  refreshSources(all = false): Promise<number> {
+    return this.writes.refreshSources(all);
   }
 
   /**
@@ -155,20 +117,8 @@ export class EventStore {
   }
 
   /** One INSERT of rows, straight to the table (the writer's sink; benchmarks use it as the raw rate). */
-  async insertRows(rows: EventRow[], lane: Lane = 'live'): Promise<void> {
-    await this.insertWith(rows.length, (seq) =>
-      insertEventRows(
-        {
-          client: this.client,
-          rawInsert: lane === 'far' ? this.handle.rawInsertFar : this.handle.rawInsert,
-          table: this.eventsTable,
-          columns: EVENT_INSERT_COLUMNS,
-          settings: this.cluster ? { insert_deduplicate: 0, insert_distributed_sync: 1 } : undefined,
-          seq,
-        },
-        rows,
-      ),
-    );
+  insertRows(rows: EventRow[], lane: Lane = 'live'): Promise<void> {
+    return this.writes.insertRows(rows, lane);
   }
 
   /**
@@ -176,27 +126,8 @@ export class EventStore {
    * insert_seq, which `run` must send as the column insert_seq_in (insertRows does; tools and benchmarks that INSERT
    * ... SELECT go through here too), and the builder folds it into the aggregates once it has finished.
    */
-  async insertWith(rows: number, run: (seq: number | undefined) => Promise<unknown>): Promise<void> {
-    const seq = this.aggregateBuilder ? ++this.lastSeq : undefined;
-    if (seq !== undefined) {
-      this.runningSeqs.add(seq);
-      this.aggregateBuilder!.noteInsert(seq, rows);
-    }
-    try {
-      await run(seq);
-    } catch (e) {
-      throw classifyStoreError(e);
-    } finally {
-      if (seq !== undefined) {
-        this.runningSeqs.delete(seq);
-        this.wakeSettled();
-      }
-    }
-  }
-
-  private wakeSettled(): void {
-    const committed = this.committedSeq();
-    this.settleWaiters = this.settleWaiters.filter((w) => (w.seq <= committed ? (w.resolve(), false) : true));
+  insertWith(rows: number, run: (seq: number | undefined) => Promise<unknown>): Promise<void> {
+    return this.writes.insertWith(rows, run);
   }
 
   /**
@@ -206,17 +137,13 @@ export class EventStore {
    * deleted seconds after its 202 still counts) and holds up no INSERT: later ones carry higher seqs. Undefined on a
    * server, where the views built the aggregates with each INSERT.
    */
-  async settleForDelete(): Promise<number | undefined> {
-    if (!this.aggregateBuilder) return undefined;
-    const seq = this.lastSeq;
-    if (this.committedSeq() < seq) await new Promise<void>((resolve) => this.settleWaiters.push({ seq, resolve }));
-    await this.aggregateBuilder.catchUp();
-    return seq;
+  settleForDelete(): Promise<number | undefined> {
+    return this.writes.settleForDelete();
   }
 
   /** Group-committed write; resolves once the rows are in the table. */
   write(rows: EventRow[]): Promise<void> {
-    return this.writer.write(rows);
+    return this.writes.write(rows);
   }
 
   /** Runs a read and returns its JSON rows; every value goes through query_params. */
@@ -230,29 +157,11 @@ export class EventStore {
   }
 
   /**
-   * A read of one project's data (the read API and MCP): admitted fairly between projects (ReadGate), bounded in the
-   * engine by the read limits, and a read that hits them is 400 query_too_expensive instead of a failure.
+   * A read of one project's data (the read API and MCP): admitted fairly between projects, bounded in the engine by
+   * the read limits, and a read that hits them is 400 query_too_expensive instead of a failure (read-side.ts).
    */
-  async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
-    const deadline = Date.now() + this.readLimits.queueWaitMs;
-    // Read-your-writes for aggregates: what was acknowledged before this read is in them (a few ms of building when
-    // events arrived since the builder's last tick). A failing build is the builder's to report; the read goes on.
-    await this.aggregatesCaughtUp().catch(() => undefined);
-    for (;;) {
-      const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
-        // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
-        // queues again, until its wait is over; after that it runs to the end.
-        const tag = turn.bursting && Date.now() < deadline ? randomUUID() : undefined;
-        if (tag) turn.preempt = () => void this.control(`KILL QUERY WHERE Settings['log_comment'] = '${tag}' ASYNC`).catch(() => undefined);
-        try {
-          return { rows: await this.select<T>(`${query} ${this.readSettings}${tag ? `, log_comment = '${tag}'` : ''}`, params) };
-        } catch (e) {
-          if (turn.preempted && clickHouseCodeOf(e) === QUERY_WAS_CANCELLED) return { preempted: true };
-          throw readLimitError(e, this.readLimits) ?? e;
-        }
-      });
-      if ('rows' in outcome) return outcome.rows;
-    }
+  read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
+    return this.reads.read<T>(projectId, query, params);
   }
 
   async command(query: string, params: Record<string, unknown> = {}): Promise<void> {
@@ -270,21 +179,11 @@ export class EventStore {
     await this.select('SELECT 1 AS one', {});
   }
 
-  /** Flushes pending writes and forgets, then closes the client. */
+  /** Flushes pending writes and forgets, lets the builder catch up within a bound, then closes the connections. */
   async close(): Promise<void> {
-    await this.writer.drain();
+    await this.writes.drain();
     await this.forgets.idle();
-    if (this.aggregateBuilder) {
-      this.aggregateBuilder.stop();
-      // What was acknowledged is built now, within a bound; the rest (a backlog of far-lane ranges, a failing store)
-      // is built by the next open, as after a crash.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.aggregateBuilder.catchUp().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, CLOSE_BUILD_MS)))]);
-      clearTimeout(timer);
-      await this.aggregateBuilder.halt();
-      // A tick's sources_daily refresh runs on the builder's connection, about to close.
-      await this.aggregateBuilder.idle();
-    }
+    await this.writes.stopBuilder();
     await this.handle.close?.();
     await this.client.close();
   }

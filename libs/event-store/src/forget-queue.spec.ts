@@ -1,22 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EventStore } from './event-store';
+import { randomUUID } from 'node:crypto';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { ForgetBacklogError, ForgetQueue } from './forget-queue';
-import { testRow } from './test-rows';
+import { testRow } from './test-support/test-rows';
 
 // Real chDB: the queue's mutations, existence checks and bound against the engine's own system.mutations.
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-forget-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened));
 
 /** Lightweight deletes leave patch parts, one per partition they touch. */
 const patchParts = async () =>

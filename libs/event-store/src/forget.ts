@@ -1,5 +1,6 @@
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
-import { type EventStore, classifyStoreError } from './event-store';
+import type { EventStore } from './event-store';
+import { classifyStoreError } from './store-error';
 
 /**
  * Queues deletion of every event of `userId` in `projectId` (ForgetQueue: batched into one ClickHouse mutation per

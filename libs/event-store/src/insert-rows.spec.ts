@@ -1,22 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type EventRow, LIMITS, UpstreamUnavailableError, toClickHouseTime } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { MAX_PARTITIONS_PER_INSERT, insertEventRows } from './insert-rows';
 
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-insert-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened));
 
 const PROJECT = '0b9d4c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e';
 const hostile = 'quote " backslash \\ tab \t newline \n NUL \u0000 emoji 😀 sql \'; DROP TABLE events; --';

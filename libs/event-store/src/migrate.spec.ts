@@ -1,22 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineMigration } from '@analytics/migrations';
-import { EventStore } from './event-store';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore } from './migrate';
 
 // Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-migrate-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}`, aggregateIntervalMs: 60_000 });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
 async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
   const db = `t_${randomBytes(6).toString('hex')}`;

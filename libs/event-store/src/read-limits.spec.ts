@@ -1,21 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ApiError } from '@analytics/schema';
 import { EventStore } from './event-store';
-import { testRow } from './test-rows';
+import { useTestStore } from './test-support/test-store';
+import { testRow } from './test-support/test-rows';
 
 let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-read-limits-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}`, read: { maxMemoryBytes: 1000, maxExecutionS: 120 } });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store, dir } = opened), { read: { maxMemoryBytes: 1000, maxExecutionS: 120 } });
 
 describe('read limits in the engine', () => {
   it('stops a read over its memory limit with 400 query_too_expensive naming the limit; other queries and the writer are untouched', async () => {

@@ -1,28 +1,18 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { QueryParams, SourcesParams, StatsParams } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { type TableLayout, migrateEventStore, renderMigrations } from './migrate';
 import { queryEvents } from './query-events.query';
 import { querySources } from './sources.query';
 import { readTablesOf } from './read-tables';
 import { planStats, type StatsSource } from './stats.planner';
 import { queryStats, runStatsPlan } from './stats.query';
-import { testRow as row } from './test-rows';
+import { testRow as row } from './test-support/test-rows';
 
 // Real chDB, one database for this file (one chDB data path per process: closed in afterAll).
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-read-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened));
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 2); // a Monday

@@ -1,22 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EventStore } from './event-store';
+import { randomUUID } from 'node:crypto';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { runRetention } from './retention';
-import { testRow } from './test-rows';
+import { testRow } from './test-support/test-rows';
 
 // Real chDB, one database for this file; the session's timezone is set per test, as on a server configured non-UTC.
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'event-store-retention-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}` });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened));
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

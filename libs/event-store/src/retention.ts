@@ -1,4 +1,4 @@
-import { toClickHouseTime } from './clickhouse-time';
+import { DAY_MS, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { isLivePartition } from './lanes';
 import { localTableOf } from './migrate';
@@ -15,8 +15,6 @@ export interface RetentionResult {
   /** Whole month partitions dropped because every row in them was past every project's retention. */
   dropped_partitions: string[];
 }
-
-const DAY_MS = 86_400_000;
 
 /** End (exclusive) of the month of a `YYYYMM` partition id, in epoch ms. */
 function partitionEnd(id: string): number {

@@ -1,26 +1,16 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { sourcesParamsSchema } from '@analytics/schema';
-import { EventStore } from './event-store';
+import type { EventStore } from './event-store';
+import { useTestStore } from './test-support/test-store';
 import { forgetUser } from './forget';
 import { readTablesOf } from './read-tables';
 import { buildSources, planSourceDays, querySources } from './sources.query';
-import { testRow as row } from './test-rows';
+import { testRow as row } from './test-support/test-rows';
 
 // Real chDB. The builder's own timer ticks once a minute: the tests drive builds and refreshes themselves, and a day
 // is refreshed again only when the test asks for all (refresh interval one hour).
-let dir: string;
 let store: EventStore;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sources-daily-'));
-  store = await EventStore.open({ chdbPath: dir, database: `t_${randomBytes(6).toString('hex')}`, aggregateIntervalMs: 60_000, sourcesRefreshMs: 3_600_000 });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000, sourcesRefreshMs: 3_600_000 });
 
 const DAY = 86_400_000;
 const MIN = 60_000;

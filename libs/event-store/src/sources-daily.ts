@@ -1,36 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { toClickHouseDate, toClickHouseTime } from './clickhouse-time';
-
-const DAY_MS = 86_400_000;
-
-/**
- * A merged session's sessions.entry, '<15-digit epoch ms><5-digit byte length of source><source><medium>', split
- * into its source and medium (`session_entry` is the merged min(entry)).
- */
-export const ENTRY_SQL = {
-  source: 'substring(session_entry, 21, toUInt32(substring(session_entry, 16, 5)))',
-  medium: 'substring(session_entry, 21 + toUInt32(substring(session_entry, 16, 5)))',
-};
-
-/**
- * Sessions whose first event is in [{from}, {to}), one row each (visitor, session_entry, session_events), from the
- * `sessions` rows of days [{scan_from}, {scan_to}]: a session's per-day rows are merged by session_key over those
- * days. GET /v1/sources and the per-day refresh below share it, so both answer the same sessions.
- */
-export function sessionsInRangeSql(sessionsTable: string, extraHaving = ''): string {
-  return [
-    'SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
-    `FROM ${sessionsTable}`,
-    'WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
-    'GROUP BY session_key',
-    `HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}${extraHaving}`,
-  ].join('\n');
-}
-
-/** A UTC day as 'YYYY-MM-DD'. */
-export const dayOf = (ms: number): string => toClickHouseDate(ms);
-const dayMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
-export const addDays = (day: string, n: number): string => dayOf(dayMs(day) + n * DAY_MS);
+import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from './aggregates';
+import { DAY_MS, toClickHouseTime } from './clickhouse-time';
+import { addDays, dayStartMs, sessionsInRangeSql } from './session-days';
 
 export interface SourcesDailyOptions {
   db: string;
@@ -111,8 +82,8 @@ export class SourcesDaily {
    */
   private async refreshDay(projectId: string, day: string, seq: number): Promise<void> {
     const db = this.options.db;
-    const from = toClickHouseTime(dayMs(day));
-    const to = toClickHouseTime(dayMs(day) + DAY_MS);
+    const from = toClickHouseTime(dayStartMs(day));
+    const to = toClickHouseTime(dayStartMs(day) + DAY_MS);
     const params = { p: projectId, day, from, to, scan_from: addDays(day, -1), scan_to: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 };
     await this.command(
       [
@@ -121,11 +92,11 @@ export class SourcesDaily {
         // FINAL merges before WHERE filters a non-key column: the day's live groups, not an old version of one.
         `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND events > 0`,
         'UNION ALL',
-        `SELECT {p:UUID}, {day:Date}, ${ENTRY_SQL.source} AS source, ${ENTRY_SQL.medium} AS medium, count(), sum(session_events),`,
+        `SELECT {p:UUID}, {day:Date}, ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, count(), sum(session_events),`,
         `  uniqCombinedStateIf(visitor, visitor != ''), {ver:UInt64}`,
         `FROM (${sessionsInRangeSql(`${db}.sessions`)})`,
         'GROUP BY source, medium',
-        'SETTINGS min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, insert_deduplicate = 0',
+        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
       ].join('\n'),
       params,
     );

@@ -1,10 +1,9 @@
 import type { SourcesParams, SourcesResponse } from '@analytics/schema';
-import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
+import { SESSION_ENTRY } from './aggregates';
+import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
-import { ENTRY_SQL, addDays, dayOf, sessionsInRangeSql } from './sources-daily';
-
-const DAY_MS = 86_400_000;
+import { addDays, dayOf, dayStartMs, sessionsInRangeSql } from './session-days';
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
@@ -31,7 +30,7 @@ function outerSelect(params: SourcesParams, from: string): string {
 /** The range's sessions (sessionsInRangeSql) per entry source and medium: events and a visitor sketch. */
 const liveGroups = (tables: ReadTables, extraHaving = '') =>
   [
-    `SELECT ${ENTRY_SQL.source} AS source, ${ENTRY_SQL.medium} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
+    `SELECT ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
     `FROM (${sessionsInRangeSql(tables.sessions, extraHaving)})`,
     'GROUP BY source, medium',
   ].join('\n');
@@ -113,8 +112,8 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
     parts.push(liveGroups(tables, ' AND toDate(session_start) IN {stale:Array(Date)}'));
     Object.assign(bound, {
       stale: days.stale,
-      from: toClickHouseTime(Date.parse(`${first}T00:00:00Z`)),
-      to: toClickHouseTime(Date.parse(`${last}T00:00:00Z`) + DAY_MS),
+      from: toClickHouseTime(dayStartMs(first)),
+      to: toClickHouseTime(dayStartMs(last) + DAY_MS),
       scan_from: addDays(first, -1),
       scan_to: addDays(last, 1),
     });

@@ -1,0 +1,54 @@
+import { cancelTagSetting, killByTag, newCancelTag } from './cancel-tag';
+import { ReadGate } from './read-gate';
+import { type ReadLimits, clickHouseCodeOf, readLimitError, readSettingsClause } from './read-limits';
+
+const QUERY_WAS_CANCELLED = 394;
+
+export interface ReadSideDeps {
+  /** Runs one statement and returns its JSON rows. */
+  select<T>(query: string, params: Record<string, unknown>): Promise<T[]>;
+  /** Runs a statement beside the reads (KILL QUERY of a preempted read). */
+  control(sql: string): Promise<void>;
+  /** Before every read: what was acknowledged before it is in the aggregates it reads. */
+  caughtUp(): Promise<void>;
+}
+
+/**
+ * The read side of the event store: reads of one project each, admitted fairly between projects (ReadGate), bounded
+ * in the engine by the read limits (a read that hits them is 400 query_too_expensive), and a bursting project's read
+ * preempted for a quiet project's.
+ */
+export class ReadSide {
+  private readonly gate: ReadGate;
+  /** Appended to every read's SQL: chDB applies clickhouse_settings to the whole session, not to one statement. */
+  private readonly settings: string;
+
+  constructor(
+    readonly limits: ReadLimits,
+    private readonly deps: ReadSideDeps,
+  ) {
+    this.gate = new ReadGate(limits);
+    this.settings = readSettingsClause(limits);
+  }
+
+  async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
+    const deadline = Date.now() + this.limits.queueWaitMs;
+    // A failing build is the builder's to report; the read goes on.
+    await this.deps.caughtUp().catch(() => undefined);
+    for (;;) {
+      const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
+        // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
+        // queues again, until its wait is over; after that it runs to the end.
+        const tag = turn.bursting && Date.now() < deadline ? newCancelTag() : undefined;
+        if (tag) turn.preempt = () => void this.deps.control(killByTag(tag)).catch(() => undefined);
+        try {
+          return { rows: await this.deps.select<T>(`${query} ${this.settings}${tag ? `, ${cancelTagSetting(tag)}` : ''}`, params) };
+        } catch (e) {
+          if (turn.preempted && clickHouseCodeOf(e) === QUERY_WAS_CANCELLED) return { preempted: true };
+          throw readLimitError(e, this.limits) ?? e;
+        }
+      });
+      if ('rows' in outcome) return outcome.rows;
+    }
+  }
+}

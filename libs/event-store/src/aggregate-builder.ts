@@ -23,17 +23,8 @@ export interface AggregateBuilderOptions {
 type Range = { from: number; to: number };
 
 /**
- * Builds daily_rollup, daily_uniques and sessions from events off the request path, exactly once, in large blocks.
- *
- * Every INSERT into events carries insert_seq (EventStore numbers them). The builder takes the closed range
- * (built, committed] of seqs, possibly cut to maxRangeRows events, and:
- * 1. records (from, to] in aggregate_progress, before anything else;
- * 2. per aggregate table, INSERTs ... SELECTs the range's events, folded, each row stamped built_seq = to;
- * 3. moves `built` to `to`.
- * A crash (or a failed INSERT) can leave a range half built: some tables, or some month partitions of a table, hold
- * its rows and others not. Each table's part per month is atomic (one block, BUILD_SETTINGS), and built_seq tells
- * whether it landed: before building a range again, the builder asks each table, per month the range's events touch,
- * for max(built_seq), and builds only the months that lack `to`. No row is lost or counted twice.
+ * Builds the aggregates from events off the request path, exactly once: a range of insert seqs is recorded before it
+ * is built, and after a crash rebuilt only in the tables and months that lack it (README, "The builder, exactly once").
  */
 export class AggregateBuilder {
   private built = 0;

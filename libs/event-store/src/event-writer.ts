@@ -64,20 +64,9 @@ interface FarChunk {
 }
 
 /**
- * Group commit in two lanes.
- *
- * Live rows of concurrent requests go to ClickHouse in one INSERT (flush on a row count or a few ms); a request's rows
- * are never split, so its batch is all-or-nothing.
- *
- * A request with rows outside the live months (a batch spread over many months, a backfill) waits in its project's
- * far lane. Every INSERT writes one part per month partition, and each part costs the engine file work, merges and
- * aggregate builds, so the far lane writes at most `farChunkMonths` months per INSERT, one INSERT at a time, projects
- * served in turn, at most `farPartitionsPerS` months a second: a 1000-month batch takes the time its parts cost
- * instead of the cores live traffic needs, and never holds up the live lane. Such a request is written in several
- * INSERTs, each atomic per month partition as any multi-partition INSERT is; a failure fails the request (the months
- * already written stay, as they do when one multi-partition INSERT fails half-way).
- *
- * Each write() resolves only after the INSERTs holding its rows succeeded; a failed INSERT rejects every write in it.
+ * Group commit in two lanes: live rows of concurrent requests share one INSERT (a request's rows never split), and
+ * rows far from today wait in their project's paced far lane so their many parts never hold up live traffic
+ * (README, "The builder, exactly once"). Each write() resolves only after the INSERTs holding its rows succeeded.
  */
 export class EventWriter {
   private readonly live: Pending[] = [];

@@ -25,11 +25,9 @@ const COLUMN_SQL: Record<StatsGroupBy, string> = {
 };
 
 /**
- * The group_by columns stored as LowCardinality(String) in events. Grouping raw events by two or more keys where
- * these are among them makes ClickHouse serialize every row's key (e.g. source, medium over 10M events: ~250 ms,
- * ~490 ms CPU); grouping by their cityHash64 instead keeps fixed-size keys (~145 ms, ~280 ms CPU), and the value
- * is taken back with any(). Two values of one column colliding in 64 bits: probability ~n^2/2^65 for n distinct
- * values (1e-12 at 10,000), the same trade as sessions.session_key.
+ * The group_by columns stored as LowCardinality(String) in events. Grouping raw events by two or more of them makes
+ * ClickHouse serialize every row's key; grouping by their cityHash64 keeps fixed-size keys (BENCHMARKS.md, "Read path
+ * at scale") and any() takes the value back. Two values of one column colliding in 64 bits: ~n^2/2^65.
  */
 const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os']);
 

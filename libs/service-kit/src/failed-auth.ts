@@ -34,16 +34,8 @@ const PREFIX = 'failedAuthPrefix';
 const ALLOWED: TakeResult = { allowed: true, retryAfterS: 0 };
 
 /**
- * Failed authentications (401 answers to a presented API key, admin token or internal secret, on every route) are
- * budgeted per existing key prefix when the key's prefix exists, and per client IP (as `trust proxy` decides it)
- * otherwise: unknown prefixes, malformed keys, admin tokens, internal secrets.
- * - An IP without tokens gets 429 rate_limited with Retry-After before its key, body or route is looked at, unless it
- *   presents an existing prefix: a colleague behind the same NAT as a flooder keeps working with a valid key.
- * - A request presenting an existing prefix always has its secret checked (the key is cached: cheap); a wrong one is
- *   429 instead of 401 once the prefix's budget, or its IP's, is spent. The right secret passes: whoever floods a
- *   key's prefix cannot lock its users out.
- * A client that keeps sending without waiting gets its further 429s only after their Retry-After: a closed-loop flood
- * then runs at one request per connection and second instead of as fast as the service can refuse it.
+ * Failed authentications are budgeted per existing key prefix, else per client IP, so a flood of bad keys is cut to
+ * 429s while whoever holds a valid key keeps working (docs/operations.md, "Keys and failed authentication").
  */
 export class FailedAuthBudget {
   private readonly buckets: MemoryRateLimiter;

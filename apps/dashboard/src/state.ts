@@ -1,5 +1,6 @@
 // The dashboard's view state (range and event filter) and its URL form; pure, so it is unit-tested without a browser.
 
+// The dashboard's bundle imports no values from libs (their zod schemas would ship with it), so it keeps its own.
 export const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 

@@ -1,7 +1,7 @@
 // Time conversions between the API (epoch ms, ISO 8601) and ClickHouse's text forms.
-export { toClickHouseTime } from '@analytics/schema';
+import { DAY_MS } from '@analytics/schema';
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS, toClickHouseTime } from '@analytics/schema';
 
 /** `YYYY-MM-DD` in UTC: the text form bound to `{name:Date}`. */
 export function toClickHouseDate(ms: number): string {

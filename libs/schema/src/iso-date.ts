@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { LIMITS } from './limits';
 
+/** One UTC day in milliseconds. */
+export const DAY_MS = 86_400_000;
+
 // ISO 8601 calendar date, optionally with a time (minutes, seconds, fractions) and a zone (Z or ±hh[:mm]).
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 

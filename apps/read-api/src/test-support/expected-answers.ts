@@ -1,8 +1,7 @@
-import type { EventRow, QueryParams, SourcesParams, StatsGroupBy, StatsParams } from '@analytics/schema';
+import { DAY_MS, type EventRow, type QueryParams, type SourcesParams, type StatsGroupBy, type StatsParams } from '@analytics/schema';
 
 // The read endpoints' answers recomputed in plain TypeScript from the enriched rows, to compare with the service.
 
-const DAY_MS = 86_400_000;
 const msOf = (row: EventRow) => Date.parse(`${row.timestamp.replace(' ', 'T')}Z`);
 const fmt = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 type Cell = string | null;

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { createEnricher } from '@analytics/enrichment';
-import { type EventRow, eventInputSchema } from '@analytics/schema';
+import { DAY_MS, type EventRow, eventInputSchema } from '@analytics/schema';
 
 /** A tiny seeded PRNG (mulberry32): the same seed gives the same data set on every run. */
 export function seededRandom(seed: number): () => number {
@@ -15,7 +15,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 export const HOUR_MS = 3_600_000;
 /** First day of the data set, a Monday, so week buckets start on it and again 7 and 14 days later. */
 export const D0 = Date.UTC(2026, 2, 2);

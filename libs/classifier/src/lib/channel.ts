@@ -2,9 +2,9 @@
  * The channel of a classified event: one of ten fixed values that group sources the way site owners ask about
  * them (README "Channels"). Computed from classify()'s result plus the same input; classify() itself is unchanged.
  */
-import { aiAssistantOf, aiAssistantOfUrl } from './ai-assistants';
+import { aiAssistantOf, aiAssistantOfHost, aiAssistantOfUrl } from './ai-assistants';
 import { HOST_LISTS, lookupHost } from './hosts';
-import { parsePathOnly, parseUrlLoose, readQuery } from './parse';
+import { parsePathOnly, parseUrlLoose, plainWebHost, readQuery } from './parse';
 import type { ClassifiedSource, ClassifyInput } from './types';
 
 export const CHANNELS = Object.freeze([
@@ -100,6 +100,8 @@ function utmMediumOf(input: ClassifyInput): string | undefined {
 function referrerAssistant(input: ClassifyInput): string | undefined {
   const raw = asString(input?.referrer);
   if (raw === '') return undefined;
+  const host = plainWebHost(raw);
+  if (host !== undefined) return aiAssistantOfHost(host);
   const url = parseUrlLoose(raw);
   return url === undefined ? undefined : aiAssistantOfUrl(url);
 }

@@ -96,6 +96,12 @@ describe('buildPackageTables', () => {
     expect(r.unusedExclusions).toStrictEqual(['gone.example']);
   });
 
+  it('reports a name that two lists would share', () => {
+    const clash: PackageData = { 'search.isp.example': { source: 'ISP', medium: 'search' }, 'social.isp.example': { source: 'ISP', medium: 'social' } };
+    const r = buildPackageTables(clash, ours, { exclude: {}, names: {} });
+    expect(r.conflicts).toStrictEqual(["social.isp.example: the name isp (ISP) is already a search entry's"]);
+  });
+
   it('takes a pinned name over the derived one', () => {
     const r = buildPackageTables(data, ours, { exclude: { 'plus.google.com': 'closed', 'excluded.example': 'x' }, names: { 'New Engine!': 'newengine' } });
     expect(r.tables.search.map((e) => e.name)).toContain('newengine');

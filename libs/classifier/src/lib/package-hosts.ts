@@ -11,7 +11,7 @@
  *  - skipped when it is no host name (a path such as `google.de/imgres`, a bare word such as `bsky`), or when its
  *    medium is not search, social or email (the package's `paid`, `referral` and `unknown` have no rule of ours).
  */
-import { createHostMatcher, type HostListEntry, type HostLists, type ListKind } from './host-matcher';
+import { createHostMatcher, LIST_KINDS, type HostListEntry, type HostLists, type ListKind } from './host-matcher';
 
 /** The package's data file: host (sometimes host/path, or an Android package name) -> source and medium. */
 export type PackageData = Readonly<Record<string, { readonly source: string; readonly medium: string }>>;
@@ -107,8 +107,9 @@ export function buildPackageTables(data: PackageData, ours: HostLists, overrides
     }
   }
 
-  const ourNames = new Map<string, ListKind>();
-  for (const kind of ['social', 'search', 'email', 'referral'] as const) for (const e of ours[kind]) ourNames.set(e.name, kind);
+  /** Every name in use -> its list: ours first, then each generated name as it is given out. */
+  const owners = new Map<string, ListKind>();
+  for (const kind of LIST_KINDS) for (const e of ours[kind]) owners.set(e.name, kind);
 
   const nameOf = (list: PackageList, source: string): string => {
     const pinned = overrides.names[source];
@@ -122,8 +123,9 @@ export function buildPackageTables(data: PackageData, ours: HostLists, overrides
   const byList: Record<PackageList, Map<string, { domains: Set<string>; apps: Set<string> }>> = { search: new Map(), social: new Map(), email: new Map() };
   for (const p of pending) {
     const name = nameOf(p.list, p.source);
-    const owner = ourNames.get(name);
-    if (owner !== undefined && owner !== p.list) conflicts.push(`${p.host ?? p.app}: the name ${name} (${p.source}) is already one of our ${owner} entries`);
+    const owner = owners.get(name);
+    if (owner === undefined) owners.set(name, p.list);
+    else if (owner !== p.list) conflicts.push(`${p.host ?? p.app}: the name ${name} (${p.source}) is already a ${owner} entry's`);
     const entries = byList[p.list];
     if (!entries.has(name)) entries.set(name, { domains: new Set(), apps: new Set() });
     if (p.host !== undefined) entries.get(name)!.domains.add(p.host);

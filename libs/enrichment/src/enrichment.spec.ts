@@ -72,7 +72,7 @@ describe('user agent', () => {
     ['Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0', 'desktop', 'Firefox', 'Linux'],
     ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36', 'mobile', 'Chrome', 'Android'],
     ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'bot', 'unknown', 'unknown'],
-    ['curl/8.5.0', 'bot', 'unknown', 'unknown'],
+    ['curl/8.5.0', 'other', 'curl', 'unknown'],
     ['', 'other', 'unknown', 'unknown'],
     [undefined, 'other', 'unknown', 'unknown'],
   ])('parses %j', (ua, device_type, browser, os) => {

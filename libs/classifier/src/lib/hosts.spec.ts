@@ -197,3 +197,43 @@ describe('isWildcardEnding', () => {
     },
   );
 });
+
+describe('well-known hosts beyond the package', () => {
+  it.each([
+    ['tiktok.com', 'social', 'tiktok'],
+    ['discord.gg', 'social', 'discord'],
+    ['t.me', 'social', 'telegram'],
+    ['threads.net', 'social', 'threads'],
+    ['snapchat.com', 'social', 'snapchat'],
+    ['bsky.app', 'social', 'bluesky'],
+    ['mstdn.jp', 'social', 'mastodon'],
+    ['mastodonapp.uk', 'social', 'mastodon'],
+    ['bilibili.com', 'social', 'bilibili'],
+    ['www.douyin.com', 'social', 'douyin'],
+    ['www.nicovideo.jp', 'social', 'niconico'],
+    ['weixin.qq.com', 'social', 'wechat'],
+    ['soundcloud.com', 'social', 'soundcloud'],
+    ['search.brave.com', 'search', 'brave'],
+    ['www.startpage.com', 'search', 'startpage'],
+    ['www.qwant.com', 'search', 'qwant'],
+    ['www.mojeek.com', 'search', 'mojeek'],
+    ['www.ecosia.org', 'search', 'ecosia'],
+    ['coccoc.com', 'search', 'coccoc'],
+    ['search.seznam.cz', 'search', 'seznam'],
+    ['search.naver.com', 'search', 'naver'],
+    ['search.daum.net', 'search', 'daum'],
+    ['search.yahoo.co.jp', 'search', 'yahoo'],
+    ['www.sogou.com', 'search', 'sogou'],
+    ['www.haosou.com', 'search', '360search'],
+    ['www.so.com', 'search', '360search'],
+    ['yandex.kz', 'search', 'yandex'],
+    ['yandex.com.am', 'search', 'yandex'],
+    ['yandex.co.il', 'search', 'yandex'],
+    ['www.google.com.ng', 'search', 'google'],
+    ['www.google.co.ke', 'search', 'google'],
+    ['www.google.it.ao', 'search', 'google'],
+    ['mail.yahoo.co.uk', 'email', 'yahoo-mail'],
+  ] as const)('%s -> %s %s', (host, list, name) => {
+    expect(lookupHost(host)).toStrictEqual({ list, name });
+  });
+});

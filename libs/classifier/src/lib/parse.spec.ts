@@ -1,4 +1,5 @@
-import { normalizeRequestHost, parsePathOnly, parseUrlLoose, readQuery, slugifyHost } from './parse';
+import fc from 'fast-check';
+import { hostOf, normalizeRequestHost, parsePathOnly, parseUrlLoose, plainWebHost, readQuery, slugifyHost } from './parse';
 
 describe('parseUrlLoose', () => {
   it.each([
@@ -85,5 +86,37 @@ describe('readQuery', () => {
   it('reads an empty or absent query', () => {
     expect(readQuery('')).toMatchObject({ anyUtm: false, gclid: false });
     expect(readQuery('?')).toMatchObject({ anyUtm: false, gclid: false });
+  });
+});
+
+describe('plainWebHost', () => {
+  it.each([
+    ['https://chatgpt.com/', 'chatgpt.com'],
+    ['http://WWW.Perplexity.AI?q=1', 'www.perplexity.ai'],
+    ['https://claude.ai', 'claude.ai'],
+    ['https://claude.ai.#x', 'claude.ai'],
+    ['HTTPS://a-b.example.co.uk/p', 'a-b.example.co.uk'],
+  ])('%j -> %j', (raw, host) => {
+    expect(plainWebHost(raw)).toBe(host);
+    expect(hostOf(parseUrlLoose(raw)!)).toBe(host);
+  });
+
+  it.each([' https://x.com/', 'https://x.com:443/', 'https://u@x.com/', 'https://1.2.3.4/', 'https://0x7f.1/', 'https://[::1]/', 'https://xn--bcher-kva.de/', 'https://bücher.de/', 'https:\\\\x.com', 'https://x.com\\a', 'x.com/', '//x.com/', 'ftp://x.com/', 'https://x.com /'])(
+    'leaves %j to the URL parser',
+    (raw) => {
+      expect(plainWebHost(raw)).toBeUndefined();
+    },
+  );
+
+  it('agrees with the URL parser whenever it answers', () => {
+    const part = fc.constantFrom('a', 'B', '0', '-', '.', '..', 'x1', 'com', 'xn--', '@', ':', ':80', '/', '?', '#', '%41', ' ', '\\', '1', '0x1');
+    fc.assert(
+      fc.property(fc.constantFrom('http://', 'https://', 'HTTP://'), fc.array(part, { maxLength: 8 }), (scheme, parts) => {
+        const raw = scheme + parts.join('');
+        const host = plainWebHost(raw);
+        if (host !== undefined) expect(host).toBe(hostOf(parseUrlLoose(raw)!));
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });

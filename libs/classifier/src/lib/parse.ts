@@ -9,6 +9,8 @@ const SCHEME_RE = /^[a-z][a-z0-9+.-]*:\/\//i;
 /** A bare host name with at least one dot, optional port, then a path/query/fragment or the end. */
 const BARE_HOST_RE = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+\.?(?::\d{1,5})?(?:[/?#]|$)/i;
 const PLUS_RE = /\+/g;
+/** http(s)://, then an ASCII host whose last label starts with a letter (never an IPv4 form), then /, ?, # or the end. */
+const PLAIN_WEB_HOST_RE = /^https?:\/\/((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*)\.?(?=[/?#]|$)/i;
 const NON_SLUG_RE = /[^a-z0-9]+/g;
 
 /** Base used for path-only page URLs ("/landing?utm_source=x"); its host is never used. */
@@ -49,6 +51,18 @@ export function parsePathOnly(raw: string): URL | undefined {
 export function hostOf(url: URL): string {
   const h = url.hostname.toLowerCase();
   return h.endsWith('.') ? h.slice(0, -1) : h;
+}
+
+/**
+ * The host of an http(s) URL written plainly (the common referrer), as hostOf(parseUrlLoose(raw)) would give it,
+ * without the WHATWG parser; undefined when the URL needs that parser (spaces, userinfo, a port, IDN, IPv4/IPv6,
+ * backslashes, escapes): parse it then.
+ */
+export function plainWebHost(raw: string): string | undefined {
+  const m = PLAIN_WEB_HOST_RE.exec(raw);
+  if (m === null) return undefined;
+  const host = m[1]!.toLowerCase();
+  return host.includes('xn--') ? undefined : host;
 }
 
 /** Normalises an HTTP Host header value ("Example.com:8080" -> "example.com"); '' when unusable. */

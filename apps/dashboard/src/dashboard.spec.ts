@@ -326,6 +326,15 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says under the recent events that a forget leaves the aggregates behind the numbers above counting', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const note = page.locator('section[aria-labelledby="recent-title"] #deleted-note');
+    expect(await note.isVisible()).toBe(true);
+    expect(await note.textContent()).toMatch(/deleted by a forget[\s\S]*daily aggregates, which keep counting them/);
+    expect(problems).toEqual([]);
+  });
+
   // Last: it adds an event to today's traffic, which the range tests above count.
   it('refreshes the visitors of the last 30 minutes every 30 s', async () => {
     const { page, problems } = await openPage();

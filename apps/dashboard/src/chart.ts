@@ -1,11 +1,14 @@
 import uPlot from 'uplot';
-import type { Interval } from './state';
+import { COUNT_STEPS, DAY_MS, type Interval, bucketTicks, dayTickLabel, legendValue } from './state';
 
 export interface Series {
   /** Bucket starts, epoch ms. */
   buckets: number[];
-  visitors: number[];
-  pageviews: number[];
+  /** Per bucket; null for a bucket still to come. */
+  visitors: (number | null)[];
+  pageviews: (number | null)[];
+  /** The range's figures (as the headline shows them), for the legend while nothing is hovered. */
+  totals: { visitors: number; pageviews: number };
 }
 
 const exact = new Intl.NumberFormat('en');
@@ -35,8 +38,12 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
           return;
         }
         const [xs, visitors, pageviews] = u.data;
+        if (visitors![i] === null || visitors![i] === undefined) {
+          tip.hidden = true;
+          return;
+        }
         tip.hidden = false;
-        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i] ?? 0)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews`;
+        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews`;
         const left = Math.min(u.cursor.left, u.over.clientWidth - tip.offsetWidth);
         tip.style.transform = `translate(${Math.max(0, left)}px, 0)`;
       },
@@ -46,11 +53,25 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
 
 const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
+/** Day and week totals as side-by-side bars on day ticks (a line between two days would invent the hours between). */
+function dailyOptions(data: Series, interval: Interval): Pick<uPlot.Options, 'scales'> & { splits: uPlot.Axis.Splits; values: uPlot.Axis.Values; paths: [uPlot.Series.PathBuilder, uPlot.Series.PathBuilder] } {
+  const half = (interval === 'week' ? 7 * DAY_MS : DAY_MS) / 2000;
+  const bars = (align: -1 | 1) => uPlot.paths.bars!({ size: [0.4, 40], align });
+  return {
+    scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] } },
+    splits: (u) => bucketTicks(data.buckets, u.bbox.width / devicePixelRatio).map((ms) => ms / 1000),
+    values: (_u, splits) => splits.map((s) => dayTickLabel(s * 1000)),
+    paths: [bars(-1), bars(1)],
+  };
+}
+
 /** Draws (or redraws) the visitors/pageviews chart into `el`; returns the plot so the caller can destroy it. */
 export function drawChart(el: HTMLElement, data: Series, interval: Interval): uPlot {
   const text = cssVar('--muted');
   const grid = cssVar('--grid');
   const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+  const daily = interval === 'hour' ? undefined : dailyOptions(data, interval);
+  const legend = (total: number) => (_u: uPlot, v: number | null, _s: number, idx: number | null) => legendValue(v, idx !== null, total);
   const opts: uPlot.Options = {
     width: Math.max(280, el.clientWidth),
     height: 240,
@@ -58,12 +79,12 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
     cursor: { drag: { x: false, y: false } },
     legend: { show: true },
     plugins: [tooltipPlugin(interval)],
-    scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
-    axes: [axis, { ...axis, values: (_u, ticks) => ticks.map((t) => exact.format(t)) }],
+    scales: { x: { time: true }, ...daily?.scales, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
+    axes: [daily ? { ...axis, splits: daily.splits, values: daily.values } : axis, { ...axis, incrs: [...COUNT_STEPS], values: (_u, ticks) => ticks.map((t) => exact.format(t)) }],
     series: [
       { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
-      { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, value: (_u, v) => exact.format(v ?? 0) },
-      { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, points: { show: false }, value: (_u, v) => exact.format(v ?? 0) },
+      { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, paths: daily?.paths[0], value: legend(data.totals.visitors) },
+      { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points: { show: false }, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
     ],
   };
   el.replaceChildren();

@@ -9,6 +9,7 @@ import { buildApp } from '../../standalone/src/app';
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the read API's seeded data set (days, sources, pages, countries, devices)
 import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
+import { presetRange } from './state';
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
 const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
@@ -294,6 +295,44 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(focusedIds.at(-1)).toBe('event:signup');
     await page.keyboard.press('Enter');
     await page.waitForURL(/event=signup/);
+  });
+
+  it("charts little data as it is: the legend holds the range's totals until hovered, then the hovered day's; today's hours to come are not drawn", async () => {
+    const { page, problems } = await openPage();
+    const legend = () => page.$$eval('#chart .u-legend .u-series .u-value', (cells) => cells.slice(1).map((c) => c.textContent));
+    const hover = async (fraction: number) => {
+      const box = (await page.locator('#chart .u-over').boundingBox())!;
+      await page.mouse.move(box.x + box.width * fraction, box.y + box.height / 2);
+    };
+    // The last 7 days hold only today's traffic: one bar on the last day, no ramp from the day before.
+    await signIn(page, '/');
+    const week = presetRange('7d', Date.now());
+    const range = { from: day(week.from), to: day(week.to) };
+    const totals = [await shown(page, 'visitors'), await shown(page, 'pageviews')];
+    expect(totals[0]).toBeGreaterThan(0);
+    expect(await legend()).toEqual(totals.map((n) => `${n} in range`));
+    const daily = async (params: Record<string, string>) => Number((await api('/v1/stats', { ...params, ...range, interval: 'day' })).rows.at(-1)?.value ?? 0);
+    await hover(0.97);
+    expect(await legend()).toEqual([String(await daily({ metric: 'uniques' })), String(await daily({ event: '$pageview' }))]);
+    await page.mouse.move(0, 0);
+    expect(await legend()).toEqual(totals.map((n) => `${n} in range`));
+
+    await page.click('[data-preset="today"]');
+    await loaded(page);
+    if (new Date().getUTCHours() < 23) {
+      await hover(0.99);
+      expect(await legend()).toEqual(['–', '–']);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('says under the recent events that a forget leaves the aggregates behind the numbers above counting', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const note = page.locator('section[aria-labelledby="recent-title"] #deleted-note');
+    expect(await note.isVisible()).toBe(true);
+    expect(await note.textContent()).toMatch(/deleted by a forget[\s\S]*daily aggregates, which keep counting them/);
+    expect(problems).toEqual([]);
   });
 
   // Last: it adds an event to today's traffic, which the range tests above count.

@@ -6,8 +6,8 @@ import {
   DAY_MS,
   PRESETS,
   type ViewState,
-  bucketMs,
   bucketStarts,
+  bucketValues,
   changePercent,
   dayString,
   flagOf,
@@ -154,31 +154,26 @@ async function load(api: Api, state: ViewState): Promise<void> {
   const listEvent = event ?? '$pageview';
   const current = () => mine === generation;
 
+  // The range's visitors and pageviews feed both the headline and the chart's legend.
+  const visitors = api.stats({ metric: 'uniques', ...range, event });
+  const pageviews = api.stats({ ...range, event: '$pageview' });
   const panels: Promise<void>[] = [
-    Promise.all([api.stats({ metric: 'uniques', ...range, event }), api.stats({ metric: 'uniques', ...previous, event })]).then(([a, b]) => {
+    Promise.all([visitors, api.stats({ metric: 'uniques', ...previous, event })]).then(([a, b]) => {
       if (current()) renderStat('stat-visitors', single(a.rows), single(b.rows));
     }),
-    Promise.all([api.stats({ ...range, event: '$pageview' }), api.stats({ ...previous, event: '$pageview' })]).then(([a, b]) => {
+    Promise.all([pageviews, api.stats({ ...previous, event: '$pageview' })]).then(([a, b]) => {
       if (current()) renderStat('stat-pageviews', single(a.rows), single(b.rows));
     }),
     Promise.all([api.stats({ ...range, event }), api.stats({ ...previous, event })]).then(([a, b]) => {
       if (current()) renderStat('stat-events', single(a.rows), single(b.rows));
     }),
     refreshLive(api, state),
-    Promise.all([api.stats({ metric: 'uniques', ...range, event, interval, limit: 1000 }), api.stats({ ...range, event: '$pageview', interval, limit: 1000 })]).then(([v, p]) => {
+    Promise.all([api.stats({ metric: 'uniques', ...range, event, interval, limit: 1000 }), api.stats({ ...range, event: '$pageview', interval, limit: 1000 }), visitors, pageviews]).then(([v, p, vt, pt]) => {
       if (!current()) return;
       const buckets = bucketStarts(state.range, interval);
-      const index = new Map(buckets.map((b, i) => [b, i]));
-      const fill = (rows: StatsRow[]) => {
-        const out = buckets.map(() => 0);
-        for (const r of rows) {
-          const i = index.get(bucketMs(String(r.bucket)));
-          if (i !== undefined) out[i] = Number(r.value);
-        }
-        return out;
-      };
+      const now = Date.now();
       chart?.destroy();
-      chart = drawChart($('chart'), { buckets, visitors: fill(v.rows), pageviews: fill(p.rows) }, interval);
+      chart = drawChart($('chart'), { buckets, visitors: bucketValues(buckets, v.rows, now), pageviews: bucketValues(buckets, p.rows, now), totals: { visitors: single(vt.rows), pageviews: single(pt.rows) } }, interval);
     }),
     api.sources({ ...range, limit: LIST_LIMIT }).then((a) => {
       if (!current()) return;

@@ -1,4 +1,4 @@
-import { DAY_MS, bucketStarts, changePercent, flagOf, intervalFor, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+import { COUNT_STEPS, DAY_MS, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
 const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
@@ -64,5 +64,32 @@ describe('dashboard view state', () => {
     expect(flagOf('FR')).toBe('🇫🇷');
     expect(flagOf('')).toBe('');
     expect(flagOf('ZZZ')).toBe('');
+  });
+
+  it('steps count ticks by whole numbers only', () => {
+    expect(COUNT_STEPS.slice(0, 6)).toEqual([1, 2, 5, 10, 20, 50]);
+    expect(COUNT_STEPS.every((step) => Number.isInteger(step))).toBe(true);
+  });
+
+  it('ticks a daily chart at bucket starts labelled by day, thinning them only when the labels would not fit', () => {
+    const week = bucketStarts(presetRange('7d', NOW), 'day');
+    expect(bucketTicks(week, 800)).toEqual(week);
+    expect(week.map(dayTickLabel)).toEqual(['Mar 12', 'Mar 13', 'Mar 14', 'Mar 15', 'Mar 16', 'Mar 17', 'Mar 18']);
+    const month = bucketStarts(presetRange('30d', NOW), 'day');
+    expect(bucketTicks(month, 320)).toEqual([0, 6, 12, 18, 24].map((i) => month[i]));
+  });
+
+  it('charts an empty bucket as 0 and a bucket still to come as nothing', () => {
+    const today = bucketStarts(presetRange('today', NOW), 'hour');
+    const values = bucketValues(today, [{ bucket: '2026-03-18 09:00:00', value: '3' }, { bucket: '2026-03-18 15:00:00', value: 1 }], NOW);
+    expect(values.slice(8, 17)).toEqual([0, 3, 0, 0, 0, 0, 0, 1, null]);
+    expect(values.filter((v) => v === null)).toHaveLength(8);
+    expect(bucketValues(bucketStarts(presetRange('7d', NOW), 'day'), [{ bucket: '2026-03-18 00:00:00', value: 5 }], NOW)).toEqual([0, 0, 0, 0, 0, 0, 5]);
+  });
+
+  it("shows the range's total in the legend until a bucket is hovered", () => {
+    expect(legendValue(null, false, 1234)).toBe('1,234 in range');
+    expect(legendValue(7, true, 1234)).toBe('7');
+    expect(legendValue(null, true, 1234)).toBe('–');
   });
 });

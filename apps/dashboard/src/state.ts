@@ -123,3 +123,37 @@ export function flagOf(code: string): string {
   if (!/^[A-Z]{2}$/.test(code)) return '';
   return String.fromCodePoint(...[...code].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
+
+/** Y tick steps for counts: whole numbers only, so a chart of 0 and 1 never shows 0.2 to 0.8. */
+export const COUNT_STEPS: readonly number[] = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
+/** X ticks of a day or week chart: bucket starts, every k-th one when labels `minGapPx` apart would not fit. */
+export function bucketTicks(buckets: readonly number[], widthPx: number, minGapPx = 64): number[] {
+  const fit = Math.max(1, Math.floor(widthPx / minGapPx));
+  const every = Math.ceil(buckets.length / fit);
+  return buckets.filter((_, i) => i % every === 0);
+}
+
+const monthDay = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/** A day or week tick's label (`Mar 12`), never a time of day. */
+export const dayTickLabel = (ms: number) => monthDay.format(ms);
+
+/** The chart's values: 0 for a bucket without rows, null (not drawn) for one that has not begun at `now`. */
+export function bucketValues(buckets: readonly number[], rows: ReadonlyArray<{ bucket?: unknown; value: unknown }>, now: number): (number | null)[] {
+  const index = new Map(buckets.map((b, i) => [b, i]));
+  const out: (number | null)[] = buckets.map((b) => (b > now ? null : 0));
+  for (const r of rows) {
+    const i = index.get(bucketMs(String(r.bucket)));
+    if (i !== undefined && out[i] !== null) out[i] = Number(r.value);
+  }
+  return out;
+}
+
+const exactCount = new Intl.NumberFormat('en');
+
+/** A legend value: the range's total while nothing is hovered, else the hovered bucket's value ('–' before it began). */
+export function legendValue(value: number | null, hovered: boolean, total: number): string {
+  if (!hovered) return `${exactCount.format(total)} in range`;
+  return value === null ? '–' : exactCount.format(value);
+}

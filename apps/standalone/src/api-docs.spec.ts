@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -28,6 +30,12 @@ describe('GET /docs', () => {
     const script = await request(app).get('/docs/redoc.standalone.js');
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+  });
+  it("gives the document the service's release as info.version (package.json), as /docs shows it", async () => {
+    const app = buildApp({ stores, secrets: SECRETS, logger: silentLogger });
+    const doc = (await request(app).get('/openapi.json')).body as { info: { version: string } };
+    expect(doc.info.version).toBe((JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version);
+    expect(doc.info.version).toBe('0.1.0');
   });
 });
 

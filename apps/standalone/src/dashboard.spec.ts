@@ -76,4 +76,15 @@ describe('npm start: the first-minute block', () => {
     expect(block).toContain('ADMIN_TOKEN you started with');
     expect(block).toContain('API reference  http://localhost:3000/docs');
   });
+
+  it('says how many projects exist and how to open the dashboard instead of offering a first project', () => {
+    const many = firstMinuteBlock({ port: 8080, secretsFile: undefined, projectCount: 3 });
+    expect(many).toContain('Projects       3 projects (npm run admin -- projects lists them)');
+    expect(many).toContain("open http://localhost:8080/ and paste a project's rk_ key");
+    expect(many).toContain('npm run admin -- create-key PROJECT_ID --kind rk');
+    expect(many).not.toContain('First project');
+    expect(many).not.toContain('create-project');
+    expect(firstMinuteBlock({ port: 8080, secretsFile: undefined, projectCount: 1 })).toContain('1 project (');
+    expect(firstMinuteBlock({ port: 8080, secretsFile: undefined, projectCount: 0 })).toContain('First project  npm run admin -- create-project');
+  });
 });

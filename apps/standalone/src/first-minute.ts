@@ -5,11 +5,14 @@ export interface FirstMinuteFacts {
   secretsFile: string | undefined;
   /** The API reference's path, once the service serves one. */
   apiReferencePath?: string;
+  /** How many projects the key store holds; the first-project command is offered only when none (or unknown). */
+  projectCount?: number;
 }
 
 /**
  * The block `npm start` prints for a person once it listens: where the dashboard is, where the admin token is kept,
- * and the one command that creates a first project and prints its keys. Plain text on stderr, outside the log stream.
+ * and either the one command that creates a first project or how to open the dashboard on the existing ones.
+ * Plain text on stderr, outside the log stream.
  */
 export function firstMinuteBlock(facts: FirstMinuteFacts): string {
   const base = `http://localhost:${facts.port}`;
@@ -21,10 +24,24 @@ export function firstMinuteBlock(facts: FirstMinuteFacts): string {
     `  Dashboard      ${base}/   (sign in with a project's rk_ read key)`,
     ...(facts.apiReferencePath ? [`  API reference  ${base}${facts.apiReferencePath}`] : []),
     `  Admin token    ${token}`,
-    '  First project  npm run admin -- create-project --name my-site --origin https://my-site.example',
-    '                 prints the project and its pk_, sk_ and rk_ keys (shown once: keep them);',
-    `                 then open ${base}/ and paste the rk_ key`,
+    ...(facts.projectCount ? projectsLines(facts.projectCount, base) : firstProjectLines(base)),
     '',
   ];
   return lines.join('\n');
+}
+
+function firstProjectLines(base: string): string[] {
+  return [
+    '  First project  npm run admin -- create-project --name my-site --origin https://my-site.example',
+    '                 prints the project and its pk_, sk_ and rk_ keys (shown once: keep them);',
+    `                 then open ${base}/ and paste the rk_ key`,
+  ];
+}
+
+function projectsLines(count: number, base: string): string[] {
+  return [
+    `  Projects       ${count} ${count === 1 ? 'project' : 'projects'} (npm run admin -- projects lists them)`,
+    `                 open ${base}/ and paste a project's rk_ key; lost it? a new one:`,
+    '                 npm run admin -- create-key PROJECT_ID --kind rk',
+  ];
 }

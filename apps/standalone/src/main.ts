@@ -28,7 +28,8 @@ async function main() {
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
-  process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json') })}\n`);
+  const projectCount = (await stores.keyStore.listProjects()).length;
+  process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json'), projectCount })}\n`);
 }
 
 runMain(main);

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { API_ROUTES, type ApiApp, type ApiRoute } from './api-routes';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 import { errorBodySchema } from './responses.schema';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the workspace's package.json is the one place the release is numbered; a bundle inlines only `version`
+import { version as PACKAGE_VERSION } from '../../../package.json';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -83,8 +85,8 @@ export function openApiDocument(apps: readonly ApiApp[] | 'all'): JsonSchema {
     openapi: '3.1.0',
     info: {
       title: 'Event Analytics API',
-      // The API's version (/v1, additive changes in place), not the service's release.
-      version: '1.0.0',
+      // The release that serves this document: /v1 in the paths is the API's own version.
+      version: PACKAGE_VERSION,
       description: 'Privacy-respecting event analytics: ingest, read, MCP and admin. Errors are `{ error: <code> }`; the code is the contract.',
       license: { name: 'MIT', identifier: 'MIT' },
     },

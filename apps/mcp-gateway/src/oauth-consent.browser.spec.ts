@@ -1,0 +1,97 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { OAuthStore } from '@analytics/auth';
+import { IngestService } from '@analytics/ingest';
+import { openTestStores, silentLogger, systemBinary } from '@analytics/testing';
+import { buildApp } from './app';
+
+/** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
+const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
+const SCREENSHOTS = join(__dirname, '../../../dist/screenshots');
+const redirectUri = 'http://127.0.0.1:33418/callback';
+
+// Page-side code as strings: this project's TypeScript has no DOM library.
+const AXE_FINDINGS = `axe.run().then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ' (' + v.impact + ', ' + v.nodes.length + ' nodes)'))`;
+const LOOK = `({ background: getComputedStyle(document.body).backgroundColor, button: getComputedStyle(document.querySelector('button')).backgroundColor, font: getComputedStyle(document.body).fontFamily })`;
+
+CHROMIUM.describe('the OAuth consent page in Chromium', () => {
+  let stores: Awaited<ReturnType<typeof openTestStores>>;
+  let http: HttpServer;
+  let base: string;
+  let browser: Browser;
+  let authorizeUrl: string;
+
+  beforeAll(async () => {
+    stores = await openTestStores();
+    const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
+    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) } });
+    http = await new Promise((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const registered = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+    });
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const params = { client_id, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' };
+    authorizeUrl = `${base}/authorize?${new URLSearchParams(params).toString()}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM.path,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (http) await new Promise((r) => http.close(r));
+    await stores?.close();
+  });
+
+  /** Serious or critical axe-core findings on the page as it is now. */
+  async function violations(page: Page): Promise<string[]> {
+    // Evaluated through the DevTools protocol, so the page's CSP (no script at all) stays as served.
+    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+    return page.evaluate<string[]>(AXE_FINDINGS);
+  }
+
+  it.each([
+    ['light', 'rgb(246, 247, 249)', 'rgb(67, 56, 202)'],
+    ['dark', 'rgb(15, 17, 23)', 'rgb(165, 180, 252)'],
+  ] as const)('wears the dashboard look in %s, loads nothing else, and has no axe-core violation before and after a refused key', async (colorScheme, background, accent) => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(`${base}/authorize`)) problems.push(`request: ${r.url()}`);
+    });
+    try {
+      await page.goto(authorizeUrl);
+      const look = await page.evaluate<Record<string, string>>(LOOK);
+      expect(look).toEqual({ background, button: accent, font: expect.stringMatching(/^system-ui/) });
+      expect(await violations(page)).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+
+      await page.fill('#api_key', 'not-a-key');
+      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+      const error = await page.textContent('[role=alert]');
+      expect(error).toBe('That is not an API key: keys look like rk_live_<prefix>_<secret> or sk_live_<prefix>_<secret>.');
+      expect(error).not.toMatch(/[.…]\.$/);
+      expect(await violations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOTS, `oauth-consent-${colorScheme}.png`), fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,10 +1,9 @@
 import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join, relative } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { SKIP_MARKER, currentTestFile } from '@analytics/auth/testing';
 
-/** Starts every line about a suite skipped for a missing program; tools/test.mjs and .ci/run look for it. */
-export const SKIP_MARKER = 'SKIPPED (missing system binary):';
+export { SKIP_MARKER };
 
-const WORKSPACE = join(__dirname, '../../..');
 
 /** A program from a Debian package that a suite drives (never a downloaded copy). */
 export interface SystemBinarySpec {
@@ -56,12 +55,6 @@ export function skipLine(suite: string, spec: SystemBinarySpec, env: NodeJS.Proc
   return `${SKIP_MARKER} ${suite} needs ${spec.name} (looked at ${where}); enable it with: apt-get update && apt-get install -y ${spec.aptPackage}`;
 }
 
-/** The spec file being collected, relative to the workspace, so the skip line says which file to look at. */
-function currentTestFile(): string | undefined {
-  const testPath = typeof expect === 'function' ? expect.getState().testPath : undefined;
-  return testPath ? relative(WORKSPACE, testPath) : undefined;
-}
-
 /**
  * A system program a test file needs. When it is missing the suites declared through `describe` are skipped (jest
  * counts them as skipped, never passed) and each prints one line starting with SKIP_MARKER, straight to stderr so
@@ -88,3 +81,4 @@ export function systemBinary(
     },
   };
 }
+

@@ -4,7 +4,6 @@ import { SKIP_MARKER, currentTestFile } from '@analytics/auth/testing';
 
 export { SKIP_MARKER };
 
-
 /** A program from a Debian package that a suite drives (never a downloaded copy). */
 export interface SystemBinarySpec {
   /** What the skip line calls it: `nginx`. */
@@ -81,4 +80,3 @@ export function systemBinary(
     },
   };
 }
-

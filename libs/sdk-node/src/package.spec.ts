@@ -111,7 +111,7 @@ export const bad = (a: Analytics) => a.track({ event: 42 });
     expect(typecheck('readme.mts', code, ['es2022'], ['node'])).toBe('');
 
     const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'node-readme' })).keys;
-    const out = await run('readme.mjs', toJs(code.replaceAll(EXAMPLE_ENDPOINT, service.endpoint)), { ANALYTICS_SK: sk, ANALYTICS_RK: rk });
+    const out = await run('readme.mjs', toJs(code.replaceAll(EXAMPLE_ENDPOINT, service.endpoint)), { ANALYTICS_SK: sk, ANALYTICS_RK: rk, FORCE_COLOR: '0' }); // nx forces colours on; the output is read as text
     expect(out).toMatch(/^invalid_payload 400 /);
     const calls = service.requests.filter((r) => r.key === sk || r.key === rk).map((r) => `${r.method} ${r.path.split('?')[0]} ${r.status < 300 ? 'ok' : r.status}`);
     expect(calls).toEqual(['POST /v1/track ok', 'POST /v1/batch ok', 'POST /v1/identify ok', 'GET /v1/query ok', 'GET /v1/stats ok', 'GET /v1/sources ok', 'POST /v1/track 400', 'POST /v1/forget ok']);

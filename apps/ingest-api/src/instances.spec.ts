@@ -3,14 +3,14 @@ import type { Express } from 'express';
 import { Authenticator, InvalidationBus } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { RedisRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { REDIS, openTestStores, silentLogger, systemServer } from '@analytics/testing';
 import { buildApp } from './app';
 
 // Against real Redis (TEST_REDIS_URL, set by .ci/run): fails, not skips, when it is set and Redis is down.
-const REDIS_URL = process.env.TEST_REDIS_URL;
-const suite = REDIS_URL ? describe : describe.skip;
+const REDIS_SERVER = systemServer(REDIS);
+const REDIS_URL = REDIS_SERVER.url;
 
-suite('several instances through Redis', () => {
+REDIS_SERVER.describe('several instances through Redis', () => {
   type Stores = Awaited<ReturnType<typeof openTestStores>>;
   let stores: Stores;
   const clients: Array<{ disconnect(): void }> = [];

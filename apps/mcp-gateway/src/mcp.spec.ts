@@ -16,6 +16,7 @@ import { MAX_BATCH_MESSAGES, capRows } from './mcp.routes';
 import { ByteBudget } from '@analytics/service-kit';
 import { runInNewContext } from 'node:vm';
 import type { ViewWindow } from './chart-view';
+import { portabilityProblems } from './test-support/schema-portability';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 let stores: Stores;
@@ -308,6 +309,15 @@ describe('MCP gateway over raw HTTP', () => {
     const [read, ingest] = [await size(keys.rk), await size(keys.sk)];
     expect(read).toBeLessThanOrEqual(7_000);
     expect(ingest).toBeLessThanOrEqual(2_400);
+  });
+
+  it('lists portable schemas (the Inspector\'s portability rules): one type per node or anyOf, no {}, no $ref', async () => {
+    for (const key of [keys.rk, keys.sk]) {
+      const { result } = (await (await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), key)).json()) as { result: { tools: Array<{ name: string; inputSchema: unknown; outputSchema: unknown }> } };
+      expect(result.tools.length).toBeGreaterThan(0);
+      const problems = result.tools.flatMap((t) => [...portabilityProblems(t.inputSchema, `${t.name} input`), ...portabilityProblems(t.outputSchema, `${t.name} output`)]);
+      expect(problems).toEqual([]);
+    }
   });
 
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {

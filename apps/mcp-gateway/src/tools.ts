@@ -23,7 +23,7 @@ function inputSchemaOf(schema: z.ZodTypeAny, overrides: Record<string, Record<st
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, Record<string, unknown>>; $schema?: string };
   delete json.$schema;
   for (const [name, prop] of Object.entries(json.properties ?? {})) Object.assign(prop, overrides[name] ?? {});
-  return json as { type: 'object'; properties?: Record<string, object>; required?: string[] };
+  return portable(json, saysSomething) as { type: 'object'; properties?: Record<string, object>; required?: string[] };
 }
 
 /** get_stats takes group_by as an array too. */
@@ -42,29 +42,47 @@ export type ToolError = z.infer<typeof toolErrorSchema>;
 // A result cut to the response-size cap says so; rows are open to new columns, as the API adds them within /v1.
 const truncated = z.boolean().optional();
 
+type Schema = Record<string, unknown>;
 const SAFE_BOUNDS = new Set([Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+const isEmpty = (v: unknown) => typeof v === 'object' && v !== null && Object.keys(v).length === 0;
 
 /**
- * The JSON Schema in few bytes (agents pay for tools/list in tokens): no `description`s (the tool descriptions give
- * them), `type: [T, "null"]` for a nullable T, no bounds zod writes for every integer, no `additionalProperties: {}`.
+ * Keys that constrain nothing: zod's bounds of every integer, `{}` ("any value", which clients that want one `type` per
+ * node reject), an empty `properties`, and `propertyNames: { type: "string" }` (every JSON key is a string).
  */
-function compact(json: unknown): unknown {
-  if (Array.isArray(json)) return json.map(compact);
-  if (json === null || typeof json !== 'object') return json;
-  const noop = ([k, v]: [string, unknown]) =>
-    k === 'description' || ((k === 'minimum' || k === 'maximum') && SAFE_BOUNDS.has(v as number)) || (k === 'additionalProperties' && JSON.stringify(v) === '{}');
-  const entries = Object.entries(json).filter((e) => !noop(e));
-  const out = Object.fromEntries(entries.map(([k, v]) => [k, compact(v)])) as { anyOf?: Array<Record<string, unknown>> };
-  const [value, nil] = out.anyOf ?? [];
-  const only = (o: object | undefined) => o !== undefined && Object.keys(o).length === 1;
-  if (entries.length === 1 && out.anyOf?.length === 2 && only(value) && typeof value!.type === 'string' && only(nil) && nil!.type === 'null') return { type: [value!.type, 'null'] };
-  return out;
+const saysSomething = (k: string, v: unknown) =>
+  !(((k === 'minimum' || k === 'maximum') && SAFE_BOUNDS.has(v as number)) || ((k === 'additionalProperties' || k === 'properties') && isEmpty(v)) || (k === 'propertyNames' && JSON.stringify(v) === '{"type":"string"}'));
+
+/**
+ * A JSON Schema with only the keys `keep` accepts, walked through its subschemas only (a field named `description`
+ * survives), and `type: [T, "null"]` (zod's nullable) written `anyOf: [{ type: T }, { type: "null" }]`: clients that
+ * read one `type` per node (Gemini-style function declarations) reject the array form.
+ */
+function portable(schema: Schema, keep: (k: string, v: unknown) => boolean): Schema {
+  const sub = (v: unknown) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? portable(v as Schema, keep) : v);
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (!keep(k, v)) continue;
+    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Schema).map(([name, s]) => [name, sub(s)]));
+    else if (k === 'anyOf' || k === 'oneOf' || k === 'allOf') out[k] = (v as unknown[]).map(sub);
+    else if (k === 'items' || k === 'additionalProperties' || k === 'propertyNames' || k === 'not') out[k] = sub(v);
+    else out[k] = v;
+  }
+  if (!Array.isArray(out.type)) return out;
+  const { type, description, ...constraints } = out;
+  return { ...(description !== undefined && { description }), anyOf: (type as string[]).map((t) => (t === 'null' ? { type: t } : { type: t, ...constraints })) };
 }
+
+/**
+ * The output schema in few bytes (agents pay for tools/list in tokens): no `description`s (the tool descriptions give
+ * them) and no `additionalProperties: false` (results are open to new fields within /v1, as rows are to new columns).
+ */
+const compact = (schema: Schema) => portable(schema, (k, v) => saysSomething(k, v) && k !== 'description' && !(k === 'additionalProperties' && v === false));
 
 /** JSON Schema of a result (libs/schema's response); a validation failure's `{ error, details }` is the other branch (the SDK client checks both). */
 function outputSchemaOf(result: z.ZodObject) {
   const json = z.toJSONSchema(z.union([result, toolErrorSchema]), { io: 'output' }) as { $schema?: string; anyOf: object[] };
-  return { type: 'object' as const, anyOf: compact(json.anyOf) as object[] };
+  return { type: 'object' as const, anyOf: json.anyOf.map((branch) => compact(branch as Schema)) };
 }
 
 type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };

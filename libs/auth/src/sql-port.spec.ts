@@ -1,8 +1,9 @@
 import net from 'node:net';
 import { UpstreamUnavailableError } from '@analytics/schema';
 import { createPgPort } from './sql-port';
+import { POSTGRES, systemServer } from './test-servers';
 
-const PG_URL = process.env.TEST_DATABASE_URL;
+const PG = systemServer(POSTGRES);
 
 async function listen(onConnection: (s: net.Socket) => void): Promise<net.Server> {
   const server = net.createServer(onConnection);
@@ -41,8 +42,8 @@ describe('createPgPort when PostgreSQL cannot be reached', () => {
     }
   });
 
-  (PG_URL ? it : it.skip)('keeps errors the server answered with as they are (real PostgreSQL)', async () => {
-    const db = await createPgPort(PG_URL!);
+  PG.it('keeps errors the server answered with as they are (real PostgreSQL)', async () => {
+    const db = await createPgPort(PG.url!);
     try {
       const error = await db.query('SELECT * FROM no_such_table_here').catch((e: unknown) => e);
       expect(error).not.toBeInstanceOf(UpstreamUnavailableError);

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { type SqlPort, createPgPort, createPglitePort } from './sql-port';
+import { POSTGRES, systemServer } from './test-servers';
 
-/** The key-store backends to run a suite against: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set. */
+export * from './test-servers';
+
+/** The key-store backends to run a suite against: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set (else a skip line). */
 export function keyStoreBackends(): Array<[string, () => Promise<SqlPort>]> {
   const backends: Array<[string, () => Promise<SqlPort>]> = [['PGlite', () => createPglitePort()]];
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) backends.push(['PostgreSQL', () => isolatedPgPort(url)]);
+  const pg = systemServer(POSTGRES);
+  if (pg.available('its key-store suites on PostgreSQL')) backends.push(['PostgreSQL', () => isolatedPgPort(pg.url!)]);
   return backends;
 }
 

@@ -1,4 +1,4 @@
-import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
 import type { ForgetQueueOptions } from './forget-queue';
 import type { ReadLimits } from './read-limits';
 
@@ -14,6 +14,8 @@ export interface EventStoreConfig {
   /** Cluster name: tables become Replicated + Distributed ON CLUSTER. */
   cluster?: string;
   requestTimeoutMs?: number;
+  /** Server mode: @clickhouse/client's own logging (to the console; WARN and up by default). */
+  clientLog?: ClickHouseClientConfigOptions['log'];
   /** Limits and admission of reads (GET /v1/query, /v1/stats, /v1/sources and the MCP read tools). */
   read?: Partial<ReadLimits>;
   /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
@@ -53,6 +55,7 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
         request_timeout: config.requestTimeoutMs ?? 10_000,
         max_open_connections: 32,
         keep_alive: { enabled: true },
+        log: config.clientLog,
       }),
     };
   }

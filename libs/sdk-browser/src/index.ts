@@ -213,6 +213,16 @@ function send(events: WireEvent[], keepalive?: boolean): Promise<void> {
   }, () => retry());
 }
 
+// Errors a site owner must fix, each told once per page load: they answer every later request alike.
+const warned: Record<string, string | undefined> = {};
+function explain(status: number, error: string) {
+  const fix =
+    error === 'origin_not_allowed'
+      ? "add the origin '" + location.origin + "' to the project's allowed_origins"
+      : error === 'invalid_api_key' && 'no project of ' + cfg!.endpoint + ' has this pk_ key';
+  if (fix && !warned[error]) console.warn('analytics: ' + status + ' ' + error + ': ' + (warned[error] = fix));
+}
+
 // Authorization rides on every request, keepalive ones too (sendBeacon cannot send headers). The body is JSON sent
 // as text/plain, which the server parses as JSON; the CORS preflight for Authorization is cached by the browser.
 const post = (path: string, body: unknown, keepalive?: boolean) =>
@@ -222,4 +232,11 @@ const post = (path: string, body: unknown, keepalive?: boolean) =>
     credentials: 'omit',
     headers: { Authorization: 'Bearer ' + cfg!.key, 'Content-Type': 'text/plain' },
     body: JSON.stringify(body),
-  });
+  }).then((res) =>
+    res.status === 401 || res.status === 403
+      ? res.json().then(
+          (b: { error?: string }) => (explain(res.status, '' + b.error), res),
+          () => res,
+        )
+      : res,
+  );

@@ -417,6 +417,91 @@ CHROMIUM.describe('browser SDK in headless Chromium against the real service', (
     });
   });
 
+  describe('console warnings: what the site owner must fix, once per page load', () => {
+    const warningsOf = (page: Page) => {
+      const warnings: string[] = [];
+      page.on('console', (m) => m.type() === 'warning' && m.text().startsWith('analytics:') && warnings.push(m.text()));
+      return warnings;
+    };
+    const flushTwice = (page: Page) =>
+      page.evaluate(async () => {
+        await window.analytics.flush();
+        window.analytics.track('again');
+        await window.analytics.flush();
+        await window.analytics.identify('user-1');
+      });
+
+    it('403 origin_not_allowed names the origin to add to allowed_origins, once per page load however many requests fail', async () => {
+      const { key } = await newProject('warn-origin');
+      const { page } = await openPage(key);
+      const warnings = warningsOf(page);
+      await freezeClock(page);
+      await page.goto(`${foreign.origin}/elsewhere`);
+      await flushTwice(page);
+      const warning = `analytics: 403 origin_not_allowed: add the origin '${foreign.origin}' to the project's allowed_origins`;
+      await until(() => warnings.length > 0, 'the warning');
+      await sleep(200);
+      expect(warnings).toEqual([warning]);
+      expect(batches(key).map((b) => b.status)).toEqual([403, 403]);
+      await page.reload();
+      await flushTwice(page);
+      await until(() => warnings.length > 1, 'the warning of the second page load');
+      await sleep(200);
+      expect(warnings).toEqual([warning, warning]);
+    });
+
+    it('401 invalid_api_key says the service has no such pk_ key, once', async () => {
+      const { key } = await newProject('warn-key');
+      const wrong = key.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
+      const { page } = await openPage(wrong);
+      const warnings = warningsOf(page);
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/wrong-key`);
+      await flushTwice(page);
+      await until(() => warnings.length > 0, 'the warning');
+      await sleep(200);
+      expect(warnings).toEqual([`analytics: 401 invalid_api_key: no project of ${service.endpoint} has this pk_ key`]);
+      expect(seen(wrong).map((r) => r.status)).toEqual([401, 401, 401]);
+    });
+
+    it('says nothing for every other answer: 400, other 401 and 403 codes, 429, 5xx, 2xx', async () => {
+      const answers: Array<[number, object]> = [
+        [400, { error: 'invalid_payload' }],
+        [401, { error: 'malformed_api_key' }],
+        [403, { error: 'insufficient_scope' }],
+        [429, { error: 'rate_limited', retry_after_s: 1 }],
+        [503, { error: 'upstream_failed' }],
+        [202, { ok: true, count: 1 }],
+      ];
+      let posts = 0;
+      const stub = await listen((req, res) => {
+        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-max-age': '600' };
+        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+        req.resume().on('end', () => {
+          const [status, body] = answers[posts++] ?? [202, { ok: true }];
+          res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(body));
+        });
+      });
+      extraServers.push(stub);
+      const context = await browser.newContext();
+      contexts.push(context);
+      await context.addInitScript((endpoint) => (window.__analyticsConfig = { endpoint, key: 'pk_live_stub_secret' }), urlOf(stub));
+      const page = await context.newPage();
+      const warnings = warningsOf(page);
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/quiet`);
+      for (let i = 0; i < answers.length; i++) {
+        await page.evaluate(() => {
+          window.analytics.track('one');
+          return window.analytics.flush();
+        });
+      }
+      await sleep(300);
+      expect(posts).toBe(answers.length);
+      expect(warnings).toEqual([]);
+    });
+  });
+
   describe("persistence: 'none' (the default: nothing stored on the device)", () => {
     it('leaves no localStorage, sessionStorage, cookie or IndexedDB entry through init, events, identify, reset, SPA navigation and a reload; every event arrives', async () => {
       const { key, projectId } = await newProject('none-storage');

@@ -1,4 +1,4 @@
 export * from './test-stores';
 export * from './system-binary';
-export { keyStoreBackends, isolatedPgPort } from '@analytics/auth/testing';
+export { keyStoreBackends, isolatedPgPort, systemServer, type SystemServer, type SystemServerSpec, POSTGRES, REDIS } from '@analytics/auth/testing';
 export * from './contract-check';

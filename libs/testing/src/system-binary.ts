@@ -1,10 +1,8 @@
 import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute, join, relative } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { SKIP_MARKER, currentTestFile } from '@analytics/auth/testing';
 
-/** Starts every line about a suite skipped for a missing program; tools/test.mjs and .ci/run look for it. */
-export const SKIP_MARKER = 'SKIPPED (missing system binary):';
-
-const WORKSPACE = join(__dirname, '../../..');
+export { SKIP_MARKER };
 
 /** A program from a Debian package that a suite drives (never a downloaded copy). */
 export interface SystemBinarySpec {
@@ -54,12 +52,6 @@ export function findExecutable(candidates: readonly string[], searchPath: string
 export function skipLine(suite: string, spec: SystemBinarySpec, env: NodeJS.ProcessEnv): string {
   const where = env[spec.env] ? `${spec.env}=${env[spec.env]}` : [`${spec.env} unset`, ...spec.defaults].join(', ');
   return `${SKIP_MARKER} ${suite} needs ${spec.name} (looked at ${where}); enable it with: apt-get update && apt-get install -y ${spec.aptPackage}`;
-}
-
-/** The spec file being collected, relative to the workspace, so the skip line says which file to look at. */
-function currentTestFile(): string | undefined {
-  const testPath = typeof expect === 'function' ? expect.getState().testPath : undefined;
-  return testPath ? relative(WORKSPACE, testPath) : undefined;
 }
 
 /**

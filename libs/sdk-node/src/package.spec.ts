@@ -12,6 +12,8 @@ import { type RealService, closeServer, listen, startRealService, urlOf } from '
 
 const ROOT = join(__dirname, '../../..');
 const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
+const launchChromium = () =>
+  chromium.launch({ executablePath: CHROMIUM.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
 let scratch: string;
 let service: RealService;
 let keys: { pk: string; sk: string; rk: string };
@@ -135,7 +137,7 @@ CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromi
   afterAll(() => closeServer(page));
 
   it('loads the ESM and the IIFE builds of the installed package', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const browser = await launchChromium();
     try {
       const tab = await browser.newPage();
       for (const path of ['/esm', '/iife']) {
@@ -159,7 +161,7 @@ CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromi
     readmePages.set('/readme/tag', fill(tag));
     readmePages.set('/readme/module', `<script type="importmap">{"imports":{"event-analytics-browser":"/index.mjs"}}</script><script type="module">${fill(toJs(module))}</script>`);
     readmePages.set('/readme/persistence', `<script src="/analytics.min.js"></script><script>${fill(persistence)}</script>`);
-    const browser = await chromium.launch({ executablePath: CHROMIUM.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const browser = await launchChromium();
     try {
       const tab = await browser.newPage();
       // Leaving each page flushes its buffer (keepalive); the last stop loads no SDK.

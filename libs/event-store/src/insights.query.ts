@@ -20,7 +20,9 @@ import { type ReadTables, readTablesOf } from './read-tables';
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
-// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. Otherwise each event
+// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. With only visit
+// dimensions grouped and filtered (totals, entry source, exit page, ...), the events are grouped by visit once and the
+// visits by the dimensions (one pass, no join): a visit's events are all counted or none. Otherwise each event
 // is joined to its visit's row (event and pageview counts, duration, the visit dimensions), the filters are checked per
 // event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
 // per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
@@ -70,9 +72,15 @@ const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rat
 
 type Query = { sql: string; params: Record<string, unknown> };
 
-/** A property's value as a string: strings as themselves, other JSON values as their JSON text, absent or null as NULL. */
-const propSql = (k: string) =>
-  `if(JSONType(properties, {${k}:String}) = 'Null', NULL, if(JSONType(properties, {${k}:String}) = 'String', JSONExtractString(properties, {${k}:String}), JSONExtractRaw(properties, {${k}:String})))`;
+/**
+ * A property's value as a string: strings as themselves, other JSON values as their JSON text, absent or null as NULL.
+ * The properties are parsed once per row (JSONExtractRaw; the repeated expression is computed once), the string
+ * literal it may return is small.
+ */
+const propSql = (k: string) => {
+  const raw = `JSONExtractRaw(properties, {${k}:String})`;
+  return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
+};
 
 class Builder {
   readonly params: Record<string, unknown> = {};
@@ -152,6 +160,7 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
 }
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
+const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
 
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
@@ -164,6 +173,8 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const dims = q.dimensions.map((d) => b.value(d));
   const where = q.filters.map((c) => b.condition(c));
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
+  // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
+  const visitsOnly = joined && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
   if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
 
@@ -182,7 +193,16 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
-  if (joined) {
+  if (visitsOnly) {
+    from = [
+      `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
+      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,
+      `FROM (${base})`,
+      'GROUP BY visit',
+      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
+    ].join('\n');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (joined) {
     const visitCols = [
       'visit',
       'count() AS vn',

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
-import { routes } from '@analytics/schema';
+import { insightsBodySchema, routes } from '@analytics/schema';
 import { type ContractCheck, answerOf, contractChecked, openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -220,6 +220,19 @@ describe('GET /v1/properties', () => {
     const res = await get({ from: 'yesterday' });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_params');
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('documents POST /v1/insights with its body schema and an example that the schema accepts, and GET /v1/properties', async () => {
+    const doc = (await request(app).get('/openapi.json')).body;
+    const post = doc.paths['/v1/insights'].post;
+    const body = post.requestBody.content['application/json'];
+    expect(body.example).toEqual(routes.insights.example);
+    expect(insightsBodySchema.safeParse(body.example).success).toBe(true);
+    expect(JSON.stringify(body.schema)).toContain('bounce_rate');
+    expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['200', '400', '403']));
+    expect(doc.paths['/v1/properties'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['from', 'to', 'event', 'key']));
   });
 });
 

@@ -11,12 +11,13 @@ import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, 
 // The seeded data set of read-correctness.spec.ts sent through the real ingest path, then POST /v1/insights compared
 // with answers computed in plain TypeScript (test-support/expected-insights.ts) for every metric x a dimension of
 // each kind (event, visit, prop, time) and pairs x filters (each op, or, negation, event and visit dimensions) x
-// compare, over several ranges. Both projects stay far below 4,096 visitors, where uniqCombined is exact: every
-// figure must match exactly (visitors included).
+// compare, over several ranges. alpha and beta stay far below 4,096 visitors, where uniqCombined is exact: every
+// figure must match exactly (visitors included); `big` has ~8,000 visitors, where visitors is the sketch's estimate
+// (within 2%, as /v1/stats) and every other figure stays exact.
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const SEED = 20261124;
-const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 } } as const;
+const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, big: { visitors: 30, crowd: 8_000 } } as const;
 type Name = keyof typeof PROJECTS;
 
 let stores: Stores;
@@ -132,6 +133,31 @@ describe('POST /v1/insights matches the events', () => {
       const body = { from: iso(D0 + 3 * DAY_MS), to: iso(D0 + 10 * DAY_MS), ...c };
       expect(await post('alpha', body)).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse(body)));
     }
+  });
+
+  it('for the big project: visitors within the sketch error (exact up to 4,096 distinct, else 2%), the rest exact', async () => {
+    const tolerance = (exact: number) => (exact <= 4096 ? 0 : Math.ceil(exact * 0.02));
+    let checked = 0;
+    for (const dimensions of [[], ['source'], ['country'], ['time:week']]) {
+      for (const compare of [false, true]) {
+        const [from, to] = compare ? [D0 + 7 * DAY_MS, D0 + 14 * DAY_MS] : [D0, D0 + 14 * DAY_MS];
+        const body = { from: iso(from), to: iso(to), metrics: ['events', 'visitors', 'visits', 'bounce_rate'], dimensions, ...(compare ? { compare: 'previous_period' } : {}), limit: 10_000 };
+        const expected = expectedInsights(rows, ids.big, insightsBodySchema.parse(body)).rows;
+        const actual = (await post('big', body)).rows as typeof expected;
+        const strip = ({ visitors: _v, comparison, ...rest }: Record<string, unknown>) => ({ ...rest, comparison: comparison && { ...(comparison as object), visitors: 0 } });
+        expect(actual.map(strip)).toEqual(expected.map(strip));
+        actual.forEach((row, i) => {
+          const want = expected[i]!;
+          expect(Math.abs((row.visitors as number) - (want.visitors as number))).toBeLessThanOrEqual(tolerance(want.visitors as number));
+          if (compare) {
+            const [got, exact] = [(row.comparison as Record<string, number>).visitors!, (want.comparison as Record<string, number>).visitors!];
+            expect(Math.abs(got - exact)).toBeLessThanOrEqual(tolerance(exact));
+          }
+          if ((want.visitors as number) > 4096) checked++;
+        });
+      }
+    }
+    expect(checked).toBeGreaterThan(0); // some answers were past the exact range
   });
 
   it('include_bots counts the crawler events, left out by default', async () => {

@@ -33,7 +33,7 @@ const ENTRY_ORDER = '(timestamp, length(source), source, medium)';
 /**
  * Every column dimension's SQL, by kind: `event` dimensions are an expression over one event row, `visit` dimensions an
  * aggregate over the visit's events (its entry or exit). Nullable values go into a tuple (aggregates skip NULLs).
- * Adding a dimension: one line in libs/schema's INSIGHT_DIMENSION_KINDS and one here.
+ * Adding a dimension: one line in libs/schema's INSIGHT_DIMENSION_KINDS, one here and one in COLUMNS_OF.
  */
 export const DIMENSION_SQL: Record<InsightColumnDimension, string> = {
   event_name: 'event_name',

@@ -17,6 +17,9 @@
 //   BENCH_EVENTS=1000000 npm run bench:read # or: npm run bench:read -- --events=1000000
 //   BENCH_REQUESTS=200 (per mix), BENCH_DIR=<dir> (data directory, default a temp dir removed afterwards)
 //   BENCH_MIX=<substring> (or --mix=...): run only the mixes whose label contains it, e.g. BENCH_MIX=uniques
+//   --properties (BENCH_PROPERTIES=1): events carry properties {plan, step, variant} instead of {} (for the insights
+//     prop:<key> mixes; a BENCH_DIR loaded without them is not reused with them, and the reverse).
+//   Insights (POST /v1/insights, raw events): BENCH_MIX=insights npm run bench:read -- --properties
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +40,7 @@ const DAY = 86_400_000;
 const D0 = Date.UTC(2026, 2, 1);
 const SPAN_DAYS = 30;
 const EVENTS_PER_SESSION = 5;
+const PROPERTIES = process.argv.includes('--properties') || process.env.BENCH_PROPERTIES === '1';
 
 const { lib } = await bundleFromSource('read-bench', [
   "export { buildApp } from './apps/read-api/src/app';",
@@ -48,25 +52,28 @@ const { lib } = await bundleFromSource('read-bench', [
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-'));
 const logger = lib.createLogger({ level: 'warn', name: 'bench' });
-const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench', SOURCES_REFRESH_MS: '3600000' });
+// READ_* (read limits) pass through: READ_MAX_EXECUTION_S=120 lets a slow shape be measured instead of refused.
+const readLimits = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('READ_')));
+const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench', SOURCES_REFRESH_MS: '3600000', ...readLimits });
 const stores = await lib.openStores(env, logger, dataDir);
 const db = stores.events.db;
 const count = async (sql) => Number((await stores.events.select(sql, {}))[0].c);
 // BENCH_DIR holding a finished load of the same size is reused (iterating on queries without reloading).
-const reuse = (await count(`SELECT count() AS c FROM ${db}.events`)) === EVENTS;
+const reuse =
+  (await count(`SELECT count() AS c FROM ${db}.events`)) === EVENTS && (await count(`SELECT count() AS c FROM (SELECT properties FROM ${db}.events LIMIT 1) WHERE properties != '{}'`)) === (PROPERTIES ? 1 : 0);
 const projectId = reuse
   ? (await stores.events.select(`SELECT toString(project_id) AS id FROM ${db}.events LIMIT 1`, {}))[0].id
   : (await stores.keyStore.createProject({ name: 'bench' })).project.id;
 const readKey = (await stores.keyStore.createKey(projectId, 'rk')).key;
 
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
-console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session, layout ${LAYOUT}) into ${dataDir}`);
+console.log(`loading ${EVENTS.toLocaleString('en')} events (${SPAN_DAYS} days, ${EVENTS_PER_SESSION} events per session, layout ${LAYOUT}${PROPERTIES ? ', with properties' : ''}) into ${dataDir}`);
 const MiB = 2 ** 20;
 const rssMiB = () => Math.round(process.memoryUsage().rss / MiB);
 const rssBefore = rssMiB();
 
 const insertChunk = (offset, rows) =>
-  stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined })));
+  stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined, withProperties: PROPERTIES })));
 
 const loadStart = performance.now();
 for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {
@@ -158,6 +165,28 @@ const ALL_MIXES = [
   ['sources', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }, { from: iso(D0 + 7 * DAY), to: iso(D0 + 14 * DAY) }]],
   ['query', '/v1/query', [{ from: FROM, to: TO }, { from: FROM, to: TO, source: 'facebook', medium: 'paid', limit: 1000 }]],
 ];
+// POST /v1/insights (raw events) over the 30 days: the issue's cases. Compare: the last 15 days with and without
+// compare=previous_period (the 15 days before hold data too; before the 30 days there is none).
+const VISIT_METRICS = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'];
+const insight = (body) => ({ from: FROM, to: TO, ...body });
+const HALF = iso(D0 + (SPAN_DAYS / 2) * DAY);
+const lastHalf = (shapes, compare) => shapes.map((s) => ({ ...s, from: HALF, ...(compare ? { compare: 'previous_period' } : {}) }));
+const INSIGHTS = {
+  totals: [insight({ metrics: VISIT_METRICS })],
+  visitDim: [insight({ metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'] })],
+  eventDim: [insight({ metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['country'] })],
+  eventOnly: [insight({ metrics: ['visitors', 'pageviews'], dimensions: ['country'] })],
+  prop: [insight({ metrics: ['visitors', 'events'], dimensions: ['prop:plan'] }), insight({ metrics: ['visitors', 'visits'], filters: [['is', 'prop:plan', ['pro']]] })],
+};
+ALL_MIXES.push(
+  ['insights totals of all visit metrics', 'POST /v1/insights', INSIGHTS.totals],
+  ['insights one visit dimension (source)', 'POST /v1/insights', INSIGHTS.visitDim],
+  ['insights one event dimension (country)', 'POST /v1/insights', INSIGHTS.eventDim],
+  ['insights event dimension, event metrics only', 'POST /v1/insights', INSIGHTS.eventOnly],
+  ['insights prop:plan dimension / filter', 'POST /v1/insights', INSIGHTS.prop],
+  ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
+  ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],
+);
 const MIXES = ALL_MIXES.filter(([label]) => label.includes(MIX_FILTER));
 
 // Sanity: the planner takes the paths the labels claim (the source of each stats shape is printed with it).
@@ -174,6 +203,12 @@ for (const [label, path, shapes] of MIXES) {
 
 const get = async (path, params) => {
   if (path.startsWith('inprocess:')) return lib.runStatsPlan(stores.events, planned(params, path.slice('inprocess:'.length)));
+  if (path.startsWith('POST ')) {
+    const res = await fetch(`${base}${path.slice(5)}`, { method: 'POST', headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: JSON.stringify(params) });
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`${path} ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  }
   const res = await fetch(`${base}${path}?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${readKey}` } });
   const body = await res.json();
   if (res.status !== 200) throw new Error(`${path} ${res.status} ${JSON.stringify(body)}`);
@@ -211,7 +246,8 @@ const measure = async (label, path, shapes) => {
   console.log(`${line(`${label} (load ${load.join(' -> ')})`, results[label])}`);
   shapes.forEach((params, i) => {
     const days = (Date.parse(params.to) - Date.parse(params.from)) / DAY;
-    const rest = new URLSearchParams(Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to')).toString();
+    const others = Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to');
+    const rest = path.startsWith('POST ') ? JSON.stringify(Object.fromEntries(others)) : new URLSearchParams(others).toString();
     const via = path === '/v1/stats' ? ` [${planned(params).source}]` : '';
     const shapeLabel = `${Number.isInteger(days) ? days : days.toFixed(5)} days${rest ? ` ${rest}` : ''}${via}`;
     results[label].shapes[shapeLabel] = summarize(samples.filter((x) => x.shape === i));

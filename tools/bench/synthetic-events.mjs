@@ -13,8 +13,10 @@ const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/soc
  * over the span ("ordered": events arrive in time order, as live traffic does, so each INSERT covers a stretch of
  * days); otherwise hashed over the whole span ("scattered": every INSERT touches every day, like a bulk import of
  * shuffled history, the worst case for how many aggregate parts overlap a day).
+ * `withProperties`: each event gets `{"plan": <one of 4, per visitor>, "step": <0..4>, "variant": <a|b>}` instead of
+ * `{}` (the insights benchmark's prop:<key> cases; off by default so the other figures stay comparable).
  */
-export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq, totalRows }) => `
+export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq, totalRows, withProperties = false }) => `
 INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
   source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties${seq === undefined ? '' : ', insert_seq_in'})
 SELECT
@@ -36,6 +38,6 @@ SELECT
   ${pick(['Chrome', 'Safari', 'Firefox', 'Edge', 'Mobile Safari', 'Samsung Internet'], 7)},
   ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
   '00112233445566778899aabbccddeeff',
-  '{}'${seq === undefined ? '' : `,
+  ${withProperties ? `concat('{"plan":"', ${pick(['free', 'pro', 'team', 'enterprise'], 10)}, '","step":', toString(n % 5), ',"variant":"', ${pick(['a', 'b'], 11, 'n')}, '"}')` : "'{}'"}${seq === undefined ? '' : `,
   toUInt64(${seq})`}
 FROM (SELECT number AS n, intDiv(number, ${eventsPerSession}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;

@@ -17,10 +17,10 @@ import {
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
+import { type EventStore, queryEvents, queryInsights, queryProperties, querySources, queryStats } from '@analytics/event-store';
 import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, parseOrThrow, queryParamsSchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { ANSWERED, type Logger, defineRoute, publicBaseUrl, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
@@ -122,6 +122,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     query_events: async (auth, args) => capRows({ rows: await queryEvents(deps.events, auth.projectId, parseArgs(queryParamsSchema, args)) }, maxBytes),
     get_stats: async (auth, args) => capRows({ ...(await queryStats(deps.events, auth.projectId, parseArgs(getStatsArgsSchema, args))) }, maxBytes),
     top_sources: async (auth, args) => capRows({ ...(await querySources(deps.events, auth.projectId, parseArgs(sourcesParamsSchema, args))) }, maxBytes),
+    query_insights: async (auth, args) => capRows({ ...(await queryInsights(deps.events, auth.projectId, parseArgs(insightsBodySchema, args))) }, maxBytes),
+    list_properties: async (auth, args) => capRows({ ...(await queryProperties(deps.events, auth.projectId, parseArgs(propertiesParamsSchema, args))) }, maxBytes),
   };
 
   const runTool = (tool: ToolSpec, auth: AuthContext, args: unknown, req: Request) => {

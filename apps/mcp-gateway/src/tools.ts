@@ -4,8 +4,13 @@ import type { Access } from '@analytics/auth';
 import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import {
   CALLER_DATA_NOTE,
+  INSIGHT_FILTER_OPS,
   STATS_GROUP_BY,
   eventInputSchema,
+  insightsBodySchema,
+  insightsResponseSchema,
+  propertiesParamsSchema,
+  propertiesResponseSchema,
   queryParamsSchema,
   queryResponseSchema,
   queryRowSchema,
@@ -146,6 +151,37 @@ export const TOOLS: readonly ToolSpec[] = [
     outputSchema: outputSchemaOf(sourcesResponseSchema.extend({ rows: z.array(sourcesRowSchema.loose()), truncated })),
     annotations: READ,
     _meta: CHART_TOOL_META,
+  },
+  {
+    name: 'query_insights',
+    title: 'Insights: metrics by dimensions',
+    description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
+    access: 'read',
+    // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
+    // written as plain arrays (prefixItems and recursion are not portable).
+    inputSchema: inputSchemaOf(insightsBodySchema, {
+      metrics: { description: 'Default ["visitors"].' },
+      filters: {
+        type: 'array',
+        items: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array' }] } }] } },
+        description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]].`,
+      },
+      order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
+      compare: { description: 'Adds comparison: the metrics over the equally long range before from.' },
+      include_bots: { description: 'Count device_type bot too.' },
+      limit: { description: 'Rows, default 100.' },
+    }),
+    outputSchema: outputSchemaOf(insightsResponseSchema.extend({ truncated })),
+    annotations: READ,
+  },
+  {
+    name: 'list_properties',
+    title: 'Property keys and values',
+    description: `Property keys in [from, to), most used first, or with key its values, like GET /v1/properties (for prop:<key>). Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+    access: 'read',
+    inputSchema: inputSchemaOf(propertiesParamsSchema),
+    outputSchema: outputSchemaOf(propertiesResponseSchema.extend({ truncated })),
+    annotations: READ,
   },
 ];
 

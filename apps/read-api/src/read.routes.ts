@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
-import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
+import { type EventStore, queryEvents, queryInsights, queryProperties, querySources, queryStats } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
 
@@ -10,7 +10,7 @@ export interface ReadRouterDeps {
 }
 
 /**
- * GET /v1/query, /v1/stats, /v1/sources for `rk_` keys. Order: auth (pk/sk get 403 insufficient_scope), then
+ * GET /v1/query, /v1/stats, /v1/sources, /v1/properties and POST /v1/insights for `rk_` keys. Order: auth (pk/sk get 403 insufficient_scope), then
  * 400 invalid_params for the query string, then (stats) 400 invalid_group_by. Every query is scoped to the key's project.
  */
 export function createReadRouter(deps: ReadRouterDeps): Router {
@@ -24,5 +24,7 @@ export function createReadRouter(deps: ReadRouterDeps): Router {
       const { breakdown, rows } = await querySources(deps.events, auth.projectId, query);
       return { breakdown, rows };
     }),
+    defineRoute(routes.insights, async ({ body }, auth) => queryInsights(deps.events, auth.projectId, body)),
+    defineRoute(routes.properties, async ({ query }, auth) => queryProperties(deps.events, auth.projectId, query)),
   ]);
 }

@@ -108,5 +108,8 @@ describe('README examples', () => {
     expect(stats.rows.every((r: { value: number }) => r.value > 0)).toBe(true);
     const sources = readOutput('/v1/sources');
     expect(sources.rows).toContainEqual(expect.objectContaining({ source: 'newsletter' }));
+    const same = { events: 1, visitors: 1, comparison: { events: 0, visitors: 0 } };
+    expect(readOutput('/v1/insights').rows).toEqual(['$pageview', 'a', 'b', 'signup'].map((event_name) => ({ event_name, ...same })));
+    expect(readOutput('/v1/properties')).toEqual({ rows: [{ key: 'plan', events: 1 }] });
   });
 });

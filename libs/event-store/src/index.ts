@@ -13,6 +13,7 @@ export * from './query-events.query';
 export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
+export * from './insights.query';
 export * from './sources-daily';
 export * from './uniques-by';
 export * from './retention';

@@ -12,6 +12,7 @@ import {
 } from './admin.schema';
 import type { ErrorCode } from './errors';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
+import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
 import { queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -135,6 +136,18 @@ export const routes = {
     method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read' },
     query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
   },
+  insights: {
+    method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read' },
+    body: insightsBodySchema, responses: { 200: insightsResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    example: {
+      from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z', metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'],
+      filters: [['is', 'country', ['GB', 'FR']], ['or', [['contains', 'path', ['/pricing']], ['is', 'prop:plan', ['pro']]]]], compare: 'previous_period', limit: 10,
+    },
+  },
+  properties: {
+    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read' },
+    query: propertiesParamsSchema, responses: { 200: propertiesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+  },
   createProject: {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: 'admin_token',
     body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
@@ -167,7 +180,7 @@ export const routes = {
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
   },
   mcp: {
-    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources; resources',
+    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources, query_insights, list_properties; resources',
     auth: { api_key: ['sk', 'rk', 'ak'] }, body: jsonRpcRequestSchema, responses: { 200: jsonRpcResponseSchema, 202: null }, errors: [],
     // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
     errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),

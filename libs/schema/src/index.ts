@@ -4,6 +4,7 @@ export * from './iso-date';
 export * from './ingest.schema';
 export * from './group-by';
 export * from './read.schema';
+export * from './insights.schema';
 export * from './validate';
 export * from './event-columns';
 export * from './responses.schema';

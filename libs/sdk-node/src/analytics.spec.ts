@@ -133,6 +133,40 @@ describe('Analytics against the real service', () => {
     expect(sources.rows.find((r) => r.source === 'partner')).toMatchObject({ medium: 'affiliate', paid_share: 0 });
   });
 
+  it('insights and properties read back with an rk_ key, typed by the metrics and dimensions asked for', async () => {
+    const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'sdk-node-insights' })).keys;
+    const at = (min: number) => new Date(Date.now() - 30 * 60_000 + min * 60_000);
+    await new Analytics({ endpoint: service.endpoint, key: sk }).batch([
+      { event: '$pageview', anonymous_id: 'i-1', session_id: 'i-1-s', timestamp: at(0), url: 'https://shop.example.com/pricing', properties: { plan: 'pro' } },
+      { event: 'signup', anonymous_id: 'i-1', session_id: 'i-1-s', timestamp: at(2), url: 'https://shop.example.com/signup', properties: { plan: 'pro' } },
+      { event: '$pageview', anonymous_id: 'i-2', session_id: 'i-2-s', timestamp: at(1), url: 'https://shop.example.com/', properties: { plan: 'free' } },
+    ]);
+    const reader = new Analytics({ endpoint: service.endpoint, key: rk });
+    const totals = await reader.insights({ from: hourAgo(), to: inAnHour(), metrics: ['visits', 'bounce_rate', 'visit_duration'] });
+    expect(totals.rows).toEqual([{ visits: 2, bounce_rate: 0.5, visit_duration: 60 }]);
+    const byPlan = await reader.insights({
+      from: hourAgo(),
+      to: inAnHour(),
+      metrics: ['events', 'visitors'],
+      dimensions: ['prop:plan'],
+      filters: [['or', [['is', 'event_name', ['signup']], ['contains', 'path', ['/']]]]],
+      order_by: [['prop:plan', 'asc']],
+      compare: 'previous_period',
+    });
+    expect(byPlan.rows).toEqual([
+      { 'prop:plan': 'free', events: 1, visitors: 1, comparison: { events: 0, visitors: 0 } },
+      { 'prop:plan': 'pro', events: 2, visitors: 1, comparison: { events: 0, visitors: 0 } },
+    ]);
+    const plan: string | null = byPlan.rows[0]!['prop:plan']; // typed from dimensions
+    const events: number = byPlan.rows[0]!.events; // typed from metrics
+    expect([plan, events]).toEqual(['free', 1]);
+    expect(await reader.properties({ from: hourAgo(), to: inAnHour() })).toEqual({ rows: [{ key: 'plan', events: 3 }] });
+    expect(await reader.properties({ from: hourAgo(), to: inAnHour(), key: 'plan', event: '$pageview' })).toEqual({ rows: [{ value: 'free', events: 1 }, { value: 'pro', events: 1 }] });
+    const bad = await rejection(reader.insights({ from: hourAgo(), to: inAnHour(), dimensions: ['source', 'medium', 'country', 'os'] }));
+    expect(bad).toMatchObject({ code: 'invalid_payload', status: 400 });
+    expect(JSON.stringify(bad.details)).toContain('at most 3 dimensions');
+  });
+
   it('4xx answers are not retried and surface the spec error code, status and details', async () => {
     const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
     const before = requestsTo('/v1/track');
@@ -270,5 +304,13 @@ export function typeChecks(a: Analytics): void {
   void a.sources({ from: 'x', to: 'y', breakdown: 'medium' });
   // @ts-expect-error limit is a number
   void a.query({ from: 'x', to: 'y', limit: '10' });
+  // @ts-expect-error metrics are the allowed ones
+  void a.insights({ from: 'x', to: 'y', metrics: ['sessions'] });
+  // @ts-expect-error an unknown filter operator
+  void a.insights({ from: 'x', to: 'y', filters: [['equals', 'country', ['GB']]] });
+  // @ts-expect-error time dimensions cannot be filtered
+  void a.insights({ from: 'x', to: 'y', filters: [['is', 'time:day', ['x']]] });
+  void a.insights({ from: 'x', to: 'y', dimensions: ['prop:plan', 'time:week'], filters: [['or', [['is', 'prop:plan', ['pro']], ['is_not', 'source', ['google']]]]] });
+  void a.properties({ from: new Date(), to: new Date(), key: 'plan' });
   void a.track({ event: 'ok', event_id: null, timestamp: new Date(), properties: { a: 1 } });
 }

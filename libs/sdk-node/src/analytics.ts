@@ -4,7 +4,13 @@ import type {
   ForgetResponse,
   IdentifyInput,
   IdentifyResponse,
+  InsightDimension,
+  InsightMetric,
+  InsightsBody,
+  InsightsResponse,
   Instant,
+  PropertiesParams,
+  PropertiesResponse,
   QueryParams,
   QueryResponse,
   SourcesParams,
@@ -114,6 +120,16 @@ export class Analytics {
   /** `GET /v1/sources` (`rk_` keys): top traffic sources. */
   sources(params: SourcesParams): Promise<SourcesResponse> {
     return this.request('GET', '/v1/sources', undefined, params);
+  }
+
+  /** `POST /v1/insights` (`rk_` keys): metrics by up to 3 dimensions, filtered, optionally against the previous period. */
+  insights<M extends InsightMetric = 'visitors', D extends InsightDimension = never>(body: InsightsBody<M, D>): Promise<InsightsResponse<M, D>> {
+    return this.request('POST', '/v1/insights', { ...body, from: iso(body.from), to: iso(body.to) });
+  }
+
+  /** `GET /v1/properties` (`rk_` keys): property keys most used first, or with `key` that key's values. */
+  properties(params: PropertiesParams): Promise<PropertiesResponse> {
+    return this.request('GET', '/v1/properties', undefined, params);
   }
 
   private async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, query?: object): Promise<T> {

@@ -8,6 +8,12 @@ import type {
   IdentifyInput as ParsedIdentify,
   IdentifyResponse,
   ForgetInput as ParsedForget,
+  InsightDimension,
+  InsightFilterOp,
+  InsightMetric,
+  InsightTimeDimension,
+  PropertiesParams as ParsedProperties,
+  PropertiesResponse,
   QueryParams as ParsedQuery,
   QueryResponse,
   QueryRow,
@@ -21,7 +27,7 @@ import type {
   TrackResponse,
 } from '@analytics/schema';
 
-export type { BatchResponse, ForgetResponse, IdentifyResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
+export type { BatchResponse, ForgetResponse, IdentifyResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -54,3 +60,28 @@ export interface StatsResponse<G extends StatsGroupBy = never> {
   metric: AnyStatsResponse['metric'];
   rows: StatsRow<G>[];
 }
+
+/** A condition of `POST /v1/insights` filters: `[op, dimension, [values]]` or `["or", [conditions]]`. */
+export type InsightFilter = readonly [InsightFilterOp, Exclude<InsightDimension, InsightTimeDimension>, readonly string[]] | readonly ['or', readonly InsightFilter[]];
+
+/** Body of `POST /v1/insights`; the metrics and dimensions given as arrays type the answer's rows. */
+export type InsightsBody<M extends InsightMetric = 'visitors', D extends InsightDimension = never> = Range & {
+  metrics?: readonly M[];
+  dimensions?: readonly D[];
+  filters?: readonly InsightFilter[];
+  compare?: 'previous_period';
+  order_by?: ReadonlyArray<readonly [M | D, 'asc' | 'desc']>;
+  limit?: number;
+  include_bots?: boolean;
+};
+
+/** A row of `POST /v1/insights`: each dimension (null where absent), each metric, and with `compare` the previous period's metrics. */
+export type InsightsRow<M extends InsightMetric = 'visitors', D extends InsightDimension = never> = { [K in D]: string | null } & { [K in M]: number } & {
+  comparison?: { [K in M]: number };
+};
+export interface InsightsResponse<M extends InsightMetric = 'visitors', D extends InsightDimension = never> {
+  rows: InsightsRow<M, D>[];
+}
+
+/** Query string of `GET /v1/properties`. */
+export type PropertiesParams = Range & Loose<Omit<ParsedProperties, 'from' | 'to'>>;

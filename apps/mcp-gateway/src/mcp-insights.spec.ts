@@ -1,0 +1,110 @@
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { IngestService } from '@analytics/ingest';
+import { buildApp as buildReadApp } from '@analytics/read-api';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+
+// query_insights and list_properties: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
+// and GET /v1/properties for the same arguments, over the same store.
+
+type Stores = Awaited<ReturnType<typeof openTestStores>>;
+let stores: Stores;
+let http: HttpServer;
+let url: string;
+let readApp: ReturnType<typeof buildReadApp>;
+let keys: { pk: string; sk: string; rk: string };
+const FROM = '2026-06-01T00:00:00Z';
+const TO = '2026-06-03T00:00:00Z';
+
+beforeAll(async () => {
+  stores = await openTestStores();
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
+  const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  readApp = buildReadApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  keys = (await stores.keyStore.createProject({ name: 'agents' })).keys;
+  http = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  const events = [
+    ['u1', 's1', '2026-06-01T10:00:00Z', '$pageview', '/?utm_source=newsletter&utm_medium=email', { plan: 'pro' }],
+    ['u1', 's1', '2026-06-01T10:04:00Z', 'signup', '/signup', { plan: 'pro' }],
+    ['u2', 's2', '2026-06-01T11:00:00Z', '$pageview', '/pricing', { plan: 'free' }],
+    ['u3', 's3', '2026-06-02T09:00:00Z', '$pageview', '/docs', {}],
+    ['u3', 's3', '2026-06-02T09:30:00Z', '$pageview', '/pricing', {}],
+    ['u4', 's4', '2026-05-31T09:00:00Z', '$pageview', '/', {}],
+  ] as const;
+  const client = await connect(keys.sk);
+  for (const [anonymous_id, session_id, timestamp, event, path, properties] of events) {
+    const r = await client.callTool({ name: 'track_event', arguments: { event, anonymous_id, session_id, timestamp, url: `https://a.example${path}`, properties } });
+    expect(r.isError).toBeFalsy();
+  }
+  await client.close();
+});
+afterAll(async () => {
+  await new Promise((r) => http.close(r));
+  await stores.close();
+});
+
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  return client;
+}
+
+describe('query_insights and list_properties', () => {
+  it('are listed to an rk_ key as read-only tools', async () => {
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['query_insights', 'list_properties']));
+    for (const t of tools.filter((x) => ['query_insights', 'list_properties'].includes(x.name))) expect(t.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    await client.close();
+  });
+
+  const INSIGHTS: Array<Record<string, unknown>> = [
+    {},
+    { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit', 'events'] },
+    { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'entry_path'], compare: 'previous_period' },
+    { metrics: ['events'], dimensions: ['prop:plan', 'time:day'], filters: [['or', [['is', 'prop:plan', ['pro']], ['contains', 'path', ['pric']]]]], order_by: [['time:day', 'asc']] },
+    { metrics: ['pageviews'], dimensions: ['exit_path'], filters: [['is_not', 'event_name', ['signup']]], limit: 1 },
+  ];
+  it.each(INSIGHTS.map((a) => [JSON.stringify(a), a]))('query_insights %s answers what POST /v1/insights answers', async (_, args) => {
+    const body = { from: FROM, to: TO, ...args };
+    const http = await request(readApp).post('/v1/insights').set('authorization', `Bearer ${keys.rk}`).send(body);
+    expect(http.status).toBe(200);
+    expect(http.body.rows.length).toBeGreaterThan(0);
+    const client = await connect(keys.rk);
+    const result = await client.callTool({ name: 'query_insights', arguments: body });
+    expect(result.structuredContent).toEqual(http.body);
+    expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(http.body);
+    await client.close();
+  });
+
+  it.each([[{}], [{ key: 'plan' }], [{ event: 'signup' }]])('list_properties %j answers what GET /v1/properties answers', async (args) => {
+    const query = { from: FROM, to: TO, ...args };
+    const http = await request(readApp).get('/v1/properties').set('authorization', `Bearer ${keys.rk}`).query(query);
+    expect(http.status).toBe(200);
+    expect(http.body.rows.length).toBeGreaterThan(0);
+    const client = await connect(keys.rk);
+    expect((await client.callTool({ name: 'list_properties', arguments: query })).structuredContent).toEqual(http.body);
+    await client.close();
+  });
+
+  it('returns a bad argument as a tool error naming the allowed values', async () => {
+    const client = await connect(keys.rk);
+    const result = await client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO, metrics: ['sessions'] } });
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^invalid_params: metrics\.0: unknown metric: allowed are events, pageviews, visitors/);
+    await client.close();
+  });
+
+  it('is refused to an sk_ key', async () => {
+    const client = await connect(keys.sk);
+    await expect(client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO } })).rejects.toThrow(/insufficient_scope/);
+    await client.close();
+  });
+});

@@ -1,0 +1,171 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import { buildApp as buildIngestApp } from '@analytics/ingest-api';
+import { IngestService } from '@analytics/ingest';
+import { type EventRow, INSIGHT_METRICS, insightsBodySchema } from '@analytics/schema';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from './app';
+import { expectedInsights } from './test-support/expected-insights';
+import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
+
+// The seeded data set of read-correctness.spec.ts sent through the real ingest path, then POST /v1/insights compared
+// with answers computed in plain TypeScript (test-support/expected-insights.ts) for every metric x a dimension of
+// each kind (event, visit, prop, time) and pairs x filters (each op, or, negation, event and visit dimensions) x
+// compare, over several ranges. alpha and beta stay far below 4,096 visitors, where uniqCombined is exact: every
+// figure must match exactly (visitors included); `big` has ~8,000 visitors, where visitors is the sketch's estimate
+// (within 2%, as /v1/stats) and every other figure stays exact.
+
+type Stores = Awaited<ReturnType<typeof openTestStores>>;
+const SEED = 20261124;
+const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, big: { visitors: 30, crowd: 8_000 } } as const;
+type Name = keyof typeof PROJECTS;
+
+let stores: Stores;
+let readApp: Express;
+let rows: EventRow[];
+const ids = {} as Record<Name, string>;
+const rk = {} as Record<Name, string>;
+
+beforeAll(async () => {
+  stores = await openTestStores();
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
+  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const sk = {} as Record<Name, string>;
+  for (const name of Object.keys(PROJECTS) as Name[]) {
+    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
+    ids[name] = p.project.id;
+    sk[name] = p.keys.sk;
+    rk[name] = p.keys.rk;
+  }
+  const rand = seededRandom(SEED);
+  const batches: SeededBatch[] = (Object.entries(PROJECTS) as Array<[Name, (typeof PROJECTS)[Name]]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
+  await ingestBatches(ingestApp, (p) => sk[p as Name], batches);
+  rows = enrichBatches(batches, (p) => ids[p as Name]);
+}, 120_000);
+afterAll(() => stores.close());
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const post = async (name: Name, body: Record<string, unknown>) => {
+  const res = await request(readApp).post('/v1/insights').set('authorization', `Bearer ${rk[name]}`).send(body);
+  expect({ status: res.status, body, error: res.body.error }).toMatchObject({ status: 200 });
+  return res.body;
+};
+
+const RANGES: Array<[number, number]> = [
+  [D0, D0 + 14 * DAY_MS], // the whole data set
+  [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], // three days; its previous period is three days of data too
+  [D0 + DAY_MS + 6 * HOUR_MS, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234], // not on hours
+];
+const DIMENSIONS: string[][] = [
+  [],
+  ['country'],
+  ['path'],
+  ['event_name', 'device_type'],
+  ['source'],
+  ['medium', 'campaign'],
+  ['entry_path'],
+  ['exit_path', 'browser'],
+  ['prop:step'],
+  ['prop:amount', 'os'],
+  ['time:hour'],
+  ['time:day', 'source'],
+  ['time:week'],
+  ['time:month', 'prop:step', 'medium'],
+];
+const FILTERS: unknown[][] = [
+  [],
+  [['is', 'event_name', ['$pageview']]],
+  [['is_not', 'country', ['GB', 'US']]],
+  [['contains', 'path', ['pric', 'doc']]],
+  [['not_contains', 'prop:step', ['1']]],
+  [['is', 'source', ['google', 'facebook']]],
+  [['is_not', 'medium', ['direct']], ['is', 'device_type', ['mobile', 'desktop']]],
+  [['contains', 'entry_path', ['/']], ['not_contains', 'exit_path', ['sign']]],
+  [['or', [['is', 'event_name', ['signup', 'purchase']], ['is', 'campaign', ['spring']]]]],
+  [['or', [['is', 'prop:step', ['0']], ['or', [['contains', 'browser', ['Fire']], ['is_not', 'os', ['iOS']]]]]]],
+];
+
+describe('the seeded data set', () => {
+  it('covers what insights must tell apart', () => {
+    const alpha = rows.filter((r) => r.project_id === ids.alpha);
+    expect(alpha.some((r) => r.device_type === 'bot') && alpha.some((r) => r.campaign === null) && alpha.some((r) => r.campaign !== null)).toBe(true);
+    expect(alpha.some((r) => r.path === null) && alpha.some((r) => r.properties.includes('amount'))).toBe(true);
+    const sizes = new Map<string, number>();
+    for (const r of alpha) sizes.set(`${r.session_id}/${r.anonymous_id}`, (sizes.get(`${r.session_id}/${r.anonymous_id}`) ?? 0) + 1);
+    expect([...sizes.values()].filter((n) => n === 1).length).toBeGreaterThan(10); // bounces, if pageviews
+    expect([...sizes.values()].filter((n) => n > 3).length).toBeGreaterThan(10);
+  });
+});
+
+describe('POST /v1/insights matches the events', () => {
+  // alpha: every dimension x filter, ranges and compare in turn; beta (a second tenant) every third.
+  it.each([['alpha', 1], ['beta', 3]] as const)('for project %s: every metric x dimensions x filters x compare, exactly', async (name, every) => {
+    let i = 0;
+    for (const dimensions of DIMENSIONS) {
+      for (const filters of FILTERS) {
+        if (++i % every) continue;
+        const [from, to] = RANGES[i % RANGES.length]!;
+        const body = {
+          from: iso(from),
+          to: iso(to),
+          metrics: [...INSIGHT_METRICS],
+          dimensions,
+          filters,
+          ...(i % 2 ? { compare: 'previous_period' } : {}),
+          ...(i % 4 === 1 ? { include_bots: true } : {}),
+          limit: 10_000,
+        };
+        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], insightsBodySchema.parse(body)));
+      }
+    }
+  });
+
+  it('orders by any metric or dimension, either way, and cuts at the limit', async () => {
+    const cases: Array<Record<string, unknown>> = [
+      { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'medium'], order_by: [['bounce_rate', 'asc'], ['visits', 'desc']], limit: 5 },
+      { metrics: ['events', 'visit_duration'], dimensions: ['path'], order_by: [['path', 'desc']], limit: 3 },
+      { metrics: ['views_per_visit'], dimensions: ['prop:step'], order_by: [['prop:step', 'asc']], limit: 4 },
+      { metrics: ['pageviews', 'visitors'], dimensions: ['time:day'], order_by: [['time:day', 'asc']], limit: 7, compare: 'previous_period' },
+      { metrics: ['visitors'], dimensions: ['country', 'device_type'], limit: 1 },
+    ];
+    for (const c of cases) {
+      const body = { from: iso(D0 + 3 * DAY_MS), to: iso(D0 + 10 * DAY_MS), ...c };
+      expect(await post('alpha', body)).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse(body)));
+    }
+  });
+
+  it('for the big project: visitors within the sketch error (exact up to 4,096 distinct, else 2%), the rest exact', async () => {
+    const tolerance = (exact: number) => (exact <= 4096 ? 0 : Math.ceil(exact * 0.02));
+    let checked = 0;
+    for (const dimensions of [[], ['source'], ['country'], ['time:week']]) {
+      for (const compare of [false, true]) {
+        const [from, to] = compare ? [D0 + 7 * DAY_MS, D0 + 14 * DAY_MS] : [D0, D0 + 14 * DAY_MS];
+        const body = { from: iso(from), to: iso(to), metrics: ['events', 'visitors', 'visits', 'bounce_rate'], dimensions, ...(compare ? { compare: 'previous_period' } : {}), limit: 10_000 };
+        const expected = expectedInsights(rows, ids.big, insightsBodySchema.parse(body)).rows;
+        const actual = (await post('big', body)).rows as typeof expected;
+        const strip = ({ visitors: _v, comparison, ...rest }: Record<string, unknown>) => ({ ...rest, comparison: comparison && { ...(comparison as object), visitors: 0 } });
+        expect(actual.map(strip)).toEqual(expected.map(strip));
+        actual.forEach((row, i) => {
+          const want = expected[i]!;
+          expect(Math.abs((row.visitors as number) - (want.visitors as number))).toBeLessThanOrEqual(tolerance(want.visitors as number));
+          if (compare) {
+            const [got, exact] = [(row.comparison as Record<string, number>).visitors!, (want.comparison as Record<string, number>).visitors!];
+            expect(Math.abs(got - exact)).toBeLessThanOrEqual(tolerance(exact));
+          }
+          if ((want.visitors as number) > 4096) checked++;
+        });
+      }
+    }
+    expect(checked).toBeGreaterThan(0); // some answers were past the exact range
+  });
+
+  it('include_bots counts the crawler events, left out by default', async () => {
+    const body = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['events', 'visitors'], dimensions: ['device_type'] };
+    const without = await post('alpha', body);
+    expect(without.rows.map((r: { device_type: string }) => r.device_type)).not.toContain('bot');
+    const withBots = await post('alpha', { ...body, include_bots: true });
+    expect(withBots.rows.map((r: { device_type: string }) => r.device_type)).toContain('bot');
+    expect(withBots).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse({ ...body, include_bots: true })));
+  });
+});

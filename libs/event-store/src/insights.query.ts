@@ -1,0 +1,280 @@
+import {
+  type InsightColumnDimension,
+  type InsightCondition,
+  type InsightDimension,
+  type InsightMetric,
+  type InsightsQuery,
+  type InsightsResponse,
+  type InsightsRow,
+  INSIGHTS_LIMITS,
+  LIMITS,
+  type PropertiesParams,
+  type PropertiesResponse,
+  dimensionKind,
+} from '@analytics/schema';
+import { toClickHouseTime } from './clickhouse-time';
+import type { EventStore } from './event-store';
+import { type ReadTables, readTablesOf } from './read-tables';
+
+// POST /v1/insights over the raw `events` table (exact; both store modes). The meanings are the README's "Insights".
+//
+// Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
+// session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
+// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. With only visit
+// dimensions grouped and filtered (totals, entry source, exit page, ...), the events are grouped by visit once and the
+// visits by the dimensions (one pass, no join): a visit's events are all counted or none. Otherwise each event
+// is joined to its visit's row (event and pageview counts, duration, the visit dimensions), the filters are checked per
+// event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
+// per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
+
+/** How the visits are ordered to find their entry: as /v1/sources (earliest event; ties by source length, source, medium). */
+const ENTRY_ORDER = '(timestamp, length(source), source, medium)';
+
+/**
+ * Every column dimension's SQL, by kind: `event` dimensions are an expression over one event row, `visit` dimensions an
+ * aggregate over the visit's events (its entry or exit). Nullable values go into a tuple (aggregates skip NULLs).
+ * Adding a dimension: one line in libs/schema's INSIGHT_DIMENSION_KINDS, one here and one in COLUMNS_OF.
+ */
+export const DIMENSION_SQL: Record<InsightColumnDimension, string> = {
+  event_name: 'event_name',
+  source: `argMin(source, ${ENTRY_ORDER})`,
+  medium: `argMin(medium, ${ENTRY_ORDER})`,
+  campaign: `argMin(tuple(campaign), ${ENTRY_ORDER}).1`,
+  country: 'country',
+  device_type: 'device_type',
+  browser: 'browser',
+  os: 'os',
+  path: 'path',
+  entry_path: "argMinIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
+  exit_path: "argMaxIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
+};
+
+/** The columns of `events` each column dimension reads. */
+const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
+  event_name: ['event_name'],
+  source: ['source', 'medium'],
+  medium: ['source', 'medium'],
+  campaign: ['source', 'medium', 'campaign'],
+  country: ['country'],
+  device_type: ['device_type'],
+  browser: ['browser'],
+  os: ['os'],
+  path: ['path'],
+  entry_path: ['path'],
+  exit_path: ['path'],
+};
+
+const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
+/** Time buckets are written as /v1/stats writes its buckets. */
+const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
+
+const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
+
+type Query = { sql: string; params: Record<string, unknown> };
+
+/**
+ * A property's value as a string: strings as themselves, other JSON values as their JSON text, absent or null as NULL.
+ * The properties are parsed once per row (JSONExtractRaw; the repeated expression is computed once), the string
+ * literal it may return is small.
+ */
+const propSql = (k: string) => {
+  const raw = `JSONExtractRaw(properties, {${k}:String})`;
+  return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
+};
+
+class Builder {
+  readonly params: Record<string, unknown> = {};
+  private readonly propKeys = new Map<string, string>();
+  /** Visit dimensions the query reads (grouped or filtered), each a column `vd<i>` of the visit rows. */
+  readonly visitDims: InsightColumnDimension[] = [];
+  readonly columns = new Set(['timestamp', 'event_name', 'anonymous_id', 'session_id']);
+  private filters = 0;
+
+  /** The SQL of a dimension's value for one (joined) event row. */
+  value(d: InsightDimension): string {
+    if (d.startsWith('prop:')) {
+      const key = d.slice(5);
+      let name = this.propKeys.get(key);
+      if (!name) {
+        name = `k${this.propKeys.size}`;
+        this.propKeys.set(key, name);
+        this.params[name] = key;
+      }
+      this.columns.add('properties');
+      return propSql(name);
+    }
+    if (d in TIME_SQL) return TIME_SQL[d]!;
+    const c = d as InsightColumnDimension;
+    if (dimensionKind(c) === 'visit') {
+      let i = this.visitDims.indexOf(c);
+      if (i < 0) i = this.visitDims.push(c) - 1;
+      return `vd${i}`;
+    }
+    for (const col of COLUMNS_OF[c]) this.columns.add(col);
+    return DIMENSION_SQL[c];
+  }
+
+  condition(c: InsightCondition): string {
+    if (c.op === 'or') return `(${c.conditions.map((x) => this.condition(x)).join(' OR ')})`;
+    const name = `f${this.filters++}`;
+    this.params[name] = c.values;
+    const x = this.value(c.dimension);
+    switch (c.op) {
+      case 'is':
+        return `has({${name}:Array(String)}, ${x})`;
+      case 'is_not':
+        return `NOT has({${name}:Array(String)}, ${x})`;
+      case 'contains':
+        return `ifNull(multiSearchAny(${x}, {${name}:Array(String)}), 0)`;
+      case 'not_contains':
+        return `NOT ifNull(multiSearchAny(${x}, {${name}:Array(String)}), 0)`;
+    }
+  }
+}
+
+/** The metric over the per-visit rows (join path) or the events (events path) of period `cur` (1 requested, 0 previous). */
+function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
+  const visits = `countIf(cur = ${cur})`;
+  const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
+  if (!joined) {
+    if (m === 'events') return `countIf(cur = ${cur})`;
+    if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
+    return `uniqCombinedIf(anonymous_id, anonymous_id != '' AND cur = ${cur})`;
+  }
+  switch (m) {
+    case 'events':
+      return `sumIf(n, cur = ${cur})`;
+    case 'pageviews':
+      return `sumIf(pv, cur = ${cur})`;
+    case 'visitors':
+      return `uniqCombinedIf(anon, anon != '' AND cur = ${cur})`;
+    case 'visits':
+      return visits;
+    case 'bounce_rate':
+      return perVisit(`countIf(cur = ${cur} AND vn = 1 AND vpv = 1)`);
+    case 'visit_duration':
+      return `${perVisit(`sumIf(vdur, cur = ${cur})`)} / 1000`;
+    case 'views_per_visit':
+      return perVisit(`sumIf(vpv, cur = ${cur})`);
+  }
+}
+
+const isTime = (d: InsightDimension) => d.startsWith('time:');
+const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
+
+/** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
+export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
+  const b = new Builder();
+  const compare = q.compare === 'previous_period';
+  const span = q.to - q.from;
+  const lo = compare ? Math.max(q.from - span, LIMITS.timestamp.min) : q.from;
+  Object.assign(b.params, { project: projectId, lo: toClickHouseTime(lo), from: toClickHouseTime(q.from), to: toClickHouseTime(q.to), shift: span, limit: q.limit });
+
+  const dims = q.dimensions.map((d) => b.value(d));
+  const where = q.filters.map((c) => b.condition(c));
+  const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
+  // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
+  const visitsOnly = joined && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+
+  const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
+  const base = [
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,`,
+    `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
+    `FROM ${tables.events}`,
+    "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
+    ...(q.include_bots ? [] : ["  AND device_type != 'bot'"]),
+  ].join('\n');
+
+  const dimAliases = dims.map((_, i) => `d${i}`);
+  const periods: Array<0 | 1> = compare ? [1, 0] : [1];
+  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined)} AS ${p ? 'm' : 'c'}${i}`));
+  const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
+
+  let from: string;
+  if (visitsOnly) {
+    from = [
+      `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
+      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,
+      `FROM (${base})`,
+      'GROUP BY visit',
+      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
+    ].join('\n');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (joined) {
+    const visitCols = [
+      'visit',
+      'count() AS vn',
+      "countIf(event_name = '$pageview') AS vpv",
+      'toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur',
+      ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d]} AS vd${i}`),
+    ];
+    from = [
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur'].join(', ')}`,
+      `FROM (${base}) AS e`,
+      `INNER JOIN (SELECT ${visitCols.join(', ')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
+    ].join('\n');
+  } else {
+    from = [`SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`, `FROM (${base})`, ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : [])].join('\n');
+  }
+
+  const names = [...q.metrics.map((m, i) => [m, `m${i}`] as const), ...q.dimensions.map((d, i) => [d, `d${i}`] as const)];
+  const aliasOf = (name: string) => names.find(([n]) => n === name)![1];
+  const order = (q.order_by ?? [[q.metrics[0]!, 'desc']]).map(([name, dir]) => `${aliasOf(name)} ${dir.toUpperCase()} NULLS LAST`);
+  for (const [d, i] of q.dimensions.map((d, i) => [d, i] as const)) if (!q.order_by?.some(([n]) => n === d)) order.push(`d${i} ASC NULLS LAST`);
+
+  const sql = [
+    `SELECT ${[...output, ...metrics].join(', ')}`,
+    `FROM (${from})`,
+    ...(dims.length > 0 ? [`GROUP BY ${dimAliases.join(', ')}`, 'HAVING countIf(cur = 1) > 0'] : []),
+    `ORDER BY ${order.join(', ')}`,
+    'LIMIT {limit:UInt32}',
+  ].join('\n');
+  return { sql, params: b.params };
+}
+
+/** The answer's rows from the statement's: dimensions by name, metrics as numbers, `comparison` with compare. */
+function rowsOf(q: InsightsQuery, raw: Array<Record<string, unknown>>): InsightsRow[] {
+  return raw.map((r) => {
+    const row: InsightsRow = {};
+    q.dimensions.forEach((d, i) => (row[d] = (r[`o${i}`] as string | null | undefined) ?? null));
+    q.metrics.forEach((m, i) => (row[m] = Number(r[`m${i}`])));
+    if (q.compare) row.comparison = Object.fromEntries(q.metrics.map((m, i) => [m, Number(r[`c${i}`])]));
+    return row;
+  });
+}
+
+/** POST /v1/insights over a validated body, under the read gate and limits (store.read). */
+export async function queryInsights(store: EventStore, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
+  const { sql, params } = buildInsights(readTablesOf(store), projectId, q);
+  return { rows: rowsOf(q, await store.read<Record<string, unknown>>(projectId, sql, params)) };
+}
+
+/**
+ * GET /v1/properties: the top-level keys of `properties` in the range (every stored event, bots included), most used
+ * first; with `key`, that key's values as strings (absent and null left out). At most INSIGHTS_LIMITS.properties rows.
+ */
+export function buildProperties(tables: ReadTables, projectId: string, p: PropertiesParams): Query {
+  const where = ["project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}", ...(p.event !== undefined ? ['event_name = {event:String}'] : [])];
+  const params: Record<string, unknown> = { project: projectId, from: toClickHouseTime(p.from), to: toClickHouseTime(p.to), limit: INSIGHTS_LIMITS.properties, ...(p.event !== undefined ? { event: p.event } : {}) };
+  if (p.key === undefined) {
+    return {
+      sql: `SELECT arrayJoin(JSONExtractKeys(properties)) AS key, count() AS events FROM ${tables.events} WHERE ${where.join(' AND ')} GROUP BY key ORDER BY events DESC, key ASC LIMIT {limit:UInt32}`,
+      params,
+    };
+  }
+  params.k0 = p.key;
+  return {
+    sql: `SELECT ${propSql('k0')} AS value, count() AS events FROM ${tables.events} WHERE ${where.join(' AND ')} AND value IS NOT NULL GROUP BY value ORDER BY events DESC, value ASC LIMIT {limit:UInt32}`,
+    params,
+  };
+}
+
+export async function queryProperties(store: EventStore, projectId: string, p: PropertiesParams): Promise<PropertiesResponse> {
+  const { sql, params } = buildProperties(readTablesOf(store), projectId, p);
+  const rows = await store.read<{ key?: string; value?: string; events: string | number }>(projectId, sql, params);
+  return { rows: rows.map((r) => (p.key === undefined ? { key: String(r.key), events: Number(r.events) } : { value: String(r.value), events: Number(r.events) })) };
+}

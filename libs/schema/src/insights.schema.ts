@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { eventNameSchema, toWellFormed } from './ingest.schema';
+import { clampToAcceptedRange, isoDateParam } from './iso-date';
+
+// POST /v1/insights and GET /v1/properties (issue 30). The meanings of every metric and dimension: README, "Insights".
+
+export const INSIGHT_METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit'] as const;
+export type InsightMetric = (typeof INSIGHT_METRICS)[number];
+
+/**
+ * The dimensions by name and kind: an `event` dimension is a value of each event, a `visit` dimension one value per
+ * visit (its entry or exit). The SQL of each is libs/event-store's DIMENSION_SQL (keyed by these names: adding one
+ * here makes the compiler ask for its SQL there). `prop:<key>` and `time:*` are event dimensions too.
+ */
+export const INSIGHT_DIMENSION_KINDS = {
+  event_name: 'event',
+  source: 'visit',
+  medium: 'visit',
+  campaign: 'visit',
+  country: 'event',
+  device_type: 'event',
+  browser: 'event',
+  os: 'event',
+  path: 'event',
+  entry_path: 'visit',
+  exit_path: 'visit',
+} as const satisfies Record<string, 'event' | 'visit'>;
+export type InsightColumnDimension = keyof typeof INSIGHT_DIMENSION_KINDS;
+export const INSIGHT_TIME_DIMENSIONS = ['time:hour', 'time:day', 'time:week', 'time:month'] as const;
+export type InsightTimeDimension = (typeof INSIGHT_TIME_DIMENSIONS)[number];
+/** A dimension as the request names it: a column, `prop:<key>` or `time:<grain>`. */
+export type InsightDimension = InsightColumnDimension | InsightTimeDimension | `prop:${string}`;
+
+export const INSIGHT_FILTER_OPS = ['is', 'is_not', 'contains', 'not_contains'] as const;
+export type InsightFilterOp = (typeof INSIGHT_FILTER_OPS)[number];
+export type InsightCondition = { op: InsightFilterOp; dimension: Exclude<InsightDimension, InsightTimeDimension>; values: string[] } | { op: 'or'; conditions: InsightCondition[] };
+
+export const INSIGHTS_LIMITS = {
+  dimensions: 3,
+  limit: { max: 10_000, default: 100 },
+  /** Conditions in a request, counting those inside `or`s; values per condition; nesting of `or`. */
+  conditions: 32,
+  values: 100,
+  depth: 3,
+  propertyKey: 256,
+  filterValue: 1024,
+  /** Rows GET /v1/properties answers at most. */
+  properties: 1000,
+} as const;
+
+const COLUMN_DIMENSIONS = Object.keys(INSIGHT_DIMENSION_KINDS) as InsightColumnDimension[];
+const PROP = 'prop:';
+const allowedDimensions = (withTime: boolean) => [...COLUMN_DIMENSIONS, 'prop:<key>', ...(withTime ? INSIGHT_TIME_DIMENSIONS : [])];
+const oneOf = (what: string, allowed: readonly string[]) => `unknown ${what}: allowed are ${allowed.join(', ')}`;
+
+/** Whether `name` is a dimension; `filterable`: time dimensions are not. */
+export function isInsightDimension(name: string, filterable = false): name is InsightDimension {
+  if (name.startsWith(PROP)) return name.length > PROP.length && name.length <= PROP.length + INSIGHTS_LIMITS.propertyKey;
+  return (COLUMN_DIMENSIONS as string[]).includes(name) || (!filterable && (INSIGHT_TIME_DIMENSIONS as readonly string[]).includes(name));
+}
+
+/** The kind of a dimension: `visit` for the entry/exit ones, `event` for every other (prop and time included). */
+export function dimensionKind(d: InsightDimension): 'event' | 'visit' {
+  return (INSIGHT_DIMENSION_KINDS as Record<string, 'event' | 'visit'>)[d] ?? 'event';
+}
+
+const dimensionSchema = z
+  .string()
+  .refine((d) => isInsightDimension(d), { error: oneOf('dimension', allowedDimensions(true)) })
+  .transform((d) => d as InsightDimension);
+
+type Issue = { path: Array<string | number>; message: string };
+
+/** Checks one filter condition (`[op, dimension, [values]]` or `["or", [conditions]]`), counting conditions; returns it typed or null. */
+function parseCondition(raw: unknown, path: Array<string | number>, depth: number, issues: Issue[], count: { n: number }): InsightCondition | null {
+  count.n++;
+  const ops = [...INSIGHT_FILTER_OPS, 'or'];
+  if (!Array.isArray(raw) || raw.length === 0 || typeof raw[0] !== 'string') {
+    issues.push({ path, message: 'a condition is [op, dimension, [values...]] or ["or", [conditions...]]' });
+    return null;
+  }
+  const op = raw[0];
+  if (op === 'or') {
+    if (raw.length !== 2 || !Array.isArray(raw[1]) || raw[1].length === 0) {
+      issues.push({ path, message: '"or" takes one non-empty array of conditions: ["or", [condition, ...]]' });
+      return null;
+    }
+    if (depth >= INSIGHTS_LIMITS.depth) {
+      issues.push({ path, message: `"or" may be nested at most ${INSIGHTS_LIMITS.depth} deep` });
+      return null;
+    }
+    const inner = (raw[1] as unknown[]).map((c, i) => parseCondition(c, [...path, 1, i], depth + 1, issues, count));
+    return inner.every((c) => c !== null) ? { op: 'or', conditions: inner as InsightCondition[] } : null;
+  }
+  if (!(INSIGHT_FILTER_OPS as readonly string[]).includes(op)) {
+    issues.push({ path: [...path, 0], message: oneOf('operator', ops) });
+    return null;
+  }
+  if (raw.length !== 3) {
+    issues.push({ path, message: `a condition is [op, dimension, [values...]]: ${JSON.stringify(op)} takes a dimension and an array of values` });
+    return null;
+  }
+  const [, dimension, values] = raw as [string, unknown, unknown];
+  let ok = true;
+  if (typeof dimension !== 'string' || !isInsightDimension(dimension, true)) {
+    issues.push({ path: [...path, 1], message: oneOf('filter dimension', allowedDimensions(false)) });
+    ok = false;
+  }
+  if (!Array.isArray(values) || values.length === 0 || values.length > INSIGHTS_LIMITS.values || !values.every((v) => typeof v === 'string' && v.length <= INSIGHTS_LIMITS.filterValue)) {
+    issues.push({ path: [...path, 2], message: `values: an array of 1 to ${INSIGHTS_LIMITS.values} strings of at most ${INSIGHTS_LIMITS.filterValue} characters` });
+    ok = false;
+  }
+  return ok ? { op: op as InsightFilterOp, dimension: dimension as Exclude<InsightDimension, InsightTimeDimension>, values: (values as string[]).map(toWellFormed) } : null;
+}
+
+const FILTERS_TEXT =
+  'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
+  'contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered.';
+
+const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direction: allowed are asc, desc' })]);
+
+export const insightsBodySchema = z
+  .object({
+    from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
+    to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+    metrics: z
+      .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
+      .min(1)
+      .default(['visitors'])
+      .describe(`1 or more of ${INSIGHT_METRICS.join(', ')} (default ["visitors"]).`),
+    dimensions: z
+      .array(dimensionSchema)
+      .max(INSIGHTS_LIMITS.dimensions, { error: `at most ${INSIGHTS_LIMITS.dimensions} dimensions` })
+      .default([])
+      .describe(`0 to 3 of ${allowedDimensions(true).join(', ')}.`),
+    filters: z.array(z.array(z.unknown())).default([]).describe(FILTERS_TEXT),
+    compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
+    order_by: z.array(orderEntry).optional().describe('[[metric or dimension, "asc" | "desc"], ...]; default: the first metric descending. Ties: dimensions ascending.'),
+    limit: z.number().int().min(1).max(INSIGHTS_LIMITS.limit.max).default(INSIGHTS_LIMITS.limit.default).describe('Maximum rows, 1 to 10000 (default 100).'),
+    include_bots: z.boolean().default(false).describe('Count events of device_type bot too (left out by default).'),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+    const issues: Issue[] = [];
+    const count = { n: 0 };
+    v.filters.forEach((c, i) => parseCondition(c, ['filters', i], 0, issues, count));
+    if (count.n > INSIGHTS_LIMITS.conditions) issues.push({ path: ['filters'], message: `at most ${INSIGHTS_LIMITS.conditions} conditions in all` });
+    const dims = new Set(v.dimensions);
+    if (dims.size !== v.dimensions.length) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
+    const orderable = [...v.metrics, ...v.dimensions];
+    v.order_by?.forEach(([name], i) => {
+      if (!orderable.includes(name as never)) issues.push({ path: ['order_by', i, 0], message: `order_by names a requested metric or dimension: allowed are ${orderable.join(', ')}` });
+    });
+    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+  })
+  .transform((v) => {
+    const issues: Issue[] = [];
+    const filters = v.filters.map((c, i) => parseCondition(c, ['filters', i], 0, issues, { n: 0 })!);
+    return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by: v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> | undefined };
+  });
+
+export type InsightsBody = z.input<typeof insightsBodySchema>;
+export type InsightsQuery = z.output<typeof insightsBodySchema>;
+
+const cell = z.union([z.string(), z.number(), z.null()]);
+export const insightsRowSchema = z
+  .record(z.string(), z.union([cell, z.record(z.string(), z.number())]))
+  .describe('One row: each requested dimension by name (string, or null where the value is absent), each requested metric by name (number), and with compare `comparison`: { <metric>: number }.');
+export const insightsResponseSchema = z.object({ rows: z.array(insightsRowSchema) }).describe('Metrics by dimensions; one row of totals without dimensions.');
+
+export const propertiesParamsSchema = z
+  .object({
+    from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
+    to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+    event: eventNameSchema.optional().describe('Only events of this name.'),
+    key: z.string().min(1).max(INSIGHTS_LIMITS.propertyKey).transform(toWellFormed).optional().describe('A property key: answers its values instead of the keys.'),
+  })
+  .refine((v) => v.to > v.from, { message: '`to` must be after `from`', path: ['to'] })
+  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to) }));
+export type PropertiesParams = z.output<typeof propertiesParamsSchema>;
+
+export const propertiesResponseSchema = z
+  .object({
+    rows: z.array(
+      z.object({
+        key: z.string().optional().describe('A top-level key of `properties` (without `key`).'),
+        value: z.string().optional().describe('A value of the key, as a string (with `key`).'),
+        events: z.number().int().describe('Events in the range that have it.'),
+      }),
+    ),
+  })
+  .describe(`Property keys most used first, or with \`key\` its values; at most ${INSIGHTS_LIMITS.properties} rows.`);
+export type PropertiesResponse = z.output<typeof propertiesResponseSchema>;
+export type InsightsRow = Record<string, string | number | null | Record<string, number>>;
+export type InsightsResponse = { rows: InsightsRow[] };

@@ -1,0 +1,32 @@
+// Where the CPU of POST /v1/insights on raw events goes: each building block of its SQL run alone with chDB on a data
+// directory loaded by read.mjs (BENCH_DIR=<dir> npm run bench:read -- --properties, then this on the same dir), CPU
+// time of this process per query (5 runs after 2 warm-up). Numbers for BENCHMARKS.md, "Insights".
+//
+//   node tools/bench/insights-costs.mjs /tmp/i30bench/d1m
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const dir = process.argv[2];
+if (!dir) throw new Error('usage: node tools/bench/insights-costs.mjs <BENCH_DIR of read.mjs>');
+const { Session } = createRequire(import.meta.url)('chdb');
+const session = new Session(join(dir, 'clickhouse'));
+const events = Number(session.query('SELECT count() FROM bench.events', 'CSV'));
+console.log(`${events.toLocaleString('en')} events in ${dir}; CPU ms per query (and per 1M events)`);
+
+const run = (label, sql) => {
+  for (let k = 0; k < 2; k++) session.query(sql, 'CSV');
+  const before = process.cpuUsage();
+  const n = 5;
+  for (let k = 0; k < n; k++) session.query(`${sql} SETTINGS max_threads = 4`, 'CSV');
+  const used = process.cpuUsage(before);
+  const ms = (used.user + used.system) / 1000 / n;
+  console.log(`${label.padEnd(58)} ${String(Math.round(ms)).padStart(6)} (${(ms / (events / 1e6)).toFixed(0)})`);
+};
+const byVisit = "FROM bench.events WHERE device_type != 'bot' GROUP BY cityHash64(session_id, anonymous_id)";
+run('group the events by visit (count)', `SELECT count() FROM (SELECT count() ${byVisit})`);
+run('  + the totals columns (anon, events, pageviews, duration)', `SELECT count() FROM (SELECT any(anonymous_id), count(), countIf(event_name = '$pageview'), max(timestamp) - min(timestamp) ${byVisit})`);
+run('  + entry source in the /v1/sources order (tuple key)', `SELECT count(DISTINCT x) FROM (SELECT argMin(source, (timestamp, length(source), source, medium)) AS x ${byVisit})`);
+run('  + entry source by timestamp alone', `SELECT count(DISTINCT x) FROM (SELECT argMin(source, timestamp) AS x ${byVisit})`);
+run('a LowCardinality column per event (country)', 'SELECT count(DISTINCT x) FROM (SELECT country AS x FROM bench.events)');
+run('a property per event (JSONExtractRaw)', "SELECT count(DISTINCT x) FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events)");
+session.cleanup?.();

@@ -63,6 +63,7 @@ const DIMENSIONS: string[][] = [
   ['path'],
   ['event_name', 'device_type'],
   ['source'],
+  ['channel'],
   ['medium', 'campaign'],
   ['entry_path'],
   ['exit_path', 'browser'],
@@ -80,6 +81,8 @@ const FILTERS: unknown[][] = [
   [['contains', 'path', ['pric', 'doc']]],
   [['not_contains', 'prop:step', ['1']]],
   [['is', 'source', ['google', 'facebook']]],
+  [['is', 'channel', ['ai_assistant', 'organic_social']]],
+  [['is_not', 'channel', ['direct']], ['is', 'event_name', ['$pageview']]],
   [['is_not', 'medium', ['direct']], ['is', 'device_type', ['mobile', 'desktop']]],
   [['contains', 'entry_path', ['/']], ['not_contains', 'exit_path', ['sign']]],
   [['or', [['is', 'event_name', ['signup', 'purchase']], ['is', 'campaign', ['spring']]]]],
@@ -91,6 +94,7 @@ describe('the seeded data set', () => {
     const alpha = rows.filter((r) => r.project_id === ids.alpha);
     expect(alpha.some((r) => r.device_type === 'bot') && alpha.some((r) => r.campaign === null) && alpha.some((r) => r.campaign !== null)).toBe(true);
     expect(alpha.some((r) => r.path === null) && alpha.some((r) => r.properties.includes('amount'))).toBe(true);
+    expect(new Set(alpha.map((r) => r.channel))).toEqual(new Set(['direct', 'internal', 'organic_search', 'paid_search', 'organic_social', 'paid_social', 'email', 'ai_assistant', 'referral']));
     const sizes = new Map<string, number>();
     for (const r of alpha) sizes.set(`${r.session_id}/${r.anonymous_id}`, (sizes.get(`${r.session_id}/${r.anonymous_id}`) ?? 0) + 1);
     expect([...sizes.values()].filter((n) => n === 1).length).toBeGreaterThan(10); // bounces, if pageviews

@@ -78,7 +78,7 @@ describe('POST /v1/insights: scope and validation', () => {
 
   const bad: Array<[string, object, string]> = [
     ['an unknown metric', { metrics: ['visitors', 'sessions'] }, 'allowed are events, pageviews, visitors, visits, bounce_rate, visit_duration, views_per_visit'],
-    ['an unknown dimension', { dimensions: ['referrer'] }, 'allowed are event_name, source, medium, campaign, country, device_type, browser, os, path, entry_path, exit_path, prop:<key>, time:hour'],
+    ['an unknown dimension', { dimensions: ['referrer'] }, 'allowed are event_name, source, medium, campaign, channel, country, device_type, browser, os, path, entry_path, exit_path, prop:<key>, time:hour'],
     ['more than 3 dimensions', { dimensions: ['source', 'country', 'os', 'browser'] }, 'at most 3 dimensions'],
     ['an unknown operator', { filters: [['equals', 'country', ['GB']]] }, 'allowed are is, is_not, contains, not_contains, or'],
     ['a time dimension in a filter', { filters: [['is', 'time:day', ['2026-03-02']]] }, 'unknown filter dimension: allowed are event_name'],

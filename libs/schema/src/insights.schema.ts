@@ -17,6 +17,7 @@ export const INSIGHT_DIMENSION_KINDS = {
   source: 'visit',
   medium: 'visit',
   campaign: 'visit',
+  channel: 'visit',
   country: 'event',
   device_type: 'event',
   browser: 'event',

@@ -67,6 +67,8 @@ function valueOf(d: InsightDimension, e: EventRow, v: Visit, shift: number): Cel
       return v.entry.medium;
     case 'campaign':
       return v.entry.campaign;
+    case 'channel':
+      return v.entry.channel;
     case 'entry_path':
       return v.entryPath;
     case 'exit_path':

@@ -3,6 +3,7 @@ import { type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
+import { exportRoute } from './export.route';
 
 export interface ReadRouterDeps {
   authenticator: Authenticator;
@@ -10,12 +11,13 @@ export interface ReadRouterDeps {
 }
 
 /**
- * GET /v1/query, /v1/stats, /v1/sources for `rk_` keys. Order: auth (pk/sk get 403 insufficient_scope), then
+ * GET /v1/query, /v1/export, /v1/stats, /v1/sources for `rk_` keys. Order: auth (pk/sk get 403 insufficient_scope), then
  * 400 invalid_params for the query string, then (stats) 400 invalid_group_by. Every query is scoped to the key's project.
  */
 export function createReadRouter(deps: ReadRouterDeps): Router {
   return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
     defineRoute(routes.query, async ({ query }, auth) => ({ rows: await queryEvents(deps.events, auth.projectId, query) })),
+    exportRoute(deps.events),
     defineRoute(routes.stats, async ({ query }, auth) => {
       const { metric, rows } = await queryStats(deps.events, auth.projectId, query);
       return { metric, rows };

@@ -49,6 +49,21 @@ export const sourcesParamsSchema = range
   .refine(rangeIsOrdered, rangeMessage)
   .transform(clampRange);
 
+/** GET /v1/export: the range and filters of /v1/query, no row limit, and the file format. */
+export const EXPORT_FORMATS = ['ndjson', 'csv', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const exportParamsSchema = range
+  .extend({
+    event: eventNameSchema.optional(),
+    source: optionalText(256).describe('Only events of this traffic source (e.g. google, direct, newsletter).'),
+    medium: optionalText(256).describe('Only events of this medium (e.g. paid, organic, social, email, referral, direct).'),
+    user_id: userIdSchema.optional(),
+    format: z.enum(EXPORT_FORMATS).default('ndjson').describe('ndjson (default: one JSON object a line), csv (RFC 4180, a header row) or parquet.'),
+  })
+  .refine(rangeIsOrdered, rangeMessage)
+  .transform(clampRange);
+
 export type QueryParams = z.output<typeof queryParamsSchema>;
+export type ExportParams = z.output<typeof exportParamsSchema>;
 export type StatsParams = z.output<typeof statsParamsSchema>;
 export type SourcesParams = z.output<typeof sourcesParamsSchema>;

@@ -24,6 +24,8 @@ export function serverSelectStream(client: ClickHouseClient): SelectStream {
 
 type ChdbSession = InstanceType<typeof import('chdb').Session>;
 
+const PARQUET_ROW_GROUPS = 'output_format_parquet_row_group_size = 65536, output_format_parquet_row_group_size_bytes = 33554432';
+
 /** Only our own temp directories are written into SQL (INTO OUTFILE): a path of these characters, checked. */
 const SAFE_PATH = /^[\w/.-]+$/;
 
@@ -53,8 +55,9 @@ async function* chunked(session: ChdbSession, stmt: ExportStatement, settings: s
   let header: Buffer | undefined;
   try {
     for await (const chunk of stream) {
-      // A copy: the chunk's bytes are the engine's, the socket may hold ours for a while.
-      let bytes = Buffer.from(chunk.raw());
+      // The chunk's bytes are already a JavaScript buffer (the native fetch copied them out): viewed, not copied again.
+      const raw = chunk.raw();
+      let bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
       if (stmt.format === 'CSVWithNames') {
         if (header === undefined) header = bytes.subarray(0, bytes.indexOf(0x0a) + 1);
         else if (bytes.subarray(0, header.length).equals(header)) bytes = bytes.subarray(header.length);
@@ -71,7 +74,8 @@ async function* parquetViaFile(session: ChdbSession, stmt: ExportStatement, sett
   try {
     const file = join(dir, 'export.parquet');
     if (!SAFE_PATH.test(file)) throw new Error(`export: temporary path ${file} has characters it may not have in SQL`);
-    await session.queryBindAsync(`${stmt.sql} INTO OUTFILE '${file}' FORMAT Parquet ${settings}`, stmt.params, { signal });
+    // Row groups of a bounded size: the writer holds one in memory (by default up to a million rows).
+    await session.queryBindAsync(`${stmt.sql} INTO OUTFILE '${file}' FORMAT Parquet ${settings}, ${PARQUET_ROW_GROUPS}`, stmt.params, { signal });
     signal.throwIfAborted();
     yield* createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>;
   } finally {

@@ -64,9 +64,21 @@ async function* chunked(session: ChdbSession, stmt: ExportStatement, settings: s
       }
       if (bytes.length > 0) yield bytes;
     }
+  } catch (e) {
+    throw withEngineCode(e);
   } finally {
     if (!stream.closed) stream.cancel();
   }
+}
+
+/**
+ * chDB's stream errors carry the engine's message (`Code: 159. DB::Exception: ...`) but not its code, which the read
+ * limits map to 400 query_too_expensive: it is read from the message.
+ */
+function withEngineCode(e: unknown): unknown {
+  if (!(e instanceof Error) || typeof (e as { clickhouseCode?: unknown }).clickhouseCode === 'number') return e;
+  const code = /\bCode: (\d+)\./.exec(e.message)?.[1];
+  return code === undefined ? e : Object.assign(e, { clickhouseCode: Number(code) });
 }
 
 async function* parquetViaFile(session: ChdbSession, stmt: ExportStatement, settings: string, signal: AbortSignal): AsyncGenerator<Uint8Array> {

@@ -335,6 +335,28 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
+  it('downloads the range shown as CSV with the Export button (GET /v1/export with the key), the file the API serves', async () => {
+    const { page, context, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const exports: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/export')) exports.push(r.url());
+    });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    expect(exports).toEqual([`${base}/v1/export?from=${RANGE.from}&to=${RANGE.to}&format=csv`]);
+    expect(download.suggestedFilename()).toBe(`dashboard-${RANGE.from}T000000Z-${RANGE.to}T000000Z.csv`);
+    const saved = readFileSync((await download.path())!, 'utf8');
+    const res = await fetch(exports[0]!, { headers: { authorization: `Bearer ${rk}` } });
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(saved).toBe(await res.text());
+    // A header and one line per event of the range (no newline inside a field: properties are JSON text).
+    expect(saved.split('\n')[0]).toBe('"timestamp","event_name","anonymous_id","user_id","source","medium","campaign","source_confidence","referrer","url","path","country","device_type","properties","event_id","session_id","browser","os"');
+    expect(saved.trimEnd().split('\n').length - 1).toBe(await single({ ...RANGE }));
+    expect(await page.textContent('#export-csv')).toBe('Export CSV');
+    expect(await context.cookies()).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
   // Last: it adds an event to today's traffic, which the range tests above count.
   it('refreshes the visitors of the last 30 minutes every 30 s', async () => {
     const { page, problems } = await openPage();

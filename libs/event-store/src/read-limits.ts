@@ -33,8 +33,10 @@ export function readSettingsClause(limits: ReadLimits): string {
 
 /** The SETTINGS clause of an export: the read limits, with the export's own time limit. */
 export function exportSettingsClause(limits: ReadLimits): string {
-  // Blocks of at most 16,384 rows: each is one chunk on its way to the socket (memory in flight stays small).
-  return `${readSettingsClause({ ...limits, maxExecutionS: limits.exportMaxExecutionS })}, max_block_size = 16384`;
+  // One thread: the rows are read in the table's order, and more threads only add streams merged back into that order,
+  // each with blocks in flight (measured: at 1.5M events, 1 thread adds 99 MB at its peak, 2 threads 162 MB, 4 214 MB,
+  // at the same rows/s). Blocks of at most 16,384 rows: each is one chunk on its way to the socket.
+  return `${readSettingsClause({ ...limits, maxExecutionS: limits.exportMaxExecutionS, maxThreads: 1 })}, max_block_size = 16384`;
 }
 
 // ClickHouse error codes of a read stopped by its limits.

@@ -189,10 +189,7 @@ describe('GET /v1/export', () => {
     try {
       const file = join(dir, 'a.parquet');
       writeFileSync(file, body);
-      const rows = await stores.events.select<Row>(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file }).catch(async () =>
-        // Older engines take no parameter in a table function: the path is our own temp directory.
-        stores.events.select<Row>(`SELECT * FROM file('${file}', 'Parquet')`, {}),
-      );
+      const rows = await stores.events.select<Row>(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file });
       expect(rows).toEqual(await queryRows(a.rk));
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -200,7 +197,8 @@ describe('GET /v1/export', () => {
   });
 
   it('applies the filters of /v1/query', async () => {
-    for (const filter of [{ event: 'signup' }, { user_id: 'u,"3"' }, { source: 'google' }, { medium: 'email' }]) {
+    const filters: Array<Record<string, string>> = [{ event: 'signup' }, { user_id: 'u,"3"' }, { source: 'google' }, { medium: 'email' }];
+    for (const filter of filters) {
       const res = await exportOf(a.rk, { from: FROM, to: TO, ...filter });
       expect(res.status).toBe(200);
       const rows = (res.body as Buffer).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
@@ -218,6 +216,20 @@ describe('GET /v1/export', () => {
     expect(big.status).toBe(200);
     // Nothing of A's: a header alone.
     expect(parseCsv((big.body as Buffer).toString('utf8'))).toEqual([[...QUERY_SELECT_COLUMNS]]);
+    const none = await exportOf(b.rk, { from: BIG_FROM, to: BIG_TO });
+    expect([none.status, (none.body as Buffer).length]).toEqual([200, 0]);
+    // An empty Parquet export is still a file: its columns, no rows.
+    const parquet = await exportOf(b.rk, { from: BIG_FROM, to: BIG_TO, format: 'parquet' });
+    const dir = mkdtempSync(join(tmpdir(), 'export-spec-'));
+    try {
+      const file = join(dir, 'empty.parquet');
+      writeFileSync(file, parquet.body as Buffer);
+      expect(await stores.events.select(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file })).toEqual([]);
+      const columns = await stores.events.select<{ name: string }>(`DESCRIBE file({f:String}, 'Parquet')`, { f: file });
+      expect(columns.map((c) => c.name)).toEqual([...QUERY_SELECT_COLUMNS]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses pk_ and sk_ keys with 403 insufficient_scope, and no key with 401', async () => {

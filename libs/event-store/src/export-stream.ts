@@ -72,8 +72,8 @@ async function* chunked(session: ChdbSession, stmt: ExportStatement, settings: s
 }
 
 /**
- * chDB's stream errors carry the engine's message (`Code: 159. DB::Exception: ...`) but not its code, which the read
- * limits map to 400 query_too_expensive: it is read from the message.
+ * chDB's stream errors carry the engine's message (`Code: 159. DB::Exception: ...`) but drop the code its other errors
+ * carry (which the read limits map to 400 query_too_expensive): read from the message as chDB reads it for those.
  */
 function withEngineCode(e: unknown): unknown {
   if (!(e instanceof Error) || typeof (e as { clickhouseCode?: unknown }).clickhouseCode === 'number') return e;

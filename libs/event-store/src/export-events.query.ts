@@ -1,6 +1,7 @@
 import { type ExportFormat, type ExportParams, QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
+import { EVENT_FILTERS } from './query-events.query';
 import { readTablesOf } from './read-tables';
 
 /** ClickHouse's own output format of each export format. */
@@ -14,14 +15,6 @@ export interface ExportStatement {
   format: ExportClickHouseFormat;
 }
 
-// Optional equality filters, as /v1/query's: API parameter -> column.
-const FILTERS = [
-  ['event', 'event_name'],
-  ['source', 'source'],
-  ['medium', 'medium'],
-  ['user_id', 'user_id'],
-] as const satisfies ReadonlyArray<readonly [keyof ExportParams, string]>;
-
 /**
  * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string), oldest first
  * (timestamp, event_id: the table's sort key after project_id, so the engine reads in order and never sorts the range),
@@ -31,7 +24,7 @@ const FILTERS = [
 export function buildExportEvents(eventsTable: string, projectId: string, params: ExportParams): ExportStatement {
   const where = ['e.project_id = {p:UUID}', "e.timestamp >= {from:DateTime64(3, 'UTC')}", "e.timestamp < {to:DateTime64(3, 'UTC')}"];
   const bound: Record<string, unknown> = { p: projectId, from: toClickHouseTime(params.from), to: toClickHouseTime(params.to) };
-  for (const [param, column] of FILTERS) {
+  for (const [param, column] of EVENT_FILTERS) {
     const value = params[param];
     if (value === undefined) continue;
     where.push(`e.${column} = {${param}:String}`);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { type EventStore, exportEvents } from '@analytics/event-store';
 import { type ExportFormat, type ExportParams, routes } from '@analytics/schema';
 import { ANSWERED, type RouteDefinition, defineRoute } from '@analytics/service-kit';
@@ -41,8 +41,14 @@ export function exportRoute(events: EventStore): RouteDefinition {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
     };
+    // HEAD (express serves it with the GET route): the headers of the file, without running the export for nothing.
+    if (req.method === 'HEAD') {
+      start();
+      res.end();
+      return ANSWERED;
+    }
     try {
-      await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(req, res, gone.signal, start, chunk) });
+      await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) });
     } catch (e) {
       if (!started) throw e;
       res.destroy(e instanceof Error ? e : new Error(String(e)));
@@ -57,7 +63,7 @@ export function exportRoute(events: EventStore): RouteDefinition {
   });
 }
 
-async function write(_req: Request, res: Response, signal: AbortSignal, start: () => void, chunk: Uint8Array): Promise<void> {
+async function write(res: Response, signal: AbortSignal, start: () => void, chunk: Uint8Array): Promise<void> {
   start();
   if (res.write(chunk) || signal.aborted) return;
   // Backpressure: the next chunk is fetched once the socket took this one (or the client is gone).

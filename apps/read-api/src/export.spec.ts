@@ -196,6 +196,13 @@ describe('GET /v1/export', () => {
     }
   });
 
+  it('answers HEAD with the headers of the file and no body', async () => {
+    const res = await request(app).head('/v1/export').set('authorization', `Bearer ${a.rk}`).query({ from: FROM, to: TO, format: 'csv' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toMatch(/\.csv"$/);
+  });
+
   it('applies the filters of /v1/query', async () => {
     const filters: Array<Record<string, string>> = [{ event: 'signup' }, { user_id: 'u,"3"' }, { source: 'google' }, { medium: 'email' }];
     for (const filter of filters) {

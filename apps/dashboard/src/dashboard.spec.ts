@@ -9,6 +9,8 @@ import { buildApp } from '../../standalone/src/app';
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the read API's seeded data set (days, sources, pages, countries, devices)
 import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
+import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
+import { aiCrawlerOf } from '@analytics/enrichment';
 import { presetRange } from './state';
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
@@ -99,6 +101,18 @@ async function expectPanelsMatchApi(page: Page, range: { from: string; to: strin
   expect(await listOf(page, 'list-browsers')).toEqual(await statsList('browser', { metric: 'uniques', event }));
   expect(await listOf(page, 'list-os')).toEqual(await statsList('os', { metric: 'uniques', event }));
   expect(await listOf(page, 'list-events')).toEqual(await statsList('event_name', { event }));
+  expect(await listOf(page, 'list-channels')).toEqual(await statsList('channel', { metric: 'uniques', event }));
+  // AI assistants: $pageview counts of the ai_assistant channel by assistant (chatgpt.com as a referrer and as a
+  // utm_source are one assistant); AI crawlers: every event of a known AI crawler (a bot, named in browser).
+  const fold = (rows: Row[], keep: (r: Row) => boolean, keyOf: (r: Row) => string) => {
+    const sums = new Map<string, number>();
+    for (const r of rows.filter(keep)) sums.set(keyOf(r), (sums.get(keyOf(r)) ?? 0) + Number(r['value']));
+    return [...sums].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+  };
+  const byChannel = (await api('/v1/stats', { ...range, event: '$pageview', group_by: 'channel,source', limit: 1000 })).rows;
+  expect(await listOf(page, 'list-ai-assistants')).toEqual(fold(byChannel, (r) => r['channel'] === 'ai_assistant', (r) => aiAssistantOfSource(String(r['source'])) ?? String(r['source'])));
+  const byBrowser = (await api('/v1/stats', { ...range, event, group_by: 'device_type,browser', limit: 1000 })).rows;
+  expect(await listOf(page, 'list-ai-crawlers')).toEqual(fold(byBrowser, (r) => r['device_type'] === 'bot' && aiCrawlerOf(String(r['browser'])) !== undefined, (r) => String(r['browser'])));
   const sources = (await api('/v1/sources', { ...range, limit: 10 })).rows
     .sort((a, b) => Number(b['uniques']) - Number(a['uniques']) || Number(b['events']) - Number(a['events']))
     .map((r) => [`${r['source']}/${r['medium']}`, Number(r['uniques'])]);
@@ -123,6 +137,12 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     const today = Array.from({ length: 6 }, (_, i) => ({ event: i % 3 === 2 ? 'signup' : '$pageview', anonymous_id: `live-${i % 4}`, timestamp: new Date(now - i * 60_000).toISOString(), url: 'https://shop.example.com/live', properties: { plan: 'pro', seats: i } }));
     const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.160' }, body: JSON.stringify({ events: today }) });
     expect(res.status).toBe(202);
+    // AI crawlers fetching pages in the range (bots: device_type bot, browser the crawler's name).
+    for (const [ua, n] of [['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)', 3], ['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)', 2]] as const) {
+      const crawl = Array.from({ length: n }, (_, i) => ({ event: '$pageview', anonymous_id: `crawler-${n}`, timestamp: new Date(D0 + 86_400_000 + i * 1000).toISOString(), url: 'https://shop.example.com/docs' }));
+      const sent = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'user-agent': ua }, body: JSON.stringify({ events: crawl }) });
+      expect(sent.status).toBe(202);
+    }
     browser = await chromium.launch({
       executablePath: CHROMIUM.path,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -157,6 +177,9 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
+    expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);
+    expect((await listOf(page, 'list-ai-assistants')).map(([k]) => k).sort()).toEqual(['chatgpt', 'perplexity']);
+    expect(await page.textContent('#list-ai-crawlers li[data-key="GPTBot"] .extra')).toBe('OpenAI');
     expect(await shown(page, 'live')).toBe(4);
     expect(await page.locator('#chart canvas').count()).toBe(1);
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-1280-light.png'), fullPage: true });

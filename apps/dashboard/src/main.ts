@@ -1,4 +1,6 @@
 import type uPlot from 'uplot';
+import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
+import { AI_CRAWLERS } from '@analytics/enrichment/ai-crawlers';
 import type { QueryRow, StatsGroupBy, StatsRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
@@ -126,6 +128,35 @@ function countryLabel(code: string): Node {
 
 const labelOrUnknown = (text: string) => text || 'Unknown';
 
+const CHANNEL_LABELS: Readonly<Record<string, string>> = {
+  direct: 'Direct',
+  internal: 'Internal',
+  organic_search: 'Organic search',
+  paid_search: 'Paid search',
+  organic_social: 'Organic social',
+  paid_social: 'Paid social',
+  email: 'Email',
+  ai_assistant: 'AI assistants',
+  referral: 'Referral',
+  paid_other: 'Other paid',
+};
+const channelLabel = (channel: string) => CHANNEL_LABELS[channel] ?? labelOrUnknown(channel);
+const CRAWLER_OPERATOR = new Map(AI_CRAWLERS.map((c) => [c.name, c.operator]));
+
+/**
+ * Rows grouped by a second column, kept where the first column has `value`, folded by `keyOf` (rows whose key is
+ * undefined are dropped) and summed: counts add up exactly. Largest first, then by key.
+ */
+function foldRows(rows: StatsRow[], where: [StatsGroupBy, string], by: StatsGroupBy, keyOf: (value: string) => string | undefined): { key: string; value: number }[] {
+  const sums = new Map<string, number>();
+  for (const r of rows) {
+    if (cell(r, where[0]) !== where[1]) continue;
+    const key = keyOf(cell(r, by));
+    if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + Number(r.value));
+  }
+  return [...sums].map(([key, value]) => ({ key, value })).sort((a, b) => b.value - a.value || (a.key < b.key ? -1 : 1)).slice(0, LIST_LIMIT);
+}
+
 // ---- loading a view ----
 
 let chart: uPlot | undefined;
@@ -189,6 +220,20 @@ async function load(api: Api, state: ViewState): Promise<void> {
           extra: r.paid_share > 0 ? `paid ${Math.round(r.paid_share * 100)}%` : undefined,
         })),
       );
+    }),
+    statsList(api, 'list-channels', 'Visitors', { metric: 'uniques', ...range, event }, 'channel', channelLabel),
+    // Pageviews from the AI assistant channel by assistant: one assistant arrives under several sources (a
+    // chatgpt.com referrer, utm_source=chatgpt.com), which counts add up across and visitor estimates would not.
+    api.stats({ ...range, event: '$pageview', group_by: 'channel,source', limit: 1000 }).then((a) => {
+      if (!current()) return;
+      const rows = foldRows(a.rows, ['channel', 'ai_assistant'], 'source', (source) => aiAssistantOfSource(source) ?? source);
+      renderList('list-ai-assistants', 'Pageviews', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
+    }),
+    // Every event an AI company's crawler sent (device_type bot, browser the crawler's name).
+    api.stats({ ...range, event, group_by: 'device_type,browser', limit: 1000 }).then((a) => {
+      if (!current()) return;
+      const rows = foldRows(a.rows, ['device_type', 'bot'], 'browser', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
+      renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
     statsList(api, 'list-pages', listEvent === '$pageview' ? 'Pageviews' : 'Events', { metric: 'count', ...range, event: listEvent }, 'path', (v) => v || '(no path)'),
     statsList(api, 'list-countries', 'Visitors', { metric: 'uniques', ...range, event }, 'country', countryLabel),

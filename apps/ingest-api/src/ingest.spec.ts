@@ -61,6 +61,7 @@ describe('POST /v1/track', () => {
       campaign: 'spring',
       source_confidence: 'high',
       source_rule_id: 'utm_source',
+      channel: 'email',
       country: 'GB',
       device_type: 'mobile',
       browser: 'Mobile Safari',
@@ -71,6 +72,20 @@ describe('POST /v1/track', () => {
     expect(row!.session_id).toMatch(/^anon-1-\d+$/);
     expect(row!.ip_hash_hex).toMatch(/^[0-9A-F]{32}$/);
     expect(JSON.stringify(row)).not.toContain(CALLER_IP);
+  });
+
+  it('stores the channel beside the spec\'s source and medium: an AI assistant referral keeps rule 13\'s slug', async () => {
+    const cases = [
+      { referrer: 'https://chatgpt.com/', url: 'https://shop.example.com/', channel: 'ai_assistant', medium: 'referral' },
+      { url: 'https://shop.example.com/?utm_source=perplexity.ai', channel: 'ai_assistant', medium: 'referral' },
+      { url: 'https://shop.example.com/?utm_source=google&utm_medium=cpc', channel: 'paid_search', medium: 'paid' },
+      { referrer: 'https://www.bing.com/', url: 'https://shop.example.com/', channel: 'organic_search', medium: 'organic' },
+    ];
+    for (const { channel, medium, ...input } of cases) {
+      const res = await track({ event: 'channel_probe', anonymous_id: 'anon-ch', ...input });
+      const [row] = await rowsOf('event_id = {id:String}', { id: res.body.event_id });
+      expect({ input, channel: row!.channel, medium: row!.medium }).toEqual({ input, channel, medium });
+    }
   });
 
   it('fills defaults: event_id, timestamp at arrival, anonymous_id when neither id is sent, session bucket', async () => {

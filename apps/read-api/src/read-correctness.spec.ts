@@ -57,7 +57,7 @@ const RANGES: Array<[string, number, number]> = [
   ['an hour across midnight', D0 + 4 * DAY_MS - 30 * 60_000, D0 + 4 * DAY_MS + 30 * 60_000],
   ['wider than the data (whole days)', D0 - DAY_MS, D0 + 20 * DAY_MS],
 ];
-const GROUP_BYS = ['', 'source', 'source,medium', 'country', 'device_type', 'event_name, country', 'browser', 'os', 'path', 'medium,device_type,os', 'event_name,source,medium,country,device_type'];
+const GROUP_BYS = ['', 'source', 'source,medium', 'country', 'device_type', 'event_name, country', 'browser', 'os', 'path', 'channel', 'channel,device_type', 'medium,device_type,os', 'event_name,source,medium,country,device_type'];
 const INTERVALS = [undefined, 'hour', 'day', 'week'] as const;
 
 describe('the seeded data set', () => {

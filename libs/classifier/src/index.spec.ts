@@ -2,7 +2,7 @@ import * as api from './index';
 
 describe('public API', () => {
   it('exports classify, CLASSIFIER_RULES and the channel and AI-assistant functions and tables only (plus types)', () => {
-    expect(Object.keys(api).sort()).toStrictEqual(['AI_ASSISTANTS', 'CHANNELS', 'CHANNEL_RULES', 'CLASSIFIER_RULES', 'aiAssistantOf', 'channelOf', 'classify']);
+    expect(Object.keys(api).sort()).toStrictEqual(['AI_ASSISTANTS', 'CHANNELS', 'CHANNEL_RULES', 'CLASSIFIER_RULES', 'aiAssistantOf', 'aiAssistantOfSource', 'channelOf', 'classify']);
     expect(api.classify({ url: 'https://example.com/?gclid=1' })).toStrictEqual({
       source: 'google',
       medium: 'paid',

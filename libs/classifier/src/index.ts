@@ -3,4 +3,4 @@ export { classify } from './lib/classify';
 export { CLASSIFIER_RULES } from './lib/rules';
 export { channelOf, CHANNELS, type Channel } from './lib/channel';
 export { CHANNEL_RULES, type ChannelRuleDescription } from './lib/channel-rules';
-export { aiAssistantOf, AI_ASSISTANTS, type AiAssistantEntry } from './lib/ai-assistants';
+export { aiAssistantOf, aiAssistantOfSource, AI_ASSISTANTS, type AiAssistantEntry } from './lib/ai-assistants';

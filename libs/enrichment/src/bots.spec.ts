@@ -1,4 +1,5 @@
-import { AI_CRAWLERS, aiCrawlerOf, botNameOf, serverLibraryOf } from './bots';
+import { AI_CRAWLERS } from './ai-crawlers';
+import { aiCrawlerOf, botNameOf, serverLibraryOf } from './bots';
 import { parseUserAgent } from './user-agent';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';

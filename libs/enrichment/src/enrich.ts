@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { classify } from '@analytics/classifier';
+import { channelOf, classify } from '@analytics/classifier';
 import { type EventInput, type EventRow, propertiesJson, toClickHouseTime } from '@analytics/schema';
 import { countryOf } from './geo';
 import { dailyAnonymousId, ipHash } from './ip-hash';
@@ -56,7 +56,8 @@ export function createEnricher(ctx: RequestContext) {
     const timestamp = input.timestamp ?? ctx.nowMs;
     // anonymous_id is generated only when neither it nor user_id is sent (the event is then still attributable).
     const anonymousId = input.anonymous_id ?? (input.user_id ? '' : newAnonymousId());
-    const c = classify({ url: input.url, referrer: input.referrer, requestHost: ctx.host });
+    const classifyInput = { url: input.url, referrer: input.referrer, requestHost: ctx.host };
+    const c = classify(classifyInput);
     return {
       project_id: ctx.projectId,
       timestamp: toClickHouseTime(timestamp),
@@ -70,6 +71,7 @@ export function createEnricher(ctx: RequestContext) {
       campaign: c.campaign ?? null,
       source_confidence: c.confidence,
       source_rule_id: c.rule_id,
+      channel: channelOf(c, classifyInput),
       referrer: input.referrer || null,
       url: input.url ?? null,
       path: input.path ?? pathOf(input.url),

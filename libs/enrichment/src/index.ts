@@ -1,5 +1,6 @@
 export * from './ip-hash';
 export * from './geo';
 export * from './user-agent';
-export { AI_CRAWLERS, aiCrawlerOf, type AiCrawler } from './bots';
+export { aiCrawlerOf } from './bots';
+export { AI_CRAWLERS, type AiCrawler } from './ai-crawlers';
 export * from './enrich';

@@ -12,7 +12,7 @@ const PROJECT = '0b9d4c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e';
 const hostile = 'quote " backslash \\ tab \t newline \n NUL \u0000 emoji 😀 sql \'; DROP TABLE events; --';
 const row = (id: string, o: Partial<EventRow> = {}): EventRow => ({
   project_id: PROJECT, timestamp: '2026-03-01 10:00:00.123', event_id: id, event_name: '$pageview', anonymous_id: 'anon-1', user_id: null,
-  session_id: 's-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct', referrer: null,
+  session_id: 's-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct', channel: 'direct', referrer: null,
   url: 'https://shop.example.com/?a=1', path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux',
   ip_hash_hex: '00112233445566778899aabbccddeeff', properties: JSON.stringify({ s: hostile, n: 1.5, a: [1, null] }), ...o,
 });

@@ -3,6 +3,7 @@ import { type Migration, type MigrationTarget, defineMigration, runMigrations, s
 import c001 from './migrations/clustered/001_events.sql';
 import c002 from './migrations/clustered/002_aggregates.sql';
 import c003 from './migrations/clustered/003_daily_uniques.sql';
+import c008 from './migrations/clustered/008_channel.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -10,6 +11,7 @@ import e007 from './migrations/embedded/007_lightweight_forget.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
+import u008 from './migrations/unclustered/008_channel.sql';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/migrations (a spec holds this list to the folder). */
@@ -17,9 +19,11 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/001_events.sql': u001,
   'unclustered/002_aggregates.sql': u002,
   'unclustered/003_daily_uniques.sql': u003,
+  'unclustered/008_channel.sql': u008,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
+  'clustered/008_channel.sql': c008,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,

@@ -22,6 +22,7 @@ const COLUMN_SQL: Record<StatsGroupBy, string> = {
   browser: 'browser',
   os: 'os',
   path: 'path',
+  channel: 'channel',
 };
 
 /**
@@ -29,7 +30,7 @@ const COLUMN_SQL: Record<StatsGroupBy, string> = {
  * ClickHouse serialize every row's key; grouping by their cityHash64 keeps fixed-size keys (BENCHMARKS.md, "Read path
  * at scale") and any() takes the value back. Two values of one column colliding in 64 bits: ~n^2/2^65.
  */
-const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os']);
+const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os', 'channel']);
 
 const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },

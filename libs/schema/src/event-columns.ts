@@ -16,6 +16,12 @@ export const EVENT_COLUMNS = [
   { name: 'campaign', type: 'Nullable(String)', read: 'spec', meaning: 'utm_campaign.' },
   { name: 'source_confidence', type: 'LowCardinality(String)', read: 'spec', meaning: 'low, medium or high.' },
   { name: 'source_rule_id', type: 'LowCardinality(String)', read: false, meaning: 'Classifier rule that fired (see analytics://classifier/rules).' },
+  {
+    name: 'channel',
+    type: 'LowCardinality(String)',
+    read: 'extra',
+    meaning: 'Channel: direct, internal, organic_search, paid_search, organic_social, paid_social, email, ai_assistant, referral or paid_other (README "Channels").',
+  },
   { name: 'referrer', type: 'Nullable(String)', read: 'spec', meaning: 'Referrer URL.' },
   { name: 'url', type: 'Nullable(String)', read: 'spec', meaning: 'Page URL.' },
   { name: 'path', type: 'Nullable(String)', read: 'spec', meaning: 'Page path.' },
@@ -42,7 +48,7 @@ type ReadColumn = Extract<EventColumn, { read: 'spec' | 'extra' }>['name'];
 const readColumns = (kind: 'spec' | 'extra') => EVENT_COLUMNS.filter((c) => c.read === kind).map((c) => c.name as ReadColumn);
 /** Columns of a row returned by GET /v1/query, in the spec's order. */
 export const QUERY_ROW_COLUMNS = readColumns('spec');
-/** The GET /v1/query select list: the spec's columns, then event_id, session_id, browser and os (additive). Never ip_hash. */
+/** The GET /v1/query select list: the spec's columns, then event_id, session_id, channel, browser and os (additive). Never ip_hash. */
 export const QUERY_SELECT_COLUMNS: readonly ReadColumn[] = [...QUERY_ROW_COLUMNS, ...readColumns('extra')];
 
 /** A row of GET /v1/query as the store returns it (the route turns `timestamp` into ISO 8601). */

@@ -1,7 +1,7 @@
 import { ApiError } from './errors';
 
 /** The columns GET /v1/stats may group by (the spec's allow-list). */
-export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path'] as const;
+export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path', 'channel'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
 
 /**

@@ -155,7 +155,7 @@ describe('the cluster topology answers like a single node', () => {
       out.push({
         project_id: P, timestamp: at(ts), event_id: `e-${String(i).padStart(4, '0')}`, event_name: i % 3 === 0 ? '$pageview' : 'signup',
         anonymous_id: anon, user_id: anon === '' ? `u-${i % 11}` : null, session_id: `${anon || `u-${i % 11}`}-${Math.floor(ts / 1_800_000)}`,
-        source, medium, campaign: null, source_confidence: 'high', source_rule_id: 'r', referrer: null, url: null, path: `/p${i % 4}`,
+        source, medium, campaign: null, source_confidence: 'high', source_rule_id: 'r', channel: medium === 'paid' ? 'paid_other' : 'referral', referrer: null, url: null, path: `/p${i % 4}`,
         country: ['GB', 'US', 'DE'][i % 3]!, device_type: i % 2 ? 'mobile' : 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16), properties: '{}',
       });
     }

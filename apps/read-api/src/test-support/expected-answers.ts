@@ -40,6 +40,7 @@ export function expectedQuery(rows: EventRow[], projectId: string, p: QueryParam
       properties: r.properties,
       event_id: r.event_id,
       session_id: r.session_id,
+      channel: r.channel,
       browser: r.browser,
       os: r.os,
     }));

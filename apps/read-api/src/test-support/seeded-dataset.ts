@@ -46,6 +46,8 @@ const ENTRIES: ReadonlyArray<{ query: string; referrer?: string }> = [
   { query: '', referrer: undefined },
   { query: '', referrer: 'https://blog.example.org/post' },
   { query: '', referrer: 'https://t.co/abc' },
+  { query: '', referrer: 'https://chatgpt.com/' },
+  { query: '?utm_source=perplexity.ai', referrer: undefined },
 ];
 const PAGES = ['/', '/pricing', '/docs', '/blog/launch', '/signup'];
 const LATER_EVENTS = ['$pageview', '$pageview', '$pageview', 'clicked_pricing', 'signup', 'purchase'];

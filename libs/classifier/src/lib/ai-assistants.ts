@@ -48,3 +48,12 @@ export function aiAssistantOf(hostOrUtmSource: string | null | undefined): strin
   const url = parseUrlLoose(value);
   return url === undefined ? undefined : aiAssistantOfUrl(url);
 }
+
+/**
+ * The AI assistant a stored `source` names: a utm_source value (`chatgpt.com`, `perplexity`) or rule 13's slug of a
+ * referrer host (`chatgpt-com`, `chat-openai-com`: dots became dashes; no assistant domain has a dash of its own).
+ */
+export function aiAssistantOfSource(source: string | null | undefined): string | undefined {
+  if (typeof source !== 'string') return undefined;
+  return aiAssistantOf(source) ?? (source.includes('-') && !source.includes('.') ? aiAssistantOf(source.replaceAll('-', '.')) : undefined);
+}

@@ -1,4 +1,4 @@
-import { AI_ASSISTANTS, aiAssistantOf } from './ai-assistants';
+import { AI_ASSISTANTS, aiAssistantOf, aiAssistantOfSource } from './ai-assistants';
 import { channelOf, CHANNELS, type Channel } from './channel';
 import { CHANNEL_RULES } from './channel-rules';
 import { classify } from './classify';
@@ -97,6 +97,22 @@ describe('channelOf', () => {
     expect(CHANNEL_RULES.map((r) => r.order)).toStrictEqual(CHANNEL_RULES.map((_, i) => i + 1));
     expect(new Set(CHANNEL_RULES.map((r) => r.channel))).toStrictEqual(new Set(CHANNELS));
     expect(Object.isFrozen(CHANNEL_RULES)).toBe(true);
+  });
+});
+
+describe('aiAssistantOfSource', () => {
+  it('names the assistant of every stored source an assistant visit gets: rule 13 slugs and utm_source values', () => {
+    for (const a of AI_ASSISTANTS) {
+      for (const domain of a.domains) {
+        const { source, rule_id } = classify({ url: 'https://shop.example.com/', referrer: `https://${domain}/` });
+        // a host that is also a search engine's (aistudio.google.com, you.com) keeps that engine's name as its source
+        if (rule_id !== 'search_referrer') expect({ domain, assistant: aiAssistantOfSource(source) }).toEqual({ domain, assistant: a.name });
+        const tagged = classify({ url: `https://shop.example.com/?utm_source=${domain}` }).source;
+        expect({ domain, assistant: aiAssistantOfSource(tagged) }).toEqual({ domain, assistant: a.name });
+      }
+    }
+    expect(aiAssistantOfSource('hacker-news')).toBeUndefined();
+    expect(aiAssistantOfSource(null)).toBeUndefined();
   });
 });
 

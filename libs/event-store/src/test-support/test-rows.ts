@@ -9,7 +9,7 @@ export function testRow(projectId: string, o: Partial<EventRow> & { at: number }
   seq++;
   return {
     project_id: projectId, timestamp: toClickHouseTime(at), event_id: `e-${String(seq).padStart(5, '0')}`, event_name: '$pageview', anonymous_id: 'anon-1',
-    user_id: null, session_id: 'sess-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct',
+    user_id: null, session_id: 'sess-1', source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct', channel: 'direct',
     referrer: null, url: null, path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16),
     properties: '{}', ...rest,
   };

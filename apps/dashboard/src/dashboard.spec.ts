@@ -11,6 +11,7 @@ import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
 import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { aiCrawlerOf } from '@analytics/enrichment';
+import { QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { presetRange } from './state';
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
@@ -373,7 +374,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(saved).toBe(await res.text());
     // A header and one line per event of the range (no newline inside a field: properties are JSON text).
-    expect(saved.split('\n')[0]).toBe('"timestamp","event_name","anonymous_id","user_id","source","medium","campaign","source_confidence","referrer","url","path","country","device_type","properties","event_id","session_id","browser","os"');
+    expect(saved.split('\n')[0]).toBe(QUERY_SELECT_COLUMNS.map((c) => `"${c}"`).join(','));
     expect(saved.trimEnd().split('\n').length - 1).toBe(await single({ ...RANGE }));
     expect(await page.textContent('#export-csv')).toBe('Export CSV');
     expect(await context.cookies()).toEqual([]);

@@ -82,7 +82,7 @@ afterAll(() => {
 function bigRow(projectId: string, j: number): EventRow {
   return {
     project_id: projectId, timestamp: toClickHouseTime(BIG_D0 + Math.floor(j / 2)), event_id: `big-${String(j).padStart(7, '0')}`, event_name: 'bulk', anonymous_id: `v-${j % 997}`,
-    user_id: null, session_id: `s-${j % 5000}`, source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct',
+    user_id: null, session_id: `s-${j % 5000}`, source: 'direct', medium: 'direct', campaign: null, source_confidence: 'high', source_rule_id: 'direct', channel: 'direct',
     referrer: null, url: `${ORIGIN}/p/${j}`, path: `/p/${j}`, country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: 'ab'.repeat(16),
     properties: JSON.stringify({ i: j, pad: 'x'.repeat(120) }),
   };

@@ -88,7 +88,7 @@ const importFile = (key: string, file: string, ...extra: string[]) => run(proces
 async function answers(key: string) {
   const stats = async (q: Record<string, string>) => (await request(readApp).get('/v1/stats').set('authorization', `Bearer ${key}`).query({ from: FROM, to: TO, limit: 1000, ...q })).body.rows;
   const rows = (await request(readApp).get('/v1/query').set('authorization', `Bearer ${key}`).query({ from: FROM, to: TO, limit: 1000, event: 'signup' })).body.rows as Array<Record<string, string | null>>;
-  const kept = ['timestamp', 'event_id', 'event_name', 'anonymous_id', 'user_id', 'session_id', 'url', 'path', 'referrer', 'properties', 'source', 'medium', 'campaign'];
+  const kept = ['timestamp', 'event_id', 'event_name', 'anonymous_id', 'user_id', 'session_id', 'url', 'path', 'referrer', 'properties', 'source', 'medium', 'campaign', 'channel'];
   return {
     count: await stats({}),
     byEvent: await stats({ group_by: 'event_name' }),

@@ -3,7 +3,7 @@
 //   npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
 // Server: --url or IMPORT_URL (default http://localhost:$PORT or 8080), as `npm run admin` finds it.
 // Kept: event, timestamp, event_id, anonymous_id, user_id, session_id, url, path, referrer, properties. Recomputed by the
-// server (as for any event): source, medium, campaign, source_confidence (from url and referrer), country, device_type,
+// server (as for any event): source, medium, campaign, source_confidence, channel (from url and referrer), country, device_type,
 // browser and os (from the sender's address and User-Agent: this machine's), ip_hash.
 // Resumable: after each acknowledged batch, <file>.import-state holds the byte offset reached; a rerun continues from
 // there (an interrupted batch is sent again whole: it was not acknowledged), and a finished import deletes it.

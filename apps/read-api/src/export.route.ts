@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Response } from 'express';
 import { type EventStore, exportEvents } from '@analytics/event-store';
 import { type ExportFormat, type ExportParams, routes } from '@analytics/schema';
-import { ANSWERED, type RouteDefinition, defineRoute } from '@analytics/service-kit';
+import { ANSWERED, type Logger, type RouteDefinition, defineRoute } from '@analytics/service-kit';
 
 const CONTENT_TYPE: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson',
@@ -24,7 +24,7 @@ export function exportFileName(projectName: string, params: Pick<ExportParams, '
  * its body; a failure after that cuts the connection (the client sees an incomplete transfer, never a file that looks
  * whole). A client that goes away aborts the export: its query is cancelled.
  */
-export function exportRoute(events: EventStore): RouteDefinition {
+export function exportRoute(events: EventStore, logger?: Logger): RouteDefinition {
   return defineRoute(routes.export, async ({ query }, auth, { req, res }) => {
     const gone = new AbortController();
     const onClose = () => {
@@ -51,6 +51,7 @@ export function exportRoute(events: EventStore): RouteDefinition {
       await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) });
     } catch (e) {
       if (!started) throw e;
+      logger?.error({ reqId: res.locals['reqId'], path: '/v1/export', err: e }, 'export failed after its first byte: connection cut');
       res.destroy(e instanceof Error ? e : new Error(String(e)));
       return ANSWERED;
     } finally {

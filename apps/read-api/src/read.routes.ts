@@ -2,12 +2,14 @@ import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, queryEvents, querySources, queryStats } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
-import { defineRoute, routerOf } from '@analytics/service-kit';
+import { type Logger, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
 
 export interface ReadRouterDeps {
   authenticator: Authenticator;
   events: EventStore;
+  /** Where an export that fails after its first byte is reported (its client only sees a cut connection). */
+  logger?: Logger;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface ReadRouterDeps {
 export function createReadRouter(deps: ReadRouterDeps): Router {
   return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
     defineRoute(routes.query, async ({ query }, auth) => ({ rows: await queryEvents(deps.events, auth.projectId, query) })),
-    exportRoute(deps.events),
+    exportRoute(deps.events, deps.logger),
     defineRoute(routes.stats, async ({ query }, auth) => {
       const { metric, rows } = await queryStats(deps.events, auth.projectId, query);
       return { metric, rows };

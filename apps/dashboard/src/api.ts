@@ -44,7 +44,21 @@ export function createApi(key: string) {
     if (!res.ok) throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
     return body as T;
   }
+  /** GET /v1/export as a file: its bytes and the name the server gave it (Content-Disposition). */
+  async function file(path: string, params: Params, fallbackName: string): Promise<{ blob: Blob; name: string }> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) qs.set(k, String(v));
+    const res = await fetch(`${path}?${qs.toString()}`, { headers: { Authorization: `Bearer ${key}` }, credentials: 'omit', cache: 'no-store' });
+    if (!res.ok) {
+      const body = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
+      throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
+    }
+    const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
+    return { blob: await res.blob(), name };
+  }
   return {
+    /** Every event of the range (and event filter) as CSV, for the Export button. */
+    exportCsv: (params: Params) => file('/v1/export', { ...params, format: 'csv' }, 'events.csv'),
     stats: (params: Params) => get<StatsResponse>('/v1/stats', params),
     sources: (params: Params) => get<SourcesResponse>('/v1/sources', params),
     query: (params: Params) => get<QueryResponse>('/v1/query', params),

@@ -11,6 +11,7 @@ import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
 import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { aiCrawlerOf } from '@analytics/enrichment';
+import { QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { presetRange } from './state';
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
@@ -355,6 +356,28 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     const note = page.locator('section[aria-labelledby="recent-title"] #deleted-note');
     expect(await note.isVisible()).toBe(true);
     expect(await note.textContent()).toMatch(/deleted by a forget[\s\S]*daily aggregates, which keep counting them/);
+    expect(problems).toEqual([]);
+  });
+
+  it('downloads the range shown as CSV with the Export button (GET /v1/export with the key), the file the API serves', async () => {
+    const { page, context, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const exports: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/export')) exports.push(r.url());
+    });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    expect(exports).toEqual([`${base}/v1/export?from=${RANGE.from}&to=${RANGE.to}&format=csv`]);
+    expect(download.suggestedFilename()).toBe(`dashboard-${RANGE.from}T000000Z-${RANGE.to}T000000Z.csv`);
+    const saved = readFileSync((await download.path())!, 'utf8');
+    const res = await fetch(exports[0]!, { headers: { authorization: `Bearer ${rk}` } });
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(saved).toBe(await res.text());
+    // A header and one line per event of the range (no newline inside a field: properties are JSON text).
+    expect(saved.split('\n')[0]).toBe(QUERY_SELECT_COLUMNS.map((c) => `"${c}"`).join(','));
+    expect(saved.trimEnd().split('\n').length - 1).toBe(await single({ ...RANGE }));
+    expect(await page.textContent('#export-csv')).toBe('Export CSV');
+    expect(await context.cookies()).toEqual([]);
     expect(problems).toEqual([]);
   });
 

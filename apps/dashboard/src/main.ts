@@ -62,6 +62,7 @@ function dropKeyFromUrl(): boolean {
 function showSignIn(message = ''): void {
   $('dashboard').hidden = true;
   $('sign-out').hidden = true;
+  $('export-csv').hidden = true;
   $('sign-in').hidden = false;
   $('key-error').textContent = message;
   $<HTMLInputElement>('key-input').focus();
@@ -315,6 +316,28 @@ function renderControls(state: ViewState): void {
   $('filter-name').textContent = state.event ?? '';
 }
 
+/** The Export button: the range shown (and its event filter) as a CSV download, fetched with the key, saved by the browser. */
+async function exportCsv(api: Api, state: ViewState): Promise<void> {
+  const button = $<HTMLButtonElement>('export-csv');
+  button.disabled = true;
+  button.textContent = 'Exporting…';
+  try {
+    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: state.event });
+    const url = URL.createObjectURL(blob);
+    const link = el('a', { href: url, download: name });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch (e) {
+    $('load-error').textContent = e instanceof Error ? e.message : String(e);
+    $('load-error').hidden = false;
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Export CSV';
+  }
+}
+
 function navigate(state: ViewState): void {
   history.pushState(null, '', writeState(state));
   show();
@@ -328,6 +351,8 @@ function show(): void {
   $('sign-in').hidden = true;
   $('dashboard').hidden = false;
   $('sign-out').hidden = false;
+  $('export-csv').hidden = false;
+  $('export-csv').onclick = () => void exportCsv(api, state);
   renderControls(state);
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);

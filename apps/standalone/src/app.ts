@@ -38,7 +38,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     routers: [
       ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),
       createIngestRouter(ingest),
-      createReadRouter(readWiring(stores)),
+      createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
       createAdminRouter(adminWiring(stores, secrets.ADMIN_TOKEN)),
       createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),

@@ -1,4 +1,5 @@
 import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
+import { type SelectStream, chdbSelectStream } from './export-stream';
 import type { ForgetQueueOptions } from './forget-queue';
 import type { ReadLimits } from './read-limits';
 
@@ -43,6 +44,8 @@ export interface ClickHouseHandle {
   control?: (sql: string) => Promise<void>;
   /** Embedded engine: the aggregate builder's own connection. */
   builderClient?: ClickHouseClient;
+  /** Embedded engine: streamed SELECTs (exports), each on a session of its own; a server streams through `client`. */
+  streamSelect?: SelectStream;
 }
 
 export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
@@ -86,6 +89,7 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
     builderClient,
     rawInsert: insertOn(writes),
     rawInsertFar: insertOn(farWrites),
+    streamSelect: chdbSelectStream(config.chdbPath),
     close: async () => {
       await builderClient.close();
       await writes.close();

@@ -2,6 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client';
 import type { EventWriter, EventWriterOptions, Lane } from './event-writer';
+import type { ExportSink, ExportStatement } from './export-events.query';
+import { serverSelectStream } from './export-stream';
 import { ForgetQueue } from './forget-queue';
 import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
 import { DEFAULT_READ_LIMITS } from './read-limits';
@@ -162,6 +164,30 @@ export class EventStore {
    */
   read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
     return this.reads.read<T>(projectId, query, params);
+  }
+
+  /**
+   * An export of one project's events (GET /v1/export): the statement's output streamed to `sink` chunk by chunk, each
+   * written once the sink took the one before (memory does not grow with the export), under the export's turn and
+   * limits (read-side.ts). When the sink's signal aborts (the client went away), the stream stops and the query is
+   * cancelled (KILL QUERY by its tag).
+   */
+  async exportTo(projectId: string, stmt: ExportStatement, sink: ExportSink): Promise<void> {
+    const source = this.handle.streamSelect ?? serverSelectStream(this.client);
+    await this.reads.export(projectId, async (settings, cancel) => {
+      sink.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        for await (const chunk of source(stmt, settings, sink.signal)) {
+          if (sink.signal.aborted) break;
+          await sink.write(chunk);
+        }
+      } catch (e) {
+        if (sink.signal.aborted) return;
+        throw classifyStoreError(e);
+      } finally {
+        sink.signal.removeEventListener('abort', cancel);
+      }
+    });
   }
 
   async command(query: string, params: Record<string, unknown> = {}): Promise<void> {

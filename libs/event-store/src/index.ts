@@ -10,6 +10,8 @@ export * from './forget-queue';
 export * from './lanes';
 export * from './read-tables';
 export * from './query-events.query';
+export * from './export-events.query';
+export * from './export-stream';
 export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';

@@ -3,8 +3,8 @@ import { clickHouseTimeToIso, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
-// Optional equality filters: API parameter -> column.
-const FILTERS = [
+/** Optional equality filters of raw-event reads (/v1/query, /v1/export): API parameter -> column. */
+export const EVENT_FILTERS = [
   ['event', 'event_name'],
   ['source', 'source'],
   ['medium', 'medium'],
@@ -15,7 +15,7 @@ const FILTERS = [
 export function buildQueryEvents(tables: ReadTables, projectId: string, params: QueryParams): { sql: string; params: Record<string, unknown> } {
   const where = ['project_id = {p:UUID}', "timestamp >= {from:DateTime64(3, 'UTC')}", "timestamp < {to:DateTime64(3, 'UTC')}"];
   const bound: Record<string, unknown> = { p: projectId, from: toClickHouseTime(params.from), to: toClickHouseTime(params.to), limit: params.limit };
-  for (const [param, column] of FILTERS) {
+  for (const [param, column] of EVENT_FILTERS) {
     const value = params[param];
     if (value === undefined) continue;
     where.push(`${column} = {${param}:String}`);

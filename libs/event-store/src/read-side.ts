@@ -1,6 +1,6 @@
 import { cancelTagSetting, killByTag, newCancelTag } from './cancel-tag';
 import { ReadGate } from './read-gate';
-import { type ReadLimits, clickHouseCodeOf, readLimitError, readSettingsClause } from './read-limits';
+import { type ReadLimits, clickHouseCodeOf, exportLimitError, exportSettingsClause, readLimitError, readSettingsClause } from './read-limits';
 
 const QUERY_WAS_CANCELLED = 394;
 
@@ -20,6 +20,8 @@ export interface ReadSideDeps {
  */
 export class ReadSide {
   private readonly gate: ReadGate;
+  /** Exports: their own turns, so a long export never holds one of the reads' (see `export`). */
+  private readonly exportGate: ReadGate;
   /** Appended to every read's SQL: chDB applies clickhouse_settings to the whole session, not to one statement. */
   private readonly settings: string;
 
@@ -28,6 +30,7 @@ export class ReadSide {
     private readonly deps: ReadSideDeps,
   ) {
     this.gate = new ReadGate(limits);
+    this.exportGate = new ReadGate({ concurrency: limits.exportConcurrency, perProject: 1, queuePerProject: 1, queueWaitMs: limits.queueWaitMs });
     this.settings = readSettingsClause(limits);
   }
 
@@ -50,5 +53,25 @@ export class ReadSide {
       });
       if ('rows' in outcome) return outcome.rows;
     }
+  }
+
+  /**
+   * An export of one project (GET /v1/export): `run` streams it with the SETTINGS clause it is given (the read limits
+   * with EXPORT_MAX_EXECUTION_S, and a cancel tag) and calls `cancel` when its consumer goes away. It holds a turn of
+   * the export gate for its whole run: `exportConcurrency` in the process, one per project (a second export of the
+   * project waits up to the queue wait, then 429 rate_limited). Not a turn of the reads' gate: an export runs for
+   * minutes on a connection of its own (embedded: a chDB session of its own), and holding one of the reads' turns
+   * that long (on the embedded engine, the only one) would hold up every other project's dashboard behind it.
+   */
+  async export<T>(projectId: string, run: (settings: string, cancel: () => void) => Promise<T>): Promise<T> {
+    return this.exportGate.run(projectId, async () => {
+      const tag = newCancelTag();
+      const cancel = () => void this.deps.control(killByTag(tag)).catch(() => undefined);
+      try {
+        return await run(`${exportSettingsClause(this.limits)}, ${cancelTagSetting(tag)}`, cancel);
+      } catch (e) {
+        throw exportLimitError(e, this.limits) ?? e;
+      }
+    });
   }
 }

@@ -55,6 +55,8 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
         perProject: env.READ_CONCURRENCY_PER_PROJECT,
         queuePerProject: env.READ_QUEUE_PER_PROJECT,
         queueWaitMs: env.READ_QUEUE_WAIT_MS,
+        exportMaxExecutionS: env.EXPORT_MAX_EXECUTION_S,
+        exportConcurrency: env.EXPORT_CONCURRENCY,
       },
     }, { farPartitionsPerS: env.FAR_PARTITIONS_PER_S });
   } catch (e) {

@@ -13,7 +13,7 @@ import {
 import type { ErrorCode } from './errors';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
-import { queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
+import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
   errorBodySchema,
@@ -86,6 +86,8 @@ export interface ApiRoute {
   errorBody?: z.ZodType;
   /** A request body that succeeds, shown in the document. */
   example?: unknown;
+  /** A success answer that is a file, not JSON: its content types (and what each holds), in place of application/json. */
+  produces?: Record<string, string>;
 }
 
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
@@ -127,6 +129,16 @@ export const routes = {
   query: {
     method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'], access: 'read' },
     query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+  },
+  export: {
+    method: 'get', path: '/v1/export', app: 'read-api', summary: 'Every event of a range as a file (NDJSON, CSV or Parquet), oldest first, streamed', auth: { api_key: ['rk'], access: 'read' },
+    query: exportParamsSchema, responses: { 200: z.string().describe('The events in the requested format (`Content-Disposition: attachment`), ordered by timestamp then event_id; each row has the fields of a /v1/query row.') },
+    errors: [...READ_ERRORS, ...ALWAYS],
+    produces: {
+      'application/x-ndjson': 'format=ndjson: one /v1/query row as a JSON object a line.',
+      'text/csv': 'format=csv: RFC 4180, a header row of the /v1/query field names; a null is \\N (unquoted), every string is quoted.',
+      'application/vnd.apache.parquet': 'format=parquet: one Parquet file, every column a (nullable) string as in /v1/query.',
+    },
   },
   stats: {
     method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read' },

@@ -55,7 +55,10 @@ function operation(route: ApiRoute): JsonSchema {
   const { security: sec, note } = security(route);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
-    responses[status] = schema ? { description: schema.description ?? 'Success.', content: { 'application/json': { schema: jsonSchema(schema, 'output') } } } : { description: 'No body.' };
+    const content = route.produces
+      ? Object.fromEntries(Object.entries(route.produces).map(([type, description]) => [type, { schema: { type: 'string', format: 'binary', description } }]))
+      : schema && { 'application/json': { schema: jsonSchema(schema, 'output') } };
+    responses[status] = schema ? { description: schema.description ?? 'Success.', content } : { description: 'No body.' };
   }
   Object.assign(responses, errorResponses(route));
   const params = parameters(route);

@@ -14,12 +14,17 @@ const rangeMessage = { message: '`to` must be after `from`', path: ['to'] };
 /** Cut to the accepted timestamps (after the order check, on what was sent): a wider range reads the same events. */
 const clampRange = <T extends { from: number; to: number }>(v: T): T => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to) });
 
+/** The equality filters of raw-event reads (/v1/query, /v1/export). */
+const eventFilters = {
+  event: eventNameSchema.optional(),
+  source: optionalText(256).describe('Only events of this traffic source (e.g. google, direct, newsletter).'),
+  medium: optionalText(256).describe('Only events of this medium (e.g. paid, organic, social, email, referral, direct).'),
+  user_id: userIdSchema.optional(),
+};
+
 export const queryParamsSchema = range
   .extend({
-    event: eventNameSchema.optional(),
-    source: optionalText(256).describe('Only events of this traffic source (e.g. google, direct, newsletter).'),
-    medium: optionalText(256).describe('Only events of this medium (e.g. paid, organic, social, email, referral, direct).'),
-    user_id: userIdSchema.optional(),
+    ...eventFilters,
     limit: limit(LIMITS.queryLimit.max, LIMITS.queryLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)
@@ -49,6 +54,18 @@ export const sourcesParamsSchema = range
   .refine(rangeIsOrdered, rangeMessage)
   .transform(clampRange);
 
+/** GET /v1/export: the range and filters of /v1/query, no row limit, and the file format. */
+export const EXPORT_FORMATS = ['ndjson', 'csv', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const exportParamsSchema = range
+  .extend({
+    ...eventFilters,
+    format: z.enum(EXPORT_FORMATS).default('ndjson').describe('ndjson (default: one JSON object a line), csv (RFC 4180, a header row) or parquet.'),
+  })
+  .refine(rangeIsOrdered, rangeMessage)
+  .transform(clampRange);
+
 export type QueryParams = z.output<typeof queryParamsSchema>;
+export type ExportParams = z.output<typeof exportParamsSchema>;
 export type StatsParams = z.output<typeof statsParamsSchema>;
 export type SourcesParams = z.output<typeof sourcesParamsSchema>;

@@ -28,6 +28,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/query', app: 'read-api', match: 'exact' },
   { method: 'GET', path: '/v1/stats', app: 'read-api', match: 'exact' },
   { method: 'GET', path: '/v1/sources', app: 'read-api', match: 'exact' },
+  { method: 'GET', path: '/v1/export', app: 'read-api', match: 'exact' },
   { method: 'POST', path: '/mcp', app: 'mcp-gateway', match: 'exact' },
   { method: 'GET', path: '/admin/', app: 'admin-api', match: 'prefix' },
 ];

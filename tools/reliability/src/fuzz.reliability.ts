@@ -176,10 +176,10 @@ describe('fuzzing every endpoint', () => {
   });
 
   it('any query string on the read endpoints is 200 or 400 invalid_params / invalid_group_by', async () => {
-    const value = fc.oneof(str, fc.constantFrom('2026-01-01', '2026-01-01T00:00:00Z', '2027-01-01', 'count', 'uniques', 'source,medium', 'path', 'hour', 'day', 'week', 'source', '0', '1', '1000', '1001', '-1', '1.5', '1e3'));
-    const key = fc.constantFrom('from', 'to', 'event', 'source', 'medium', 'user_id', 'limit', 'metric', 'group_by', 'interval', 'breakdown', 'from[]', 'to[a]', '__proto__', 'constructor');
+    const value = fc.oneof(str, fc.constantFrom('2026-01-01', '2026-01-01T00:00:00Z', '2027-01-01', 'count', 'uniques', 'source,medium', 'path', 'hour', 'day', 'week', 'source', '0', '1', '1000', '1001', '-1', '1.5', '1e3', 'ndjson', 'csv', 'parquet'));
+    const key = fc.constantFrom('from', 'to', 'event', 'source', 'medium', 'user_id', 'limit', 'metric', 'group_by', 'interval', 'breakdown', 'format', 'from[]', 'to[a]', '__proto__', 'constructor');
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('/v1/query', '/v1/stats', '/v1/sources'), fc.array(fc.tuple(key, value), { maxLength: 8 }), fc.boolean(), async (path, pairs, withRange) => {
+      fc.asyncProperty(fc.constantFrom('/v1/query', '/v1/stats', '/v1/sources', '/v1/export'), fc.array(fc.tuple(key, value), { maxLength: 8 }), fc.boolean(), async (path, pairs, withRange) => {
         const qs = new URLSearchParams(withRange ? [['from', '2026-01-01'], ['to', '2026-03-01'], ...pairs] : pairs);
         const res = await call(server.base, 'GET', `${path}?${qs}`, { key: p.rk });
         note(path, res.status);

@@ -28,7 +28,7 @@ const ENDPOINTS: Array<{ name: string; run: (base: string, key: string, label: s
     run: (base, key, label) => call(base, 'POST', '/v1/forget', { key, headers: { origin: ORIGIN }, body: { user_id: `${label === 'A' ? 'B' : 'A'}-user-0` } }),
     expect: (k) => (k === 'pk' ? { status: 403, error: 'forget_requires_secret_key' } : k === 'rk' ? { status: 403, error: 'insufficient_scope' } : writeOk(k, 202)),
   },
-  ...(['/v1/query', '/v1/stats', '/v1/sources'] as const).map((path) => ({
+  ...(['/v1/query', '/v1/stats', '/v1/sources', '/v1/export'] as const).map((path) => ({
     name: `GET ${path}`,
     run: (base: string, key: string) => call(base, 'GET', `${path}?${RANGE}&project_id=ignored`, { key, headers: { origin: ORIGIN } }),
     expect: (k: Kind): Expect => (k === 'rk' ? { status: 200 } : readDenied(k)),
@@ -100,17 +100,18 @@ describe('tenant isolation and auth', () => {
       const res = await endpoint.run(server.base, projects[label].keys[kind], label);
       const want = endpoint.expect(kind);
       expect(res.status).toBe(want.status);
-      const body = res.body as { error?: unknown; rows?: unknown };
+      // null for a body that is not one JSON value (an NDJSON export).
+      const body = (res.body ?? {}) as { error?: unknown; rows?: unknown };
       if (want.error) expect(body.error).toBe(want.error);
       if (want.rpc) expect(body.error).toMatchObject({ code: -32000, message: want.rpc });
       if (want.status === 200 && !want.rpc) expect(body.error).toBeUndefined();
       // Any rows a read returns belong to the key's own project.
       const other = label === 'A' ? 'B' : 'A';
-      expect(JSON.stringify(res.body)).not.toMatch(new RegExp(`"${other}-|seed_${other}|src_${other}|/${other}\\?`));
+      expect(`${JSON.stringify(res.body)}${(res as { text?: string }).text ?? ''}`).not.toMatch(new RegExp(`"${other}-|seed_${other}|src_${other}|/${other}\\?`));
     });
   }
 
-  it('never returns another project\'s row from query, stats, sources or MCP, and writes land in the key\'s own project', async () => {
+  it('never returns another project\'s row from query, export, stats, sources or MCP, and writes land in the key\'s own project', async () => {
     for (const label of ['A', 'B'] as const) {
       const other = label === 'A' ? 'B' : 'A';
       const rk = projects[label].rk;
@@ -121,6 +122,11 @@ describe('tenant isolation and auth', () => {
       const stats = await call<{ rows: Array<{ event_name: string; value: number }> }>(server.base, 'GET', `/v1/stats?${RANGE}&group_by=event_name,source`, { key: rk });
       expect(stats.body.rows.map((r) => r.event_name)).not.toContain(`seed_${other}`);
       expect(stats.body.rows.find((r) => r.event_name === `seed_${label}`)?.value).toBe(30);
+      const exported = await call(server.base, 'GET', `/v1/export?${RANGE}`, { key: rk });
+      expect(exported.status).toBe(200);
+      const exportedRows = exported.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { anonymous_id: string });
+      expect(exportedRows.length).toBeGreaterThan(30);
+      expect(exportedRows.every((r) => r.anonymous_id.startsWith(`${label}-`))).toBe(true);
       const sources = await call<{ rows: Array<{ source: string }> }>(server.base, 'GET', `/v1/sources?${RANGE}`, { key: rk });
       expect(sources.body.rows.map((r) => r.source)).not.toContain(`src_${other}`);
       const resource = await call<{ result: { contents: Array<{ text: string }> } }>(server.base, 'POST', '/mcp', { key: rk, body: { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'analytics://project' } } });

@@ -1,0 +1,72 @@
+import { once } from 'node:events';
+import type { Response } from 'express';
+import { type EventStore, exportEvents } from '@analytics/event-store';
+import { type ExportFormat, type ExportParams, routes } from '@analytics/schema';
+import { ANSWERED, type Logger, type RouteDefinition, defineRoute } from '@analytics/service-kit';
+
+const CONTENT_TYPE: Record<ExportFormat, string> = {
+  ndjson: 'application/x-ndjson',
+  csv: 'text/csv; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
+};
+const EXTENSION: Record<ExportFormat, string> = { ndjson: 'ndjson', csv: 'csv', parquet: 'parquet' };
+
+/** `<project>-<from>-<to>.<ext>`, of safe characters only (the project's name may hold anything). */
+export function exportFileName(projectName: string, params: Pick<ExportParams, 'from' | 'to' | 'format'>): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+|_+$/g, '').slice(0, 64) || 'project';
+  const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z').replace(/:/g, '');
+  return `${safe(projectName)}-${stamp(params.from)}-${stamp(params.to)}.${EXTENSION[params.format]}`;
+}
+
+/**
+ * GET /v1/export: every matching event of the key's project, streamed from ClickHouse's own output format to the
+ * socket. The status and headers go out with the first chunk, so a refused export (limits, busy) is still a 4xx with
+ * its body; a failure after that cuts the connection (the client sees an incomplete transfer, never a file that looks
+ * whole). A client that goes away aborts the export: its query is cancelled.
+ */
+export function exportRoute(events: EventStore, logger?: Logger): RouteDefinition {
+  return defineRoute(routes.export, async ({ query }, auth, { req, res }) => {
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.on('close', onClose);
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      res.status(200);
+      res.setHeader('Content-Type', CONTENT_TYPE[query.format]);
+      res.setHeader('Content-Disposition', `attachment; filename="${exportFileName(auth.project.name, query)}"`);
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+    };
+    // HEAD (express serves it with the GET route): the headers of the file, without running the export for nothing.
+    if (req.method === 'HEAD') {
+      start();
+      res.end();
+      return ANSWERED;
+    }
+    try {
+      await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) });
+    } catch (e) {
+      if (!started) throw e;
+      logger?.error({ reqId: res.locals['reqId'], path: '/v1/export', err: e }, 'export failed after its first byte: connection cut');
+      res.destroy(e instanceof Error ? e : new Error(String(e)));
+      return ANSWERED;
+    } finally {
+      res.off('close', onClose);
+    }
+    if (gone.signal.aborted) return ANSWERED;
+    start();
+    res.end();
+    return ANSWERED;
+  });
+}
+
+async function write(res: Response, signal: AbortSignal, start: () => void, chunk: Uint8Array): Promise<void> {
+  start();
+  if (res.write(chunk) || signal.aborted) return;
+  // Backpressure: the next chunk is fetched once the socket took this one (or the client is gone).
+  await once(res, 'drain', { signal }).catch(() => undefined);
+}

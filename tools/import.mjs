@@ -1,0 +1,247 @@
+#!/usr/bin/env node
+// Sends an export (GET /v1/export, format=ndjson or csv) back through POST /v1/batch, 1000 events a batch.
+//   npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
+// Server: --url or IMPORT_URL (default http://localhost:$PORT or 8080), as `npm run admin` finds it.
+// Kept: event, timestamp, event_id, anonymous_id, user_id, session_id, url, path, referrer, properties. Recomputed by the
+// server (as for any event): source, medium, campaign, source_confidence, channel (from url and referrer), country, device_type,
+// browser and os (from the sender's address and User-Agent: this machine's), ip_hash.
+// Resumable: after each acknowledged batch, <file>.import-state holds the byte offset reached; a rerun continues from
+// there (an interrupted batch is sent again whole: it was not acknowledged), and a finished import deletes it.
+// Exit codes: 0 done, 1 a batch was refused or the server unreachable (the state file says where to resume), 2 usage,
+// 130 interrupted (state saved).
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const USAGE = `usage: npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
+  --key      an sk_ key of the project to import into
+  --url      the server (default IMPORT_URL, else http://localhost:$PORT or 8080)
+  --batch    events per POST /v1/batch (1..1000, default 1000)
+  --restart  ignore a saved position (<file>.import-state) and start from the beginning`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { key: { type: 'string' }, url: { type: 'string' }, batch: { type: 'string' }, restart: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const usage = (why) => {
+  console.error(`import: ${why}\n\n${USAGE}`);
+  process.exit(2);
+};
+const file = positionals[0];
+if (!file || positionals.length > 1) usage('one file to import');
+if (!values.key) usage('--key is required');
+if (!existsSync(file)) usage(`${file}: no such file`);
+const format = /\.csv$/i.test(file) ? 'csv' : /\.(nd)?jsonl?$/i.test(file) ? 'ndjson' : usage(`${file}: .ndjson or .csv expected (a parquet export cannot be imported)`);
+const batchSize = Number(values.batch ?? 1000);
+if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) usage('--batch must be 1..1000');
+const base = (values.url ?? process.env.IMPORT_URL ?? `http://localhost:${process.env.PORT ?? 8080}`).replace(/\/$/, '');
+
+const size = statSync(file).size;
+const stateFile = `${file}.import-state`;
+
+/** The saved position, when it belongs to this file (same size) and was not discarded with --restart. */
+function loadState() {
+  if (values.restart || !existsSync(stateFile)) return { offset: 0, events: 0 };
+  const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+  if (state.size !== size) {
+    console.error(`import: ${stateFile} was saved for a file of ${state.size} bytes, this one has ${size}: rerun with --restart to import it from the start`);
+    process.exit(2);
+  }
+  return { offset: state.offset, events: state.events };
+}
+function saveState(offset, events) {
+  // Written whole, then renamed: an interrupt never leaves half a state file.
+  writeFileSync(`${stateFile}.tmp`, `${JSON.stringify({ file: basename(file), size, offset, events, saved_at: new Date().toISOString() })}\n`);
+  renameSync(`${stateFile}.tmp`, stateFile);
+}
+
+/** Records of the file from byte `start`: { bytes, end } with `end` the offset after the record's newline. */
+async function* records(start) {
+  let pending = Buffer.alloc(0);
+  let offset = start;
+  let inQuotes = false;
+  let scanned = 0;
+  for await (const chunk of createReadStream(file, { start, highWaterMark: 1 << 20 })) {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let from = 0;
+    for (let i = scanned; i < pending.length; i++) {
+      const c = pending[i];
+      // CSV: a newline inside a quoted field is data ("" toggles twice: still right).
+      if (format === 'csv' && c === 0x22) inQuotes = !inQuotes;
+      else if (c === 0x0a && !inQuotes) {
+        yield { bytes: pending.subarray(from, i), end: offset + i + 1 };
+        from = i + 1;
+      }
+    }
+    offset += from;
+    pending = pending.subarray(from);
+    scanned = pending.length;
+  }
+  if (pending.length > 0) yield { bytes: pending, end: offset + pending.length };
+}
+
+/** One CSV record (RFC 4180) into its fields; an unquoted \N is null, as ClickHouse writes it. */
+function csvFields(text) {
+  const out = [];
+  let i = 0;
+  for (;;) {
+    if (text[i] === '"') {
+      let v = '';
+      i++;
+      for (;;) {
+        const q = text.indexOf('"', i);
+        if (q === -1) throw new Error('unterminated quoted field');
+        v += text.slice(i, q);
+        i = q + 1;
+        if (text[i] === '"') {
+          v += '"';
+          i++;
+        } else break;
+      }
+      out.push(v);
+    } else {
+      let end = text.indexOf(',', i);
+      if (end === -1) end = text.length;
+      const raw = text.slice(i, end).replace(/\r$/, '');
+      out.push(raw === '\\N' ? null : raw);
+      i = end;
+    }
+    if (text[i] === ',') i++;
+    else return out;
+  }
+}
+
+/** The CSV header, read from the start of the file whatever the resume position. */
+function csvHeader() {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(size, 64 * 1024));
+    readSync(fd, buf, 0, buf.length, 0);
+    const nl = buf.indexOf(0x0a);
+    const line = buf.subarray(0, nl === -1 ? buf.length : nl).toString('utf8');
+    return { columns: csvFields(line), end: nl + 1 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** An exported row as a /v1/batch event: what a client may send; the rest the server computes again. */
+function toEvent(row, where) {
+  const text = (k) => (typeof row[k] === 'string' && row[k] !== '' ? row[k] : undefined);
+  if (!text('event_name')) throw new Error(`${where}: no event_name`);
+  const event = { event: row.event_name };
+  for (const [to, from] of [['event_id', 'event_id'], ['timestamp', 'timestamp'], ['anonymous_id', 'anonymous_id'], ['user_id', 'user_id'], ['session_id', 'session_id'], ['url', 'url'], ['path', 'path'], ['referrer', 'referrer']]) {
+    const v = text(from);
+    if (v !== undefined) event[to] = v;
+  }
+  const props = text('properties');
+  if (props !== undefined && props !== '{}') {
+    const parsed = JSON.parse(props);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) event.properties = parsed;
+  }
+  return event;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** POST /v1/batch until acknowledged: 429 and 5xx and an unreachable server are retried (backoff), other 4xx are fatal. */
+async function send(events) {
+  for (let attempt = 0; ; attempt++) {
+    let res;
+    try {
+      res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${values.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    } catch (e) {
+      if (attempt >= 8) throw new Error(`${base} unreachable: ${e.cause?.message ?? e.message}`);
+      await sleep(Math.min(30_000, 500 * 2 ** attempt));
+      continue;
+    }
+    const body = await res.text();
+    if (res.status === 202) return;
+    if ((res.status === 429 || res.status >= 500) && attempt < 8) {
+      const retryAfter = Number(res.headers.get('retry-after'));
+      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 500 * 2 ** attempt));
+      continue;
+    }
+    throw new Error(`POST /v1/batch answered ${res.status}: ${body.slice(0, 2000)}`);
+  }
+}
+
+const tty = process.stderr.isTTY;
+function progress(offset, events, final = false) {
+  if (!tty) return;
+  const width = 30;
+  const frac = size === 0 ? 1 : offset / size;
+  const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, '.');
+  process.stderr.write(`\r[${bar}] ${(frac * 100).toFixed(1).padStart(5)}%  ${events} events${final ? '\n' : ''}`);
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+});
+
+async function main() {
+  const state = loadState();
+  let columns;
+  let start = state.offset;
+  if (format === 'csv') {
+    const header = csvHeader();
+    columns = header.columns;
+    if (!columns.includes('event_name')) throw new Error(`${file}: the CSV header has no event_name column: not an export`);
+    start = Math.max(start, header.end);
+  }
+  if (state.offset > 0) console.error(`import: resuming ${file} at byte ${state.offset} (${state.events} events already imported)`);
+  let events = state.events;
+  let batch = [];
+  let line = 0;
+  let batchEnd = start;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await send(batch);
+    events += batch.length;
+    batch = [];
+    saveState(batchEnd, events);
+    progress(batchEnd, events);
+  };
+  for await (const record of records(start)) {
+    line++;
+    const text = record.bytes.toString('utf8');
+    if (text.trim() === '') {
+      batchEnd = record.end;
+      continue;
+    }
+    const where = `${file} (record ${line} from byte ${start})`;
+    let row;
+    try {
+      row = format === 'ndjson' ? JSON.parse(text) : Object.fromEntries(csvFields(text).map((v, i) => [columns[i], v]));
+    } catch (e) {
+      throw new Error(`${where}: ${e.message}`);
+    }
+    batch.push(toEvent(row, where));
+    batchEnd = record.end;
+    if (batch.length === batchSize) {
+      await flush();
+      if (interrupted) {
+        if (tty) process.stderr.write('\n');
+        console.error(`import: interrupted after ${events} events; rerun the same command to resume (${stateFile})`);
+        process.exit(130);
+      }
+    }
+  }
+  await flush();
+  progress(size, events, true);
+  rmSync(stateFile, { force: true });
+  console.log(JSON.stringify({ ok: true, file, events_imported: events - state.events, events_total: events }));
+}
+
+main().catch((e) => {
+  if (tty) process.stderr.write('\n');
+  console.error(`import: ${e.message}`);
+  if (existsSync(stateFile)) console.error(`import: the position of the last acknowledged batch is saved in ${stateFile}: rerun to resume`);
+  process.exit(1);
+});

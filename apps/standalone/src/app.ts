@@ -33,6 +33,8 @@ export function buildApp(deps: StandaloneDeps): Express {
     logger: deps.logger,
     trustProxy: deps.trustProxy,
     limits: deps.limits,
+    metricsToken: deps.metricsToken,
+    eventStore: stores.events,
     budgetKeyOf: failedAuthKeyOf(stores.authenticator),
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [

@@ -71,6 +71,20 @@ export class EventStore {
     return new EventStore(connectClickHouse(config), config, writerOptions);
   }
 
+  /** Reads waiting for their turn at the read gate (GET /metrics: analytics_read_queue_depth). */
+  get readQueueDepth(): number {
+    return this.reads.queued;
+  }
+
+  /**
+   * Seconds the aggregate builder is behind: since the oldest acknowledged INSERT it has not built yet finished (GET
+   * /metrics: analytics_aggregate_lag_seconds). 0 when caught up, and always 0 on a server, where the views build the
+   * aggregates with each INSERT.
+   */
+  aggregateLagSeconds(now = Date.now()): number {
+    return this.writes.aggregateLagMs(now) / 1000;
+  }
+
   /** The group-commit writer (EventWriter): the far lane is held through it around a partition drop. */
   get writer(): EventWriter {
     return this.writes.writer;

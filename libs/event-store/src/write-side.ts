@@ -32,6 +32,8 @@ export class WriteSide {
   private readonly seqs = new InsertSeqs();
   /** Embedded store (after startBuilder()); unset on a server, where materialized views build the aggregates. */
   private builder: AggregateBuilder | undefined;
+  /** When each INSERT the builder has not built yet finished (acknowledged), by seq: the aggregate lag. */
+  private readonly finishedAt = new Map<number, number>();
 
   constructor(private readonly options: WriteSideOptions) {
     this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), options.writer);
@@ -106,7 +108,32 @@ export class WriteSide {
     } catch (e) {
       throw classifyStoreError(e);
     } finally {
-      if (seq !== undefined) this.seqs.end(seq);
+      if (seq !== undefined) {
+        this.seqs.end(seq);
+        this.finishedAt.set(seq, Date.now());
+        this.forgetBuilt();
+      }
+    }
+  }
+
+  /** Milliseconds since the oldest finished INSERT the builder has not built yet (0: caught up, or no builder). */
+  aggregateLagMs(now: number): number {
+    if (!this.builder) return 0;
+    const built = this.builder.builtSeq;
+    let oldest = Infinity;
+    for (const [seq, at] of this.finishedAt) {
+      if (seq <= built) this.finishedAt.delete(seq);
+      else oldest = Math.min(oldest, at);
+    }
+    return oldest === Infinity ? 0 : Math.max(0, now - oldest);
+  }
+
+  /** Drops the built INSERTs at the front (finish order is about seq order); aggregateLagMs drops the rest. */
+  private forgetBuilt(): void {
+    const built = this.builder?.builtSeq ?? Infinity;
+    for (const seq of this.finishedAt.keys()) {
+      if (seq > built) break;
+      this.finishedAt.delete(seq);
     }
   }
 

@@ -85,6 +85,8 @@ export interface ApiRoute {
   errorBody?: z.ZodType;
   /** A request body that succeeds, shown in the document. */
   example?: unknown;
+  /** Media type of the success body when it is not JSON (GET /metrics: Prometheus text). */
+  contentType?: string;
 }
 
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
@@ -182,6 +184,11 @@ export const routes = {
   },
   readyz: {
     method: 'get', path: '/readyz', app: 'service', summary: 'Readiness (every store this app uses answers)', auth: 'none', responses: { 200: readyResponseSchema }, errors: ['not_ready'],
+  },
+  // Scraped by Prometheus from the pods, never routed by the proxy; with METRICS_TOKEN set, that bearer token is required.
+  metrics: {
+    method: 'get', path: '/metrics', app: 'service', summary: 'Prometheus metrics of this instance (Authorization: Bearer <METRICS_TOKEN> when it is set)', auth: 'none',
+    responses: { 200: z.string().describe('Prometheus text exposition format 0.0.4.') }, errors: ['unauthorized'], contentType: 'text/plain; version=0.0.4',
   },
 } as const satisfies Record<string, ApiRoute>;
 

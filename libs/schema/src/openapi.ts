@@ -55,7 +55,7 @@ function operation(route: ApiRoute): JsonSchema {
   const { security: sec, note } = security(route);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
-    responses[status] = schema ? { description: schema.description ?? 'Success.', content: { 'application/json': { schema: jsonSchema(schema, 'output') } } } : { description: 'No body.' };
+    responses[status] = schema ? { description: schema.description ?? 'Success.', content: { [route.contentType ?? 'application/json']: { schema: jsonSchema(schema, 'output') } } } : { description: 'No body.' };
   }
   Object.assign(responses, errorResponses(route));
   const params = parameters(route);

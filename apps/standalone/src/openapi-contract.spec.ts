@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
@@ -31,7 +32,10 @@ beforeAll(async () => {
   const created = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name: 'contract', allowed_origins: [ORIGIN] });
   keys = { ...created.body.keys, projectId: created.body.project.id };
 });
-afterAll(() => stores.close());
+afterAll(async () => {
+  await stores.close();
+  rmSync(`${stores.dataDir}-backup-contract`, { recursive: true, force: true });
+});
 
 // swagger-parser is ESM-only: it runs in a child Node, reading the document on stdin.
 const VALIDATE = "import P from '@apidevtools/swagger-parser'; let s=''; for await (const c of process.stdin) s+=c; P.validate(JSON.parse(s)).then(() => console.log('valid'), (e) => console.log(e.message));";
@@ -120,6 +124,11 @@ const cases = (): Case[] => [
   ['get', '/healthz', 200, () => get('/healthz')],
   ['get', '/readyz', 200, () => get('/readyz')],
   ['get', '/openapi.json', 200, () => get('/openapi.json')],
+  ['post', '/admin/backup', 200, () => post('/admin/backup', admin, { dir: `${stores.dataDir}-backup-contract` })],
+  ['post', '/admin/backup', 400, () => post('/admin/backup', admin, { dir: 'relative/dir' })],
+  ['post', '/admin/backup', 401, () => post('/admin/backup', {}, { dir: '/tmp/x' })],
+  ['post', '/admin/backup', 413, () => post('/admin/backup', { ...admin, 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/admin/backup', 415, () => post('/admin/backup', { ...admin, 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
   ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
   ['get', '/metrics', 401, () => get('/metrics')],
 ];

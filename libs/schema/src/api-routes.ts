@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import {
+  backupInputSchema,
+  backupResponseSchema,
   createKeyInputSchema,
   createProjectInputSchema,
   createdProjectResponseSchema,
@@ -163,6 +165,12 @@ export const routes = {
   revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
+  },
+  backup: {
+    method: 'post', path: '/admin/backup', app: 'admin-api',
+    summary: 'Back up the embedded stores of `npm start` (event store BACKUP, key store dump, secrets, manifest) to a directory on the server',
+    auth: 'admin_token', body: backupInputSchema, responses: { 200: backupResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
+    example: { dir: '/var/backups/analytics/2026-11-24' },
   },
   runRetention: {
     method: 'post', path: '/internal/retention/run', app: 'retention-worker', summary: 'Delete events older than each project\'s retention', auth: 'internal_secret',

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
+import { ByteBudget } from '@analytics/service-kit';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -15,7 +16,8 @@ const USER_ID = 'user-metrics-7d1e';
 let stores: Stores;
 
 beforeAll(async () => {
-  stores = await openTestStores();
+  // The builder's own tick a minute apart: it builds when a read (or the test) asks it to catch up, so its lag is observable.
+  stores = await openTestStores({ AGGREGATE_INTERVAL_MS: '60000' });
 });
 afterAll(() => stores.close());
 
@@ -60,8 +62,13 @@ describe('GET /metrics', () => {
     expect((await request(app).post('/v1/track').set(sk).send({ event: 'signup', anonymous_id: 'a-1' })).status).toBe(202);
     expect((await request(app).post('/v1/batch').set(sk).send({ events: [{ event: 'a', anonymous_id: 'a-1' }, { event: 'b', anonymous_id: 'a-1' }, { event: 'c', anonymous_id: 'a-1' }] })).status).toBe(202);
     expect((await request(app).post('/v1/identify').set(sk).send({ anonymous_id: 'a-1', user_id: USER_ID })).status).toBe(200);
-    expect((await request(app).post('/v1/track').set(sk).send({ event: 'second', anonymous_id: 'a-1' })).status).toBe(202);
-    // The track bucket (2) is empty: rate limited.
+    const mcp = await request(app)
+      .post('/mcp')
+      .set({ ...sk, accept: 'application/json, text/event-stream' })
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'track_event', arguments: { event: 'agent', anonymous_id: 'a-1' } } });
+    expect(mcp.status).toBe(200);
+    expect(mcp.body.result.structuredContent).toEqual({ ok: true, event_id: expect.any(String) });
+    // The track bucket (2, shared with MCP's track_event) is empty: rate limited.
     expect((await request(app).post('/v1/track').set(sk).send({ event: 'third', anonymous_id: 'a-1' })).status).toBe(429);
     const stats = await request(app).get('/v1/stats').set({ authorization: `Bearer ${keys.rk}`, 'x-forwarded-for': CLIENT_IP }).query(RANGE);
     expect(stats.status).toBe(200);
@@ -77,7 +84,8 @@ describe('GET /metrics', () => {
     const text = res.text;
 
     const requests = (labels: Record<string, string>) => valueOf(text, 'analytics_http_requests_total', labels);
-    expect(requests({ method: 'POST', route: '/v1/track', status: '202' })).toBe(2);
+    expect(requests({ method: 'POST', route: '/v1/track', status: '202' })).toBe(1);
+    expect(requests({ method: 'POST', route: '/mcp', status: '200' })).toBe(1);
     expect(requests({ method: 'POST', route: '/v1/track', status: '429' })).toBe(1);
     expect(requests({ method: 'POST', route: '/v1/track', status: '401' })).toBe(1);
     expect(requests({ method: 'POST', route: '/v1/batch', status: '202' })).toBe(1);
@@ -88,14 +96,14 @@ describe('GET /metrics', () => {
     expect(requests({ method: 'GET', route: '/v1/track', status: '405' })).toBe(1);
     // Every route label is a pattern: a declared path, `unmatched`, or the probes.
     const routesSeen = new Set(samples(text, 'analytics_http_requests_total').map((s) => s.labels['route']));
-    expect([...routesSeen].sort()).toEqual(['/admin/projects', '/admin/projects/:id', '/v1/batch', '/v1/identify', '/v1/stats', '/v1/track', 'unmatched'].sort());
+    expect([...routesSeen].sort()).toEqual(['/admin/projects', '/admin/projects/:id', '/mcp', '/v1/batch', '/v1/identify', '/v1/stats', '/v1/track', 'unmatched'].sort());
 
     const durations = samples(text, 'analytics_http_request_duration_seconds_count');
     expect(durations.find((s) => s.labels['route'] === '/v1/stats' && s.labels['method'] === 'GET')?.value).toBe(1);
     expect(Object.keys(durations[0]!.labels).sort()).toEqual(['method', 'route']);
     expect(samples(text, 'analytics_http_request_duration_seconds_bucket').length).toBeGreaterThan(0);
 
-    // 1 track + 3 batch + 1 identify + 1 track: the 429 and the 401 acknowledged nothing.
+    // 1 track + 3 batch + 1 identify + 1 MCP track_event: the 429 and the 401 acknowledged nothing.
     expect(valueOf(text, 'analytics_events_ingested_total')).toBe(6);
     expect(valueOf(text, 'analytics_refusals_total', { reason: 'rate_limited' })).toBe(1);
     expect(valueOf(text, 'analytics_refusals_total', { reason: 'failed_auth' })).toBe(1);
@@ -122,12 +130,31 @@ describe('GET /metrics', () => {
     expect(stores.events.buildsAggregates).toBe(true);
     expect((await request(app).post('/v1/track').set('authorization', `Bearer ${keys.sk}`).send({ event: 'lagging', anonymous_id: 'a-2' })).status).toBe(202);
     await stores.events.writer.drain();
-    // Acknowledged 50 ms ago and not built yet (the builder's tick is a second apart), unless it was this instant.
-    const later = stores.events.aggregateLagSeconds(Date.now() + 50);
+    // Acknowledged and not built yet: 50 ms from now it is at least 50 ms behind, and the scrape shows it behind.
+    expect(stores.events.aggregateLagSeconds(Date.now() + 50)).toBeGreaterThanOrEqual(0.05);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await lagOf()).toBeGreaterThanOrEqual(0.02);
     await stores.events.aggregatesCaughtUp();
-    expect(later === 0 || later >= 0.05).toBe(true);
     expect(stores.events.aggregateLagSeconds(Date.now() + 50)).toBe(0);
     expect(await lagOf()).toBe(0);
+  });
+
+  it('counts a body refused for a full budget as server_busy, and shows the budget in use', async () => {
+    const budget = new ByteBudget(1024 * 1024);
+    const app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, limits: { body: { budget, waitMs: 0 } } });
+    const { keys } = await stores.keyStore.createProject({ name: 'busy' });
+    const release = (await budget.acquire(budget.capacity, 0))!;
+    try {
+      const busy = await request(app).post('/v1/track').set('authorization', `Bearer ${keys.sk}`).send({ event: 'x', anonymous_id: 'a-3' });
+      expect(busy.status).toBe(503);
+      expect(busy.body.error).toBe('server_busy');
+      const text = (await request(app).get('/metrics')).text;
+      expect(valueOf(text, 'analytics_refusals_total', { reason: 'server_busy' })).toBe(1);
+      expect(valueOf(text, 'analytics_body_budget_bytes_in_use')).toBe(1024 * 1024);
+      expect(valueOf(text, 'analytics_http_requests_total', { route: '/v1/track', status: '503' })).toBe(1);
+    } finally {
+      release();
+    }
   });
 
   it('requires `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set', async () => {

@@ -35,7 +35,6 @@ export type RefusalReason = 'rate_limited' | 'failed_auth' | 'server_busy';
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const METRICS_LOCAL = 'metrics';
-const ROUTE_LOCAL = 'metricsRoute';
 const ERROR_LOCAL = 'errorCode';
 
 export class ServiceMetrics {
@@ -123,16 +122,17 @@ export class ServiceMetrics {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
- * The route pattern a request matched: the declared path (`/admin/projects/:id`) of the route that answered, a fixed
- * pattern a handler set (recordRoute), the mount of a static router (`/assets/*`), else `unmatched`.
+ * The route pattern a request matched: the declared path (`/admin/projects/:id`) of the route that answered, the fixed
+ * pattern a handler logs it as (logRouteAs: OAuth's paths), the mount of a static router (`/assets/*`), else `unmatched`.
  */
 function routeLabel(req: Request, res: Response): string {
-  const recorded = res.locals[ROUTE_LOCAL];
-  if (typeof recorded === 'string') return recorded;
   const path = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof path === 'string') return `${req.baseUrl}${path}`;
   const logged = res.locals['logRoute'];
   if (typeof logged === 'string') return logged;
+  // A static router mounted at a fixed path (`router.use('/assets', express.static(…))`) that served a file: its mount.
+  // Our mounts are literal paths, so baseUrl is the pattern; a miss there calls next(), which resets baseUrl.
+  if (req.baseUrl && res.statusCode < 400) return `${req.baseUrl}/*`;
   return UNMATCHED_ROUTE;
 }
 
@@ -146,11 +146,6 @@ function refusalOf(status: number, code: unknown): RefusalReason | undefined {
 /** Counts `events` acknowledged by the request answering on `res` (no-op outside an app with metrics). */
 export function countIngested(res: Response | undefined, events: number): void {
   (res?.locals[METRICS_LOCAL] as ServiceMetrics | undefined)?.countIngested(events);
-}
-
-/** The route pattern this request is counted under, when express's own route does not say it (a fixed set of paths). */
-export function recordRoute(res: Response, pattern: string): void {
-  res.locals[ROUTE_LOCAL] = pattern;
 }
 
 /** The error code an answer carried (the error middleware and other envelopes record it): a 503's refusal reason. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run restore -- <backup> <new-data-dir>`: offline (nothing needs to run). Lays out a DATA_DIR from a backup of
-// `npm backup`: <new-data-dir>/clickhouse by ClickHouse's RESTORE (chDB), <new-data-dir>/postgres from the PGlite
+// `npm run backup`: <new-data-dir>/clickhouse by ClickHouse's RESTORE (chDB), <new-data-dir>/postgres from the PGlite
 // dump, secrets.json. `DATA_DIR=<new-data-dir> npm start` then answers as the original did at the backup's moment.
 // Refuses an existing non-empty <new-data-dir>. Exit codes: 0 restored, 1 failed, 2 usage or refused.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -43,9 +43,10 @@ try {
   const { Session } = require('chdb');
   const source = join(backup, manifest.event_store.path);
   const session = new Session(join(target, 'clickhouse'), { connectionArgs: [`--backups.allowed_path=${backup}`] });
+  let events;
   try {
     session.query(`RESTORE DATABASE ${manifest.clickhouse_database} FROM File('${source.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}')`, 'JSONEachRow');
-    var events = session.query(`SELECT count() FROM ${manifest.clickhouse_database}.events`, 'CSV').trim();
+    events = session.query(`SELECT count() FROM ${manifest.clickhouse_database}.events`, 'CSV').trim();
   } finally {
     session.close();
   }
@@ -54,7 +55,8 @@ try {
     chmodSync(join(target, 'secrets.json'), 0o600);
   }
   console.log(`restored ${backup} (${manifest.created_at}) into ${target}: ${events} events, key store at migration ${rows[0].n}.`);
-  console.log(`start it with: DATA_DIR=${target} npm start`);
+  const database = manifest.clickhouse_database === 'analytics' ? '' : `CLICKHOUSE_DATABASE=${manifest.clickhouse_database} `;
+  console.log(`start it with: ${database}DATA_DIR=${target} npm start`);
 } catch (e) {
   rmSync(target, { recursive: true, force: true });
   fail(`${e.message} (the partial ${target} was removed)`);

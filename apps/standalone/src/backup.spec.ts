@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Started, startNode, stopProcess } from '@analytics/topology';
@@ -118,6 +118,15 @@ describe('npm run backup / npm run restore', () => {
       expect(refused.status).toBe(2);
       expect(refused.stderr).toContain(`${occupied} exists and is not empty`);
       expect(readFileSync(join(occupied, 'keep.txt'), 'utf8')).toBe('mine');
+
+      // A backup of a newer release (a migration this checkout does not have) is refused before anything is written.
+      const newer = join(work, 'newer');
+      cpSync(backupDir, newer, { recursive: true });
+      writeFileSync(join(newer, 'manifest.json'), JSON.stringify({ ...manifest, event_store: { ...manifest.event_store, migrations: [...manifest.event_store.migrations, { version: 999, name: '999_future.sql', checksum: null }] } }));
+      const tooNew = spawnSync(process.execPath, ['tools/restore.mjs', newer, join(work, 'never')], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+      expect(tooNew.status).toBe(2);
+      expect(tooNew.stderr).toContain('migrations this release does not know (999 999_future.sql)');
+      expect(existsSync(join(work, 'never'))).toBe(false);
 
       const restoredDir = join(work, 'restored');
       const restore = await runTool(['tools/restore.mjs', backupDir, restoredDir]);

@@ -13,7 +13,7 @@ async function main() {
   // Revocations reach the other services' key caches through Redis at once; without it, within the cache TTL.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const bus = new InvalidationBus(undefined, redis);
-  const app = buildApp({ logger, limits: serviceLimitsOf(env), ...adminWiring({ keyStore: new KeyStore(db), bus }, env.ADMIN_TOKEN) });
+  const app = buildApp({ logger, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore: new KeyStore(db), bus }, env.ADMIN_TOKEN) });
   await serve(app, env.PORT, logger, async () => {
     redis?.disconnect();
     await db.close();

@@ -9,5 +9,5 @@ export interface IngestAppDeps extends IngestRouterDeps, ServiceAppBase {
 }
 
 export function buildApp(deps: IngestAppDeps): Express {
-  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, limits: deps.limits, budgetKeyOf: failedAuthKeyOf(deps.authenticator), ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api']), ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : [])] });
+  return createServiceApp({ name: 'ingest-api', logger: deps.logger, trustProxy: deps.trustProxy, limits: deps.limits, metricsToken: deps.metricsToken, eventStore: deps.events, budgetKeyOf: failedAuthKeyOf(deps.authenticator), ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createIngestRouter(deps), apiDocsRouter(['ingest-api']), ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : [])] });
 }

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, forgetUser } from '@analytics/event-store';
 import { type IngestService, requestContexts } from '@analytics/ingest';
-import { defineRoute, routerOf } from '@analytics/service-kit';
+import { countIngested, defineRoute, routerOf } from '@analytics/service-kit';
 import { browserIdentifyInputSchema, identifyInputSchema, routes } from '@analytics/schema';
 
 export interface IngestRouterDeps {
@@ -21,18 +21,21 @@ export function createIngestRouter(deps: IngestRouterDeps): Router {
   const context = requestContexts(deps.ipHashSecret, deps.clock);
 
   return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
-    defineRoute(routes.track, async ({ body }, auth, { req }) => {
+    defineRoute(routes.track, async ({ body }, auth, { req, res }) => {
       const { event_id } = await deps.ingest.track(context(req, auth), body);
+      countIngested(res, 1);
       return { ok: true, event_id };
     }),
-    defineRoute(routes.batch, async ({ body }, auth, { req }) => {
+    defineRoute(routes.batch, async ({ body }, auth, { req, res }) => {
       const { count } = await deps.ingest.batch(context(req, auth), body.events);
+      countIngested(res, count);
       return { ok: true, count };
     }),
     defineRoute(
       routes.identify,
-      async ({ body }, auth, { req }) => {
+      async ({ body }, auth, { req, res }) => {
         await deps.ingest.identify(context(req, auth), body);
+        countIngested(res, 1); // one $identify event
         return { ok: true };
       },
       // A pk_ key may omit anonymous_id: the caller's daily visitor id is bound instead.

@@ -10,6 +10,7 @@ runService(ingestApiConfig, ({ env, logger, stores, limits }) =>
     logger,
     trustProxy: env.TRUST_PROXY,
     limits,
+    metricsToken: env.METRICS_TOKEN,
     ...ingestWiring(stores, { ipHashSecret: env.IP_HASH_SECRET, rateRules: rateRulesOf(env) }),
     // The browser SDK's build beside this bundle (dist/libs/sdk-browser): the proxy sends /sdk/* here.
     sdkDir: resolve(__dirname, '../../libs/sdk-browser'),

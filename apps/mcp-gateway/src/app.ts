@@ -4,5 +4,5 @@ import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics
 import { type McpRouterDeps, createMcpRouter } from './mcp.routes';
 
 export function buildApp(deps: McpRouterDeps & ServiceAppBase): Express {
-  return createServiceApp({ name: 'mcp-gateway', logger: deps.logger, trustProxy: deps.trustProxy, limits: deps.limits, budgetKeyOf: failedAuthKeyOf(deps.authenticator), ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createMcpRouter(deps), apiDocsRouter(['mcp-gateway'])] });
+  return createServiceApp({ name: 'mcp-gateway', logger: deps.logger, trustProxy: deps.trustProxy, limits: deps.limits, metricsToken: deps.metricsToken, eventStore: deps.events, budgetKeyOf: failedAuthKeyOf(deps.authenticator), ready: { event_store: () => deps.events.ping(), key_store: () => deps.authenticator.ping() }, routers: [createMcpRouter(deps), apiDocsRouter(['mcp-gateway'])] });
 }

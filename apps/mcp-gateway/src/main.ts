@@ -9,5 +9,5 @@ runService(mcpGatewayConfig, ({ env, logger, stores, limits }) => {
   // track_event shares the ingest path and its rate limit (buckets shared through Redis when REDIS_URL is set)
   const ingest = ingestWiring(stores, { ipHashSecret: env.IP_HASH_SECRET, rateRules: rateRulesOf(env) });
   const mcp = mcpWiring(stores, ingest, { logger, allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH === 'on', publicUrl: env.PUBLIC_URL });
-  return buildApp({ ...mcp, trustProxy: env.TRUST_PROXY, limits });
+  return buildApp({ ...mcp, trustProxy: env.TRUST_PROXY, limits, metricsToken: env.METRICS_TOKEN });
 }, { prepare: loadGeo });

@@ -21,7 +21,7 @@ import { type EventStore, queryEvents, queryInsights, queryProperties, querySour
 import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
-import { ANSWERED, type Logger, defineRoute, publicBaseUrl, routerOf, toApiError } from '@analytics/service-kit';
+import { ANSWERED, type Logger, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
@@ -117,6 +117,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     track_event: async (auth, args, req) => {
       const input = parseArgs(eventInputSchema, args);
       const { event_id } = await deps.ingest.track(requestContextOf(req, auth), input);
+      countIngested(req.res, 1);
       return { ok: true, event_id };
     },
     query_events: async (auth, args) => capRows({ rows: await queryEvents(deps.events, auth.projectId, parseArgs(queryParamsSchema, args)) }, maxBytes),
@@ -242,6 +243,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     const apiError = toApiError(err);
     if (apiError.code === 'server_busy') {
       res.set('Retry-After', String(apiError.extra['retry_after_s'] ?? 1));
+      recordErrorCode(res, 'server_busy');
       return void envelopeError(res, apiError.status, 'server_busy', { error: apiError.code, ...apiError.extra }, -32000);
     }
     if (apiError.status >= 500) throw err;

@@ -3,5 +3,5 @@ import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics
 import { type RetentionDeps, createRetentionRouter } from './retention.routes';
 
 export function buildApp(deps: RetentionDeps & Omit<ServiceAppBase, 'trustProxy'>): Express {
-  return createServiceApp({ name: 'retention-worker', logger: deps.logger, limits: deps.limits, ready: { event_store: () => deps.events.ping(), key_store: () => deps.keyStore.ping() }, routers: [createRetentionRouter(deps), apiDocsRouter(['retention-worker'])] });
+  return createServiceApp({ name: 'retention-worker', logger: deps.logger, limits: deps.limits, metricsToken: deps.metricsToken, eventStore: deps.events, ready: { event_store: () => deps.events.ping(), key_store: () => deps.keyStore.ping() }, routers: [createRetentionRouter(deps), apiDocsRouter(['retention-worker'])] });
 }

@@ -23,4 +23,4 @@ async function once() {
 }
 
 if (process.argv.includes('--once')) runMain(once);
-else runService(retentionWorkerConfig, ({ env, logger, stores, limits }) => buildApp({ logger, limits, ...retentionWiring(stores, { internalSecret: env.INTERNAL_SECRET }) }));
+else runService(retentionWorkerConfig, ({ env, logger, stores, limits }) => buildApp({ logger, limits, metricsToken: env.METRICS_TOKEN, ...retentionWiring(stores, { internalSecret: env.INTERNAL_SECRET }) }));

@@ -8,6 +8,7 @@ import { failedAuthKeyOf } from '@analytics/auth';
 import type { RateRules } from '@analytics/ingest';
 import type { Stores } from '@analytics/runtime';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
+import { createBackupRouter } from './backup.route';
 import { createDashboardRouter } from './dashboard.route';
 import type { Secrets } from './secrets';
 
@@ -22,6 +23,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   sdkDir?: string;
   /** MCP_ALLOWED_ORIGINS, MCP_OAUTH (OAuth for connector UIs on /mcp) and PUBLIC_URL. */
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean; publicUrl?: string };
+  /** DATA_DIR: POST /admin/backup copies its secrets.json into the backup. */
+  dataDir?: string;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -33,6 +36,8 @@ export function buildApp(deps: StandaloneDeps): Express {
     logger: deps.logger,
     trustProxy: deps.trustProxy,
     limits: deps.limits,
+    metricsToken: deps.metricsToken,
+    eventStore: stores.events,
     budgetKeyOf: failedAuthKeyOf(stores.authenticator),
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
@@ -40,6 +45,8 @@ export function buildApp(deps: StandaloneDeps): Express {
       createIngestRouter(ingest),
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
+      // Before the admin router, which answers every other /admin path itself.
+      createBackupRouter(stores, secrets.ADMIN_TOKEN, deps.dataDir),
       createAdminRouter(adminWiring(stores, secrets.ADMIN_TOKEN)),
       createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),
       apiDocsRouter('all'),

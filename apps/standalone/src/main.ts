@@ -24,7 +24,7 @@ async function main() {
   const sdkDir = resolve(__dirname, '../../libs/sdk-browser');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir });
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir });
   const server = await serve(app, env.PORT, logger, () => stores.close());
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
@@ -9,6 +10,7 @@ import { buildApp } from './app';
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
 const SECRETS = { ADMIN_TOKEN: 'admin-token-contract-tests', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' };
+const METRICS_TOKEN = 'metrics-token-contract-tests';
 const ORIGIN = 'https://shop.example.com';
 const RANGE = { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' };
 // What the document declares that no single request can produce against healthy embedded stores: a store out of reach
@@ -25,12 +27,15 @@ const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true
 beforeAll(async () => {
   stores = await openTestStores();
   // Track and batch buckets of 3 so that 429 is reachable in a few requests.
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } } });
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } } });
   doc = (await request(app).get('/openapi.json')).body as Doc;
   const created = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name: 'contract', allowed_origins: [ORIGIN] });
   keys = { ...created.body.keys, projectId: created.body.project.id };
 });
-afterAll(() => stores.close());
+afterAll(async () => {
+  await stores.close();
+  rmSync(`${stores.dataDir}-backup-contract`, { recursive: true, force: true });
+});
 
 // swagger-parser is ESM-only: it runs in a child Node, reading the document on stdin.
 const VALIDATE = "import P from '@apidevtools/swagger-parser'; let s=''; for await (const c of process.stdin) s+=c; P.validate(JSON.parse(s)).then(() => console.log('valid'), (e) => console.log(e.message));";
@@ -119,6 +124,13 @@ const cases = (): Case[] => [
   ['get', '/healthz', 200, () => get('/healthz')],
   ['get', '/readyz', 200, () => get('/readyz')],
   ['get', '/openapi.json', 200, () => get('/openapi.json')],
+  ['post', '/admin/backup', 200, () => post('/admin/backup', admin, { dir: `${stores.dataDir}-backup-contract` })],
+  ['post', '/admin/backup', 400, () => post('/admin/backup', admin, { dir: 'relative/dir' })],
+  ['post', '/admin/backup', 401, () => post('/admin/backup', {}, { dir: '/tmp/x' })],
+  ['post', '/admin/backup', 413, () => post('/admin/backup', { ...admin, 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/admin/backup', 415, () => post('/admin/backup', { ...admin, 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
+  ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
+  ['get', '/metrics', 401, () => get('/metrics')],
 ];
 
 describe('GET /openapi.json (standalone)', () => {

@@ -16,6 +16,8 @@ export interface SqlPort extends SqlQueryable {
   exec(sql: string): Promise<void>;
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** PGlite only: its data directory as a gzipped tarball (PGlite's dumpDataDir), for a backup of the embedded store. */
+  dumpDataDir?(): Promise<Uint8Array>;
 }
 
 export async function createPgPort(connectionString: string, onError: (e: Error) => void = () => {}): Promise<SqlPort> {
@@ -97,5 +99,6 @@ export async function createPglitePort(dataDir?: string): Promise<SqlPort> {
     },
     transaction: (fn) => db.transaction((tx) => fn({ query: async (sql, params) => tx.query(sql, params as unknown[]) as never })),
     close: () => db.close(),
+    dumpDataDir: async () => new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer()),
   };
 }

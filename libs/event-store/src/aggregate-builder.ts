@@ -127,6 +127,11 @@ export class AggregateBuilder {
     return this.serial(async () => (this.pending || this.stopped || !this.sourcesDaily ? 0 : this.sourcesDaily.refresh(this.built, Date.now(), all)));
   }
 
+  /** Runs `fn` with no build or sources_daily refresh running, and none starting until it ends. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.serial(fn);
+  }
+
   private serial<T>(run: () => Promise<T>): Promise<T> {
     const next = this.chain.then(run, run);
     this.chain = next.catch(() => undefined);

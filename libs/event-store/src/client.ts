@@ -1,3 +1,4 @@
+import { join, resolve } from 'node:path';
 import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
 import { type SelectStream, chdbSelectStream } from './export-stream';
 import type { ForgetQueueOptions } from './forget-queue';
@@ -46,6 +47,8 @@ export interface ClickHouseHandle {
   builderClient?: ClickHouseClient;
   /** Embedded engine: streamed SELECTs (exports), each on a session of its own; a server streams through `client`. */
   streamSelect?: SelectStream;
+  /** Embedded store: where BACKUP ... TO File() may write (the engine's backups.allowed_path). */
+  backupsDir?: string;
 }
 
 export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
@@ -65,6 +68,11 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   if (!config.chdbPath) throw new Error('event store: set CLICKHOUSE_URL or a chDB path');
   // Loaded lazily so a server-mode deployment never loads the native engine.
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  // The first connection to a directory starts the engine with its server configuration: BACKUP ... TO File() is
+  // allowed under <path>/backups only (EventStore.backup stages there). A later connection's arguments are ignored.
+  const { Session } = require('chdb') as { Session: new (path: string, opts: { connectionArgs: string[] }) => { close(): void } };
+  const backupsDir = join(resolve(config.chdbPath), 'backups');
+  const configured = new Session(config.chdbPath, { connectionArgs: [`--backups.allowed_path=${backupsDir}`] });
   const connection = createChdbConnection({ path: config.chdbPath });
   // Inserts get a connection of their own: chDB runs one query at a time per connection (and parameterized ones one at
   // a time per process), so a long read on the other connection never holds up the writer.
@@ -87,6 +95,7 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   return {
     client: createClient({ connection } as never),
     builderClient,
+    backupsDir,
     rawInsert: insertOn(writes),
     rawInsertFar: insertOn(farWrites),
     streamSelect: chdbSelectStream(config.chdbPath),
@@ -95,6 +104,7 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
       await writes.close();
       await farWrites.close();
       await control.close();
+      configured.close();
     },
     control: async (sql) => {
       await control.command({ query: sql } as never);

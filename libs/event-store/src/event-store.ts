@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
 import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client';
@@ -71,6 +72,34 @@ export class EventStore {
   /** The store without touching the schema (no migrations, no round trip): for tools and fault tests. */
   static connect(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): EventStore {
     return new EventStore(connectClickHouse(config), config, writerOptions);
+  }
+
+  /**
+   * Embedded store: `BACKUP DATABASE` of our database to File(`name`) under the engine's backups directory, at one
+   * moment (WriteSide.quiesced: no INSERT in flight, aggregates caught up, builder idle). Returns the directory written.
+   */
+  async backup(name: string): Promise<string> {
+    const { backupsDir, builderClient } = this.handle;
+    if (!backupsDir || !builderClient) throw new Error('BACKUP through the service needs the embedded store; on a server use BACKUP ... TO S3 (docs/operations.md)');
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`backup name ${JSON.stringify(name)}: letters, digits, . _ - only`);
+    // The builder's connection: the statement runs inside its chain, and reads and INSERTs keep their own connections.
+    // BACKUP takes its destination as a literal (no query parameter there): the name is checked above.
+    await this.writes.quiesced(() => builderClient.command({ query: `BACKUP DATABASE ${this.db} TO File('${name}')` }));
+    return join(backupsDir, name);
+  }
+
+  /** Reads waiting for their turn at the read gate (GET /metrics: analytics_read_queue_depth). */
+  get readQueueDepth(): number {
+    return this.reads.queued;
+  }
+
+  /**
+   * Seconds the aggregate builder is behind: since the oldest acknowledged INSERT it has not built yet finished (GET
+   * /metrics: analytics_aggregate_lag_seconds). 0 when caught up, and always 0 on a server, where the views build the
+   * aggregates with each INSERT.
+   */
+  aggregateLagSeconds(now = Date.now()): number {
+    return this.writes.aggregateLagMs(now) / 1000;
   }
 
   /** The group-commit writer (EventWriter): the far lane is held through it around a partition drop. */

@@ -31,6 +31,18 @@ describe('ReadGate', () => {
     expect(order).toEqual(['h1', 'l1', 'h2*', 'h3*', 'h4']);
   });
 
+  it('reports the reads waiting for their turn, every project together (analytics_read_queue_depth)', async () => {
+    const gate = new ReadGate({ concurrency: 1, perProject: 1, queuePerProject: 8, queueWaitMs: 5_000 });
+    const hold = deferred();
+    const first = gate.run('a', () => hold.promise);
+    expect(gate.queued).toBe(0);
+    const waiting = [gate.run('a', async () => undefined), gate.run('b', async () => undefined), gate.run('b', async () => undefined)];
+    expect(gate.queued).toBe(3);
+    hold.resolve();
+    await Promise.all([first, ...waiting]);
+    expect(gate.queued).toBe(0);
+  });
+
   it('caps reads in flight per project and answers 429 rate_limited beyond its queue or after the wait', async () => {
     const gate = new ReadGate({ concurrency: 10, perProject: 2, queuePerProject: 1, queueWaitMs: 50 });
     const hold = deferred();

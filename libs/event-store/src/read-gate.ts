@@ -62,6 +62,13 @@ export class ReadGate {
     }
   }
 
+  /** Reads waiting for their turn, every project together (GET /metrics: analytics_read_queue_depth). */
+  get queued(): number {
+    let n = 0;
+    for (const q of this.waiting.values()) n += q.length;
+    return n;
+  }
+
   /** Whether a project has no read running or waiting. */
   isQuiet(projectId: string): boolean {
     return !this.inFlight.has(projectId) && !this.waiting.has(projectId);

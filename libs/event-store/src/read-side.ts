@@ -34,6 +34,11 @@ export class ReadSide {
     this.settings = readSettingsClause(limits);
   }
 
+  /** Reads waiting for their turn at the gate. */
+  get queued(): number {
+    return this.gate.queued;
+  }
+
   async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
     const deadline = Date.now() + this.limits.queueWaitMs;
     // A failing build is the builder's to report; the read goes on.

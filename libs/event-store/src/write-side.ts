@@ -32,6 +32,10 @@ export class WriteSide {
   private readonly seqs = new InsertSeqs();
   /** Embedded store (after startBuilder()); unset on a server, where materialized views build the aggregates. */
   private builder: AggregateBuilder | undefined;
+  /** Set while quiesced() runs: INSERTs wait for it. */
+  private held: Promise<void> | undefined;
+  /** When each INSERT the builder has not built yet finished (acknowledged), by seq: the aggregate lag. */
+  private readonly finishedAt = new Map<number, number>();
 
   constructor(private readonly options: WriteSideOptions) {
     this.writer = new EventWriter((rows, lane) => this.insertRows(rows, lane), options.writer);
@@ -99,6 +103,8 @@ export class WriteSide {
   }
 
   async insertWith(rows: number, run: (seq: number | undefined) => Promise<unknown>): Promise<void> {
+    // A backup under way holds new INSERTs (their acknowledgements wait) so events and aggregates are one moment.
+    while (this.held) await this.held;
     const seq = this.builder ? this.seqs.begin() : undefined;
     if (seq !== undefined) this.builder!.noteInsert(seq, rows);
     try {
@@ -106,7 +112,32 @@ export class WriteSide {
     } catch (e) {
       throw classifyStoreError(e);
     } finally {
-      if (seq !== undefined) this.seqs.end(seq);
+      if (seq !== undefined) {
+        this.seqs.end(seq);
+        this.finishedAt.set(seq, Date.now());
+        this.forgetBuilt();
+      }
+    }
+  }
+
+  /** Milliseconds since the oldest finished INSERT the builder has not built yet (0: caught up, or no builder). */
+  aggregateLagMs(now: number): number {
+    if (!this.builder) return 0;
+    const built = this.builder.builtSeq;
+    let oldest = Infinity;
+    for (const [seq, at] of this.finishedAt) {
+      if (seq <= built) this.finishedAt.delete(seq);
+      else oldest = Math.min(oldest, at);
+    }
+    return oldest === Infinity ? 0 : Math.max(0, now - oldest);
+  }
+
+  /** Drops the built INSERTs at the front (finish order is about seq order); aggregateLagMs drops the rest. */
+  private forgetBuilt(): void {
+    const built = this.builder?.builtSeq ?? Infinity;
+    for (const seq of this.finishedAt.keys()) {
+      if (seq > built) break;
+      this.finishedAt.delete(seq);
     }
   }
 
@@ -116,6 +147,26 @@ export class WriteSide {
     await this.seqs.settled(seq);
     await this.builder.catchUp();
     return seq;
+  }
+
+  /**
+   * Runs `fn` at one moment of the store: no INSERT in flight (new ones wait; the writer keeps accepting), everything
+   * acknowledged built into the aggregates, and no build or sources_daily refresh running. A backup runs in it.
+   */
+  async quiesced<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.held) await this.held;
+    let release!: () => void;
+    this.held = new Promise((r) => (release = r));
+    try {
+      await this.seqs.settled(this.seqs.latest);
+      const builder = this.builder;
+      if (!builder) return await fn();
+      await builder.catchUp();
+      return await builder.exclusive(fn);
+    } finally {
+      this.held = undefined;
+      release();
+    }
   }
 
   /** Writes everything accepted so far. */

@@ -17,6 +17,8 @@ export const envSchema = z.object({
   IP_HASH_SECRET: envString(),
   ADMIN_TOKEN: envString(),
   INTERNAL_SECRET: envString(),
+  // Set: GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>` (Prometheus's bearer_token); unset: open to whoever reaches the pod.
+  METRICS_TOKEN: envString(),
   TRUST_PROXY: envString().transform(parseTrustProxy),
   // Unset: human-readable lines on a terminal, JSON otherwise (pipes, containers, log collectors).
   LOG_FORMAT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['json', 'pretty']).optional()),

@@ -63,3 +63,27 @@ export type PatchProjectInput = z.output<typeof patchProjectInputSchema>;
 export type Project = z.output<typeof projectSchema>;
 export type CreatedProjectResponse = z.output<typeof createdProjectResponseSchema>;
 export type MintedKeyResponse = z.output<typeof mintedKeyResponseSchema>;
+
+/** POST /admin/backup: the embedded stores of `npm start` to a directory of the server's filesystem. */
+export const backupInputSchema = z
+  .object({ dir: z.string().min(1).max(4096).describe('Absolute path on the server; created, or an existing empty directory.') })
+  .strict()
+  .describe('Where to write the backup.');
+
+const appliedMigrationSchema = z.object({ version: z.number().int(), name: z.string(), checksum: z.string().nullable() });
+
+export const backupManifestSchema = z
+  .object({
+    format: z.literal(1),
+    created_at: z.string().describe('When the event store was backed up (ISO 8601); the key store follows within seconds.'),
+    package_version: z.string(),
+    node_version: z.string(),
+    clickhouse_database: z.string(),
+    event_store: z.object({ engine: z.literal('chdb'), path: z.string(), migrations: z.array(appliedMigrationSchema) }),
+    key_store: z.object({ engine: z.literal('pglite'), file: z.string(), migrations: z.array(appliedMigrationSchema) }),
+    secrets: z.string().nullable().describe('secrets.json of the data directory (ADMIN_TOKEN, IP_HASH_SECRET, INTERNAL_SECRET), if it had one.'),
+  })
+  .describe('manifest.json of a backup.');
+
+export const backupResponseSchema = z.object({ ok: z.literal(true), dir: z.string(), manifest: backupManifestSchema }).describe('The backup written.');
+export type BackupManifest = z.output<typeof backupManifestSchema>;

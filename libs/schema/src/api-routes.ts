@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import {
+  backupInputSchema,
+  backupResponseSchema,
   createKeyInputSchema,
   createProjectInputSchema,
   createdProjectResponseSchema,
@@ -187,6 +189,12 @@ export const routes = {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
   },
+  backup: {
+    method: 'post', path: '/admin/backup', app: 'admin-api',
+    summary: 'Back up the embedded stores of `npm start` (event store BACKUP, key store dump, secrets, manifest) to a directory on the server',
+    auth: 'admin_token', body: backupInputSchema, responses: { 200: backupResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
+    example: { dir: '/var/backups/analytics/2026-11-24' },
+  },
   runRetention: {
     method: 'post', path: '/internal/retention/run', app: 'retention-worker', summary: 'Delete events older than each project\'s retention', auth: 'internal_secret',
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
@@ -207,6 +215,11 @@ export const routes = {
   },
   readyz: {
     method: 'get', path: '/readyz', app: 'service', summary: 'Readiness (every store this app uses answers)', auth: 'none', responses: { 200: readyResponseSchema }, errors: ['not_ready'],
+  },
+  // Scraped by Prometheus from the pods, never routed by the proxy; with METRICS_TOKEN set, that bearer token is required.
+  metrics: {
+    method: 'get', path: '/metrics', app: 'service', summary: 'Prometheus metrics of this instance (Authorization: Bearer <METRICS_TOKEN> when it is set)', auth: 'none',
+    responses: { 200: z.string().describe('Prometheus text exposition format 0.0.4.') }, errors: ['unauthorized'], produces: { 'text/plain; version=0.0.4': 'Prometheus text exposition format 0.0.4.' },
   },
 } as const satisfies Record<string, ApiRoute>;
 

@@ -5,7 +5,8 @@ import { ApiError, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from './define-route';
 import { errorMiddleware } from './errors.middleware';
 import { type FailedAuthLimits, FailedAuthBudget } from './failed-auth';
-import { type BodyLimits, withBodyLimits } from './json-body';
+import { type BodyLimits, DEFAULT_BODY_LIMITS, withBodyLimits } from './json-body';
+import { type EventStoreGauges, ServiceMetrics } from './metrics';
 import { redactPath } from './redact';
 import type { Logger } from './logger';
 
@@ -26,6 +27,10 @@ export interface ServiceAppOptions {
   limits?: ServiceLimits;
   /** Time of the failed-authentication buckets (tests). */
   clock?: () => number;
+  /** METRICS_TOKEN: when set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string;
+  /** The event store this app uses, for the read-queue and aggregate-lag gauges of GET /metrics. */
+  eventStore?: EventStoreGauges;
 }
 
 /** One per process: standalone mounts every router on one app, so each budget covers the whole service. */
@@ -35,7 +40,7 @@ export interface ServiceLimits {
 }
 
 /** What every app's buildApp takes besides its routes' dependencies. */
-export type ServiceAppBase = Pick<ServiceAppOptions, 'logger' | 'trustProxy' | 'limits'>;
+export type ServiceAppBase = Pick<ServiceAppOptions, 'logger' | 'trustProxy' | 'limits' | 'metricsToken'>;
 
 const corsMiddleware = cors({
   origin: '*',
@@ -55,6 +60,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.disable('etag');
   app.set('trust proxy', options.trustProxy ?? false);
 
+  // GET /metrics (Prometheus): one registry per app; every answer below is counted by its route pattern.
+  const metrics = new ServiceMetrics({ token: options.metricsToken, eventStore: options.eventStore, bodyBudget: (options.limits?.body ?? DEFAULT_BODY_LIMITS).budget });
+  app.use(metrics.observe);
   app.use(requestLog(options.logger));
   // Every answer (errors and 404s included) names the service that gave it: behind the path-routing proxy this
   // shows which deployable a path reached (docker/README.md; the deploy checks rely on it). A name, not a version.
@@ -70,6 +78,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   // Liveness answers without touching a store; readiness pings every store the app uses.
   app.use(routerOf({}, [defineRoute(routes.healthz, () => ({ ok: true, service: options.name }))]));
   app.get(routes.readyz.path, readiness(options.ready ?? {}, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, options.name));
+  app.get(routes.metrics.path, metrics.serve);
   for (const router of options.routers) app.use(router);
   app.use(methodNotAllowed(options.routers));
 

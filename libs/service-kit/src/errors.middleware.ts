@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import type { Logger } from './logger';
+import { recordErrorCode } from './metrics';
 import { redactPath } from './redact';
 
 // Node and driver codes that mean "the store could not be reached", as opposed to "the store said no".
@@ -49,6 +50,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       logger.error({ reqId: res.locals.reqId, method: req.method, path: redactPath(req.path), code: apiError.code, err: cause }, 'request failed');
     }
     if (res.headersSent) return;
+    recordErrorCode(res, apiError.code);
     if (typeof apiError.extra.retry_after_s === 'number') {
       res.setHeader('Retry-After', String(apiError.extra.retry_after_s));
     }

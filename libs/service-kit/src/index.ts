@@ -12,3 +12,4 @@ export * from './api-docs.router';
 export * from './sdk.router';
 export * from './failed-auth';
 export * from './public-url';
+export * from './metrics';

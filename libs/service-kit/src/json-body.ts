@@ -43,7 +43,8 @@ export interface BodyLimits {
 
 export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
-const defaultLimits: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
+/** The budget of an app given no BODY_* limits (shared by such apps in one process). */
+export const DEFAULT_BODY_LIMITS: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
 
 const LIMITS_LOCAL = 'bodyLimits';
 
@@ -74,7 +75,7 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
   const declared = Number(req.headers['content-length']);
   // Bodies over the limit are refused by the parser from their Content-Length alone, before any byte is read.
   if (!(declared > MAX_BODY_BYTES)) {
-    const { budget, waitMs } = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? defaultLimits;
+    const { budget, waitMs } = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? DEFAULT_BODY_LIMITS;
     const release = await budget.acquire(reservedBytes(req, declared), waitMs);
     if (!release) throw new ApiError('server_busy', { retry_after_s: 1 });
     res.once('close', release);

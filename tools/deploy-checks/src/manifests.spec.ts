@@ -141,7 +141,13 @@ describe('k8s manifests (docker/k8s)', () => {
       [...ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app as string })), ...DASHBOARD_PATHS.map((d) => ({ ...d, app: 'dashboard' }))].sort((a, b) => a.path.localeCompare(b.path)),
     );
     expect(paths.some((p) => p.path.startsWith('/internal'))).toBe(false);
+    // Prometheus scrapes the pods: /metrics is never routed.
+    expect(paths.some((p) => p.path.startsWith('/metrics'))).toBe(false);
     expect(ing!.metadata).toMatchObject({ annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
+  });
+
+  it.each(APPS)('the %s Service carries the prometheus.io scrape annotations (port and path of GET /metrics)', (app) => {
+    expect((find('Service', app) as Loose)?.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8080', 'prometheus.io/path': '/metrics' });
   });
 
   it('dashboard: a Deployment of the static build (non-root, read-only, probes on /healthz) and a Service, no secret', () => {
@@ -279,6 +285,7 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
       ROUTES.map((r) => ({ path: r.path, match: r.match, upstream: upstreamOf(r.app) })).sort((a, b) => a.path.localeCompare(b.path)),
     );
     expect(conf).toMatch(/location \/internal\/ \{ return 404 /);
+    expect(conf).toMatch(/location = \/metrics \{ return 404 /);
     expect(conf).toMatch(/client_max_body_size 16m;/);
     expect(conf).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
     // The raw caller IP is never stored: no address and no query string in the access log, no error-level lines.

@@ -156,6 +156,18 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     }
   });
 
+  it('keeps /metrics inside: every app answers it on its own port, the proxy never routes it', async () => {
+    for (const app of APPS) {
+      const direct = await http(apps.get(app)!.port, 'GET', '/metrics');
+      expect({ app, status: direct.status, service: direct.service }).toEqual({ app, status: 200, service: app });
+      expect(direct.body).toMatch(/^analytics_http_requests_total\{/m);
+    }
+    for (const path of ['/metrics', '/metrics/', '/METRICS', '/v1/../metrics', '/%6detrics', '//metrics', '/metrics?x=1']) {
+      const r = await http(proxyPort, 'GET', path);
+      expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
+    }
+  });
+
   it('answers unknown paths itself with the API error envelope', async () => {
     for (const path of ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v2/track', '/healthz/x']) {
       const r = await http(proxyPort, 'GET', path);

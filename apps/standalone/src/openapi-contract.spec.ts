@@ -15,8 +15,9 @@ const ORIGIN = 'https://shop.example.com';
 const RANGE = { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' };
 // What the document declares that no single request can produce against healthy embedded stores: a store out of reach
 // (502, readiness 503), an unhandled error or a store refusing a deletion (500), the body budget exhausted (503
-// server_busy) and the read admission gate full (429 on reads) need concurrent load or a broken store.
-const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500', '502', '503'].includes(status) || (status === '429' && method === 'get');
+// server_busy) and the read admission gate full (429 on reads, POST /v1/insights one of them) need concurrent load or
+// a broken store.
+const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500', '502', '503'].includes(status) || (status === '429' && (method === 'get' || path === '/v1/insights'));
 
 let stores: Stores;
 let app: Express;
@@ -91,6 +92,20 @@ const cases = (): Case[] => [
   ['get', '/v1/sources', 400, () => get('/v1/sources', bearer(keys.rk), { ...RANGE, breakdown: 'campaign' })],
   ['get', '/v1/sources', 401, () => get('/v1/sources')],
   ['get', '/v1/sources', 403, () => get('/v1/sources', bearer(keys.sk), RANGE)],
+  ['get', '/v1/export', 200, () => get('/v1/export', bearer(keys.rk), { ...RANGE, format: 'csv' })],
+  ['get', '/v1/export', 400, () => get('/v1/export', bearer(keys.rk), { ...RANGE, format: 'xlsx' })],
+  ['get', '/v1/export', 401, () => get('/v1/export')],
+  ['get', '/v1/export', 403, () => get('/v1/export', bearer(keys.sk), RANGE)],
+  ['post', '/v1/insights', 200, () => post('/v1/insights', bearer(keys.rk), { ...RANGE, metrics: ['visits', 'bounce_rate'], dimensions: ['channel'], compare: 'previous_period' })],
+  ['post', '/v1/insights', 400, () => post('/v1/insights', bearer(keys.rk), { ...RANGE, metrics: ['revenue'] })],
+  ['post', '/v1/insights', 401, () => post('/v1/insights', {}, RANGE)],
+  ['post', '/v1/insights', 403, () => post('/v1/insights', bearer(keys.sk), RANGE)],
+  ['post', '/v1/insights', 413, () => post('/v1/insights', { ...bearer(keys.rk), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/v1/insights', 415, () => post('/v1/insights', { ...bearer(keys.rk), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
+  ['get', '/v1/properties', 200, () => get('/v1/properties', bearer(keys.rk), RANGE)],
+  ['get', '/v1/properties', 400, () => get('/v1/properties', bearer(keys.rk), { from: 'yesterday' })],
+  ['get', '/v1/properties', 401, () => get('/v1/properties')],
+  ['get', '/v1/properties', 403, () => get('/v1/properties', bearer(keys.sk), RANGE)],
   ['post', '/mcp', 200, () => post('/mcp', bearer(keys.rk), { jsonrpc: '2.0', id: 1, method: 'tools/list' })],
   ['post', '/mcp', 202, () => post('/mcp', bearer(keys.rk), { jsonrpc: '2.0', method: 'notifications/initialized' })],
   ['post', '/mcp', 'default' as never, () => post('/mcp', {}, { jsonrpc: '2.0', id: 1, method: 'tools/list' })],
@@ -188,7 +203,7 @@ describe('the contract: real answers validate against the document (ajv)', () =>
 describe('GET /openapi.json on each app', () => {
   it.each([
     ['ingest-api', ['/v1/track', '/v1/batch', '/v1/identify', '/v1/forget']],
-    ['read-api', ['/v1/query', '/v1/stats', '/v1/sources']],
+    ['read-api', ['/v1/query', '/v1/export', '/v1/stats', '/v1/sources', '/v1/insights', '/v1/properties']],
   ])('%s documents its own routes only', (app, own) => {
     const paths = Object.keys((openApiDocument([app as 'ingest-api']) as Doc).paths);
     expect(paths).toEqual(expect.arrayContaining([...own, '/healthz', '/readyz', '/openapi.json']));

@@ -1,12 +1,9 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { type EventRow, INSIGHT_METRICS, insightsBodySchema } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
 import { expectedInsights } from './test-support/expected-insights';
-import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
+import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
+import { type Stores, openSeededService } from './test-support/seeded-service';
 
 // The seeded data set of read-correctness.spec.ts sent through the real ingest path, then POST /v1/insights compared
 // with answers computed in plain TypeScript (test-support/expected-insights.ts) for every metric x a dimension of
@@ -15,7 +12,6 @@ import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, 
 // figure must match exactly (visitors included); `big` has ~8,000 visitors, where visitors is the sketch's estimate
 // (within 2%, as /v1/stats) and every other figure stays exact.
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const SEED = 20261124;
 const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, big: { visitors: 30, crowd: 8_000 } } as const;
 type Name = keyof typeof PROJECTS;
@@ -23,25 +19,11 @@ type Name = keyof typeof PROJECTS;
 let stores: Stores;
 let readApp: Express;
 let rows: EventRow[];
-const ids = {} as Record<Name, string>;
-const rk = {} as Record<Name, string>;
+let ids: Record<Name, string>;
+let rk: Record<Name, string>;
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
-  const sk = {} as Record<Name, string>;
-  for (const name of Object.keys(PROJECTS) as Name[]) {
-    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
-    ids[name] = p.project.id;
-    sk[name] = p.keys.sk;
-    rk[name] = p.keys.rk;
-  }
-  const rand = seededRandom(SEED);
-  const batches: SeededBatch[] = (Object.entries(PROJECTS) as Array<[Name, (typeof PROJECTS)[Name]]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
-  await ingestBatches(ingestApp, (p) => sk[p as Name], batches);
-  rows = enrichBatches(batches, (p) => ids[p as Name]);
+  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
 }, 120_000);
 afterAll(() => stores.close());
 

@@ -1,19 +1,15 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { planSourceDays, planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
 import { type EventRow, type StatsGroupBy, type StatsParams, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
 import { type ExpectedStatsRow, expectedQuery, expectedSources, expectedStats } from './test-support/expected-answers';
-import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
+import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
+import { type Stores, openSeededService } from './test-support/seeded-service';
 
 // A seeded data set sent through the real ingest path, then every read endpoint compared with answers computed in
 // plain TypeScript from the same events. `alpha` and `beta` stay within uniqCombined's exact range (4,096 distinct),
 // so every figure must match exactly; `big` has ~12,000 visitors, where uniques are estimates.
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const SEED = 20260302;
 const PROJECTS = { alpha: { visitors: 250 }, beta: { visitors: 80 }, big: { visitors: 40, crowd: 12_000 } } as const;
 type Name = keyof typeof PROJECTS;
@@ -21,25 +17,11 @@ type Name = keyof typeof PROJECTS;
 let stores: Stores;
 let readApp: Express;
 let rows: EventRow[];
-const ids = {} as Record<Name, string>;
-const rk = {} as Record<Name, string>;
+let ids: Record<Name, string>;
+let rk: Record<Name, string>;
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
-  const sk = {} as Record<Name, string>;
-  for (const name of Object.keys(PROJECTS) as Name[]) {
-    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
-    ids[name] = p.project.id;
-    sk[name] = p.keys.sk;
-    rk[name] = p.keys.rk;
-  }
-  const rand = seededRandom(SEED);
-  const batches: SeededBatch[] = (Object.entries(PROJECTS) as Array<[Name, (typeof PROJECTS)[Name]]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
-  await ingestBatches(ingestApp, (p) => sk[p as Name], batches);
-  rows = enrichBatches(batches, (p) => ids[p as Name]);
+  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
 }, 120_000);
 afterAll(() => stores.close());
 

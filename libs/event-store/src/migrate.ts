@@ -12,6 +12,7 @@ import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
+import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/migrations (a spec holds this list to the folder). */
@@ -74,7 +75,7 @@ export function localTableOf(layout: TableLayout, table: string): string {
 }
 
 // SQL the files share with the code: filled in before the checksum, so a change to them is a change to the migration.
-const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL };
+const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL, channel_default: CHANNEL_DEFAULT_SQL };
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];
 

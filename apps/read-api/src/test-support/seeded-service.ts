@@ -1,0 +1,44 @@
+import type { Express } from 'express';
+import { buildApp as buildIngestApp } from '@analytics/ingest-api';
+import { IngestService } from '@analytics/ingest';
+import type { EventRow } from '@analytics/schema';
+import { openTestStores, silentLogger } from '@analytics/testing';
+import { buildApp } from '../app';
+import { type DatasetShape, enrichBatches, generateProject, ingestBatches, seededRandom } from './seeded-dataset';
+
+export type Stores = Awaited<ReturnType<typeof openTestStores>>;
+
+export interface SeededService<N extends string> {
+  stores: Stores;
+  /** The read API over the stores. */
+  readApp: Express;
+  /** Every stored event as the ingest path enriched it, to compute expected answers from. */
+  rows: EventRow[];
+  ids: Record<N, string>;
+  /** Each project's rk_ key. */
+  rk: Record<N, string>;
+}
+
+/**
+ * Real stores with one project per entry of `projects`, their seeded events sent through the real ingest path (rate
+ * limits out of the way), and the read API over them: what the correctness specs compare with plain TypeScript answers.
+ */
+export async function openSeededService<N extends string>(projects: Record<N, DatasetShape>, seed: number): Promise<SeededService<N>> {
+  const stores = await openTestStores();
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
+  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  const readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const ids = {} as Record<N, string>;
+  const rk = {} as Record<N, string>;
+  const sk = {} as Record<N, string>;
+  for (const name of Object.keys(projects) as N[]) {
+    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
+    ids[name] = p.project.id;
+    sk[name] = p.keys.sk;
+    rk[name] = p.keys.rk;
+  }
+  const rand = seededRandom(seed);
+  const batches = (Object.entries(projects) as Array<[N, DatasetShape]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
+  await ingestBatches(ingestApp, (p) => sk[p as N], batches);
+  return { stores, readApp, rows: enrichBatches(batches, (p) => ids[p as N]), ids, rk };
+}

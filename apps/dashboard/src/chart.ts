@@ -7,8 +7,10 @@ export interface Series {
   /** Per bucket; null for a bucket still to come. */
   visitors: (number | null)[];
   pageviews: (number | null)[];
+  /** With compare: the previous period's visitors, per bucket of this one (the same stretch one period earlier). */
+  previous?: (number | null)[];
   /** The range's figures (as the headline shows them), for the legend while nothing is hovered. */
-  totals: { visitors: number; pageviews: number };
+  totals: { visitors: number; pageviews: number; previous?: number };
 }
 
 const exact = new Intl.NumberFormat('en');
@@ -85,8 +87,11 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
       { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
       { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, paths: daily?.paths[0], value: legend(data.totals.visitors) },
       { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points: { show: false }, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
+      // The previous period's visitors: a dashed line over both kinds of chart (bars would crowd the day's pair).
+      ...(data.previous ? [{ label: 'Visitors, previous period', stroke: cssVar('--muted'), width: 2, dash: [6, 4], points: { show: !!daily, size: 5 }, value: legend(data.totals.previous ?? 0) }] : []),
     ],
   };
   el.replaceChildren();
-  return new uPlot(opts, [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews], el);
+  const series: uPlot.AlignedData = [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews, ...(data.previous ? [data.previous] : [])];
+  return new uPlot(opts, series, el);
 }

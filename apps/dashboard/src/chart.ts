@@ -21,7 +21,7 @@ function bucketLabel(ms: number, interval: Interval): string {
   return interval === 'week' ? `week of ${iso.slice(0, 10)}` : iso.slice(0, 10);
 }
 
-/** A tooltip naming the bucket under the cursor and its two values. */
+/** A tooltip naming the bucket under the cursor and its values (with compare, the previous period's visitors too). */
 function tooltipPlugin(interval: Interval): uPlot.Plugin {
   let tip: HTMLDivElement;
   return {
@@ -39,13 +39,14 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
           tip.hidden = true;
           return;
         }
-        const [xs, visitors, pageviews] = u.data;
+        const [xs, visitors, pageviews, previous] = u.data;
         if (visitors![i] === null || visitors![i] === undefined) {
           tip.hidden = true;
           return;
         }
         tip.hidden = false;
-        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews`;
+        const before = previous ? ` · ${exact.format(previous[i] ?? 0)} visitors the period before` : '';
+        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews${before}`;
         const left = Math.min(u.cursor.left, u.over.clientWidth - tip.offsetWidth);
         tip.style.transform = `translate(${Math.max(0, left)}px, 0)`;
       },

@@ -255,7 +255,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
 
     // A second filter from another list: both hold (AND), both in the URL in the order added.
-    const [source] = (await listOf(page, 'list-sources'))[0] as [string, number];
+    const [source, sourceVisitors] = (await listOf(page, 'list-sources'))[0] as [string, number];
     await page.click(`#list-sources li[data-key="${source}"] button`);
     await page.waitForURL((u) => u.search.includes(`f=source:is:${encodeURIComponent(source)}`));
     await loaded(page);
@@ -263,6 +263,8 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(await pills()).toEqual(['event_name:signup', `source:${source}`]);
     await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup'], ['source', source]]);
     expect(await shown(page, 'visitors')).toBeLessThan(unfiltered);
+    // The clicked row's figure is the headline's after the click (one measure per list, the same question narrowed).
+    expect(await shown(page, 'visitors')).toBe(sourceVisitors);
 
     // Removing the first pill keeps the second; removing the last restores the unfiltered view.
     await page.click('#filters .pill[data-filter="event_name:signup"]');

@@ -38,7 +38,7 @@ describe('dashboard view state', () => {
   });
 
   it('ignores malformed f= values, keeps one filter per dimension (the last), and adds and removes filters', () => {
-    const state = readState('?from=2026-03-02&to=2026-03-16&f=source:is:a&f=source:is:b&f=nope&f=path:is_not:x&f=Bad-Dim:is:x&f=prop::is:x&f=path:is:%E0%A4%A', NOW);
+    const state = readState(`?from=2026-03-02&to=2026-03-16&f=source:is:a&f=source:is:b&f=nope&f=path:is_not:x&f=Bad-Dim:is:x&f=nosuch:is:x&f=prop::is:x&f=path:is:%E0%A4%A&f=path:is:${'a'.repeat(1025)}&f=prop:${'k'.repeat(257)}:is:x`, NOW);
     expect(state.filters).toEqual([{ dimension: 'source', value: 'b' }]);
     const more = withFilter(state, { dimension: 'country', value: 'DE' });
     expect(more.filters).toEqual([{ dimension: 'source', value: 'b' }, { dimension: 'country', value: 'DE' }]);

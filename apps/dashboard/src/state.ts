@@ -84,7 +84,11 @@ export function parseDay(text: string | null): number | undefined {
 // Filters in the URL: `f=<dimension>:is:<value>`, repeated, in the order added. Dimension and value are written with
 // encodeURIComponent, so a ':' inside either is `%3A` and the literal ':' only separates; a property dimension keeps
 // its own literal colon (`f=prop:plan:is:pro`). Read back with decodeURIComponent; a malformed `f=` is ignored.
-const DIMENSION_NAME = /^[a-z_]+$/;
+// The insights filter dimensions and limits (libs/schema's INSIGHT_DIMENSION_KINDS and INSIGHTS_LIMITS, kept here as
+// plain values: the bundle imports no values from libs); a link naming anything else is ignored, not sent.
+const FILTER_DIMENSIONS: ReadonlySet<string> = new Set(['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path']);
+const MAX_PROPERTY_KEY = 256;
+const MAX_FILTER_VALUE = 1024;
 
 /** One `f=` value (raw, as in the address) as a filter; undefined when it is not one. */
 export function parseFilter(raw: string): Filter | undefined {
@@ -95,7 +99,8 @@ export function parseFilter(raw: string): Filter | undefined {
   try {
     const dimension = prop ? `prop:${decodeURIComponent(dim.slice(5))}` : decodeURIComponent(dim);
     const value = decodeURIComponent(rest[0]!);
-    if (prop ? dimension.length <= 5 : !DIMENSION_NAME.test(dimension)) return undefined;
+    if (prop ? dimension.length <= 5 || dimension.length > 5 + MAX_PROPERTY_KEY : !FILTER_DIMENSIONS.has(dimension)) return undefined;
+    if (value.length > MAX_FILTER_VALUE) return undefined;
     return { dimension, value };
   } catch {
     return undefined;

@@ -7,10 +7,8 @@ export interface Series {
   /** Per bucket; null for a bucket still to come. */
   visitors: (number | null)[];
   pageviews: (number | null)[];
-  /** With compare: the previous period's visitors, per bucket of this one (the same stretch one period earlier). */
-  previous?: (number | null)[];
   /** The range's figures (as the headline shows them), for the legend while nothing is hovered. */
-  totals: { visitors: number; pageviews: number; previous?: number };
+  totals: { visitors: number; pageviews: number };
 }
 
 const exact = new Intl.NumberFormat('en');
@@ -21,7 +19,7 @@ function bucketLabel(ms: number, interval: Interval): string {
   return interval === 'week' ? `week of ${iso.slice(0, 10)}` : iso.slice(0, 10);
 }
 
-/** A tooltip naming the bucket under the cursor and its values (with compare, the previous period's visitors too). */
+/** A tooltip naming the bucket under the cursor and its two values. */
 function tooltipPlugin(interval: Interval): uPlot.Plugin {
   let tip: HTMLDivElement;
   return {
@@ -39,14 +37,13 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
           tip.hidden = true;
           return;
         }
-        const [xs, visitors, pageviews, previous] = u.data;
+        const [xs, visitors, pageviews] = u.data;
         if (visitors![i] === null || visitors![i] === undefined) {
           tip.hidden = true;
           return;
         }
         tip.hidden = false;
-        const before = previous ? ` · ${exact.format(previous[i] ?? 0)} visitors the period before` : '';
-        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews${before}`;
+        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews`;
         const left = Math.min(u.cursor.left, u.over.clientWidth - tip.offsetWidth);
         tip.style.transform = `translate(${Math.max(0, left)}px, 0)`;
       },
@@ -88,11 +85,8 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
       { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
       { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, paths: daily?.paths[0], value: legend(data.totals.visitors) },
       { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points: { show: false }, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
-      // The previous period's visitors: a dashed line over both kinds of chart (bars would crowd the day's pair).
-      ...(data.previous ? [{ label: 'Visitors, previous period', stroke: cssVar('--muted'), width: 2, dash: [6, 4], points: { show: !!daily, size: 5 }, value: legend(data.totals.previous ?? 0) }] : []),
     ],
   };
   el.replaceChildren();
-  const series: uPlot.AlignedData = [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews, ...(data.previous ? [data.previous] : [])];
-  return new uPlot(opts, series, el);
+  return new uPlot(opts, [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews], el);
 }

@@ -215,7 +215,7 @@ export const routes = {
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
   },
   mcp: {
-    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources, query_insights, list_properties; resources',
+    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources, query_insights, get_funnel, get_retention, list_properties; resources',
     auth: { api_key: ['sk', 'rk', 'ak'] }, body: jsonRpcRequestSchema, responses: { 200: jsonRpcResponseSchema, 202: null }, errors: [],
     // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
     errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),

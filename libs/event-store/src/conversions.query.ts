@@ -56,14 +56,21 @@ function eventRows(b: Builder, tables: ReadTables, projectId: string, r: Range, 
   const conditions = [...filters, ...where(b), `${ENTITY_SQL[entity]} != ''`];
   for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
-  const base = [
-    `SELECT ${[...b.columns].join(', ')}, cityHash64(session_id, anonymous_id) AS visit`,
-    `FROM ${tables.events}`,
-    "WHERE project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
-    ...(r.include_bots ? [] : ["  AND device_type != 'bot'"]),
-  ].join('\n');
-  const join = b.visitDims.length === 0 ? '' : `\nINNER JOIN (SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`;
-  return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM (${base}) AS e${join}`, `WHERE ${conditions.join(' AND ')}`].join('\n');
+  const range = [
+    "project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
+    ...(r.include_bots ? [] : ["device_type != 'bot'"]),
+  ];
+  // No visit dimension: one flat SELECT over `events` (the engine moves the cheap conditions to PREWHERE and reads
+  // the other columns only for the rows they keep; no visit hash is computed).
+  if (b.visitDims.length === 0) return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM ${tables.events}`, `WHERE ${[...range, ...conditions].join(' AND ')}`].join('\n');
+  // Visit dimensions: each visit's values from all its events in the range, joined to the events that the conditions
+  // not naming a visit dimension already kept (those are checked before the join, the others after it).
+  const namesVisit = (c: string) => /\bvd\d+\b/.test(c);
+  const visitCols = `SELECT ${[...b.columns].join(', ')}, cityHash64(session_id, anonymous_id) AS visit FROM ${tables.events}`;
+  const kept = `${visitCols} WHERE ${[...range, ...conditions.filter((c) => !namesVisit(c))].join(' AND ')}`;
+  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}) GROUP BY visit`;
+  const after = conditions.filter(namesVisit);
+  return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM (${kept}) AS e`, `INNER JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }
 
 /** Builds POST /v1/funnel as one statement (see the top of this file); every value is a bound parameter. */
@@ -72,14 +79,14 @@ export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuer
   const steps = q.steps.map((g) => b.goal(g));
   const bv = q.breakdown ? b.value(q.breakdown as InsightDimension) : 'NULL';
   b.params.window = q.window_s * 1000;
-  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, ...steps.map((s, i) => `${s} AS s${i + 1}`)], () => [
-    `(${steps.map((_, i) => `s${i + 1}`).join(' OR ')})`,
-  ]);
+  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, ...steps.map((s, i) => `${s} AS s${i + 1}`)], () => [`(${steps.join(' OR ')})`]);
   // Per entity: a1 = its step-1 events (time, breakdown value), a2..an the times of the later steps, sorted.
   const arrays = [`arraySort(groupArrayIf((ms, bv), s1)) AS a1`, ...steps.slice(1).map((_, i) => `arraySort(groupArrayIf(ms, s${i + 2})) AS a${i + 2}`)];
   // chains: for each step-1 event, (time, value, [t1, t2, ...]) with NULL past the last step reached.
-  const later = `[${steps.slice(1).map((_, i) => `a${i + 2}`).join(', ')}]`;
-  const chains = `arrayMap(p -> (p.1, p.2, arrayFold((acc, a) -> arrayPushBack(acc, arrayFirstOrNull(x -> x >= acc[-1] AND x <= p.1 + {window:Int64}, a)), ${later}, [toNullable(p.1)])), a1)`;
+  // t1 = the start; t(j) = the first time of step j at or after t(j-1) and within the window (NULL: none, and so after).
+  const t: string[] = ['toNullable(p.1)'];
+  for (let j = 2; j <= steps.length; j++) t.push(`arrayFirstOrNull(x${j} -> x${j} >= ${t[j - 2]} AND x${j} <= p.1 + {window:Int64}, a${j})`);
+  const chains = `arrayMap(p -> (p.1, p.2, [${t.join(', ')}]), a1)`;
   const level = (c: string) => `arrayCount(t -> t IS NOT NULL, ${c}.3)`;
   const perEntity = [
     `SELECT ent, best.2 AS bv, ${level('best')} AS level, arrayMap(i -> assumeNotNull(best.3[i + 1]) - assumeNotNull(best.3[i]), range(1, level)) AS d`,
@@ -144,7 +151,7 @@ export function buildRetention(tables: ReadTables, projectId: string, q: Retenti
   const b = new Builder();
   const start = q.start ? b.goal(q.start) : '1';
   const ret = q.return ? b.goal(q.return) : '1';
-  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(st OR rt)`]);
+  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(${start} OR ${ret})`]);
   const period = PERIOD_SQL[q.period];
   const perEntity = [
     `SELECT ent, ${period('minIf(ts, st)')} AS cohort, groupUniqArrayIf(${period('ts')}, rt) AS ps`,

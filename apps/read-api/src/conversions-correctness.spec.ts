@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
+import { Builder, readTablesOf } from '@analytics/event-store';
 import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
@@ -97,6 +98,35 @@ describe('POST /v1/funnel matches the events', () => {
     }
     expect([...counts].sort((a, b) => a - b)).toEqual(counts);
     expect(new Set(counts).size).toBeGreaterThan(2);
+  });
+});
+
+describe('the funnel is ClickHouse\'s windowFunnel', () => {
+  it('reaches, on every seeded funnel without visit dimensions, the levels windowFunnel(window) itself gives', async () => {
+    let compared = 0;
+    for (const steps of STEPS) {
+      for (const window_s of [1, 600, 86_400]) {
+        const body = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), steps, window_s };
+        const q = funnelBodySchema.parse(body);
+        const b = new Builder();
+        const conditions = q.steps.map((g) => b.goal(g));
+        if (conditions.some((c) => /\bvd\d+\b/.test(c))) continue; // a visit dimension: needs the visit join
+        const sql = [
+          'SELECT level, count() AS n FROM (',
+          `  SELECT anonymous_id AS ent, windowFunnel({window:UInt64})(toUInt64(toUnixTimestamp64Milli(timestamp)), ${conditions.join(', ')}) AS level`,
+          `  FROM ${readTablesOf(stores.events).events}`,
+          "  WHERE project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')} AND device_type != 'bot' AND anonymous_id != ''",
+          '  GROUP BY ent) GROUP BY level',
+        ].join('\n');
+        const params = { ...b.params, window: window_s * 1000, project: ids.alpha, from: iso(q.from).replace('T', ' ').replace('Z', ''), to: iso(q.to).replace('T', ' ').replace('Z', '') };
+        const levels = await stores.events.read<{ level: number | string; n: number | string }>(ids.alpha, sql, params);
+        const reaching = q.steps.map((_, k) => levels.filter((r) => Number(r.level) >= k + 1).reduce((sum, r) => sum + Number(r.n), 0));
+        const answer = await post('/v1/funnel', 'alpha', body);
+        expect(answer.steps.map((x: { count: number }) => x.count)).toEqual(reaching);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThanOrEqual(12);
   });
 });
 

@@ -48,7 +48,16 @@ interface Range {
  * included), where the filters and `where` hold. The builder's conditions may name visit dimensions: then each event is
  * joined to its visit's row.
  */
-function eventRows(b: Builder, tables: ReadTables, projectId: string, r: Range, entity: keyof typeof ENTITY_SQL, cols: (b: Builder) => string[], where: (b: Builder) => string[]): string {
+function eventRows(
+  b: Builder,
+  tables: ReadTables,
+  projectId: string,
+  r: Range,
+  entity: keyof typeof ENTITY_SQL,
+  cols: (b: Builder) => string[],
+  where: (b: Builder) => string[],
+  visitsNeeded?: string,
+): string {
   Object.assign(b.params, { project: projectId, from: toClickHouseTime(r.from), to: toClickHouseTime(r.to) });
   for (const c of ENTITY_COLUMNS[entity]) b.columns.add(c);
   const filters = r.filters.map((c) => b.condition(c));
@@ -68,9 +77,12 @@ function eventRows(b: Builder, tables: ReadTables, projectId: string, r: Range, 
   const namesVisit = (c: string) => /\bvd\d+\b/.test(c);
   const visitCols = `SELECT ${[...b.columns].join(', ')}, cityHash64(session_id, anonymous_id) AS visit FROM ${tables.events}`;
   const kept = `${visitCols} WHERE ${[...range, ...conditions.filter((c) => !namesVisit(c))].join(' AND ')}`;
-  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}) GROUP BY visit`;
+  // `visitsNeeded` (an event condition): only the visits with such an event are read for their values (less memory);
+  // the other events keep their row (LEFT JOIN) with empty visit values, which nothing then reads.
+  const only = visitsNeeded && !namesVisit(visitsNeeded) && !conditions.some(namesVisit) ? ` AND visit IN (SELECT visit FROM (${kept}) WHERE ${visitsNeeded})` : '';
+  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}${only}) GROUP BY visit`;
   const after = conditions.filter(namesVisit);
-  return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM (${kept}) AS e`, `INNER JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
+  return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }
 
 /** Builds POST /v1/funnel as one statement (see the top of this file); every value is a bound parameter. */
@@ -79,7 +91,7 @@ export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuer
   const steps = q.steps.map((g) => b.goal(g));
   const bv = q.breakdown ? b.value(q.breakdown as InsightDimension) : 'NULL';
   b.params.window = q.window_s * 1000;
-  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, ...steps.map((s, i) => `${s} AS s${i + 1}`)], () => [`(${steps.join(' OR ')})`]);
+  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, ...steps.map((s, i) => `${s} AS s${i + 1}`)], () => [`(${steps.join(' OR ')})`], steps[0]);
   // Per entity: a1 = its step-1 events (time, breakdown value), a2..an the times of the later steps, sorted.
   const arrays = [`arraySort(groupArrayIf((ms, bv), s1)) AS a1`, ...steps.slice(1).map((_, i) => `arraySort(groupArrayIf(ms, s${i + 2})) AS a${i + 2}`)];
   // chains: for each step-1 event, (time, value, [t1, t2, ...]) with NULL past the last step reached.

@@ -83,6 +83,18 @@ const cases = (): Case[] => [
   ['get', '/v1/query', 400, () => get('/v1/query', bearer(keys.rk), { from: 'yesterday' })],
   ['get', '/v1/query', 401, () => get('/v1/query')],
   ['get', '/v1/query', 403, () => get('/v1/query', bearer(keys.sk), RANGE)],
+  ['post', '/v1/funnel', 200, () => post('/v1/funnel', bearer(keys.rk), { ...RANGE, steps: [{ event: '$pageview' }, { event: 'signup' }], breakdown: 'source' })],
+  ['post', '/v1/funnel', 400, () => post('/v1/funnel', bearer(keys.rk), { ...RANGE, steps: [{ event: 'signup' }] })],
+  ['post', '/v1/funnel', 401, () => post('/v1/funnel', {}, {})],
+  ['post', '/v1/funnel', 403, () => post('/v1/funnel', bearer(keys.sk), { ...RANGE, steps: [] })],
+  ['post', '/v1/funnel', 413, () => post('/v1/funnel', { ...bearer(keys.rk), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/v1/funnel', 415, () => post('/v1/funnel', { ...bearer(keys.rk), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
+  ['post', '/v1/retention', 200, () => post('/v1/retention', bearer(keys.rk), { ...RANGE, period: 'day', count_by: 'visitor' })],
+  ['post', '/v1/retention', 400, () => post('/v1/retention', bearer(keys.rk), { ...RANGE, period: 'year' })],
+  ['post', '/v1/retention', 401, () => post('/v1/retention', {}, {})],
+  ['post', '/v1/retention', 403, () => post('/v1/retention', bearer(keys.sk), { ...RANGE, period: 'day' })],
+  ['post', '/v1/retention', 413, () => post('/v1/retention', { ...bearer(keys.rk), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/v1/retention', 415, () => post('/v1/retention', { ...bearer(keys.rk), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
   ['get', '/v1/stats', 200, () => get('/v1/stats', bearer(keys.rk), { ...RANGE, group_by: 'source,path', interval: 'day' })],
   ['get', '/v1/stats', 400, () => get('/v1/stats', bearer(keys.rk), { ...RANGE, group_by: 'ip_hash' })],
   ['get', '/v1/stats', 401, () => get('/v1/stats')],
@@ -188,7 +200,7 @@ describe('the contract: real answers validate against the document (ajv)', () =>
 describe('GET /openapi.json on each app', () => {
   it.each([
     ['ingest-api', ['/v1/track', '/v1/batch', '/v1/identify', '/v1/forget']],
-    ['read-api', ['/v1/query', '/v1/stats', '/v1/sources']],
+    ['read-api', ['/v1/query', '/v1/export', '/v1/stats', '/v1/sources', '/v1/insights', '/v1/properties', '/v1/funnel', '/v1/retention']],
   ])('%s documents its own routes only', (app, own) => {
     const paths = Object.keys((openApiDocument([app as 'ingest-api']) as Doc).paths);
     expect(paths).toEqual(expect.arrayContaining([...own, '/healthz', '/readyz', '/openapi.json']));

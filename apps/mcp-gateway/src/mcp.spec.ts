@@ -12,7 +12,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
-import { MAX_BATCH_MESSAGES, capRows } from './mcp.routes';
+import { MAX_BATCH_MESSAGES, capBreakdown, capRows } from './mcp.routes';
 import { ByteBudget } from '@analytics/service-kit';
 import { runInNewContext } from 'node:vm';
 import type { ViewWindow } from './chart-view';
@@ -487,5 +487,16 @@ describe('response cap', () => {
     expect(capped.truncated).toBe(true);
     expect(Buffer.byteLength(JSON.stringify(capped))).toBeLessThanOrEqual(2_000);
     expect(capRows({ rows: rows.slice(0, 2) }, 2_000)).toEqual({ rows: rows.slice(0, 2) });
+  });
+
+  it('halves a funnel\'s breakdown until the result fits and marks it truncated; the overall steps stay', () => {
+    const steps = [{ index: 1, count: 5, conversion_rate: 1, drop_off: 0, median_time_to_convert_s: null }];
+    const breakdown = Array.from({ length: 100 }, (_, i) => ({ value: `v${i}`.padEnd(100, 'x'), steps }));
+    const capped = capBreakdown({ steps, breakdown }, 2_000);
+    expect(capped.truncated).toBe(true);
+    expect(capped.steps).toEqual(steps);
+    expect(capped.breakdown).toEqual(breakdown.slice(0, capped.breakdown!.length));
+    expect(Buffer.byteLength(JSON.stringify(capped))).toBeLessThanOrEqual(2_000);
+    expect(capBreakdown({ steps, breakdown: breakdown.slice(0, 2) }, 2_000)).toEqual({ steps, breakdown: breakdown.slice(0, 2) });
   });
 });

@@ -98,6 +98,8 @@ describe('scope and validation', () => {
     ['an unknown period', '/v1/retention', { period: 'year' }, 'period: allowed are day, week, month'],
     ['count_by session', '/v1/retention', { period: 'day', count_by: 'session' }, 'count_by: allowed are user, visitor'],
     ['a start goal of "*"', '/v1/retention', { period: 'day', start: { path: '*' } }, 'matches every path: give a prefix'],
+    ['over 370 days by day', '/v1/retention', { period: 'day', from: '2026-01-01', to: '2027-01-07' }, 'at most 370 periods between from and to'],
+    ['a century by month', '/v1/retention', { period: 'month', from: '1970-01-01', to: '2099-01-01' }, 'at most 370 periods'],
     ['to before from', '/v1/retention', { period: 'day', from: RANGE.to, to: RANGE.from }, '`to` must be after `from`'],
     ['conversions without a goal', '/v1/insights', { metrics: ['conversions'] }, 'conversions and conversion_rate need a `goal`'],
     ['a goal with an unknown field', '/v1/insights', { metrics: ['conversions'], goal: { event: 'signup', url: '/x' } }, 'Unrecognized key'],

@@ -5,6 +5,17 @@ import { type FilterIssue, type InsightDimension, type InsightTimeDimension, goa
 // POST /v1/funnel and POST /v1/retention (issue 31). The meanings: README, "Conversions".
 
 export const FUNNEL_LIMITS = { steps: { min: 2, max: 10 }, window_s: { min: 1, max: 2_592_000, default: 86_400 }, breakdownValues: 100 } as const;
+/** Periods a retention range may span (a year of days, 7 years of weeks, 30 years of months): bounds the answer's size. */
+export const RETENTION_MAX_PERIODS = 370;
+const DAY = 86_400_000;
+/** How many periods of the kind start in [from, to) counting the one holding `from`. */
+function periodsIn(from: number, to: number, period: 'day' | 'week' | 'month'): number {
+  if (period === 'month') {
+    const [a, b] = [new Date(from), new Date(to)];
+    return (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth() + 1;
+  }
+  return Math.ceil((to - from) / (period === 'week' ? 7 * DAY : DAY)) + 1;
+}
 export const FUNNEL_COUNT_BY = ['visitor', 'user', 'session'] as const;
 export const RETENTION_COUNT_BY = ['user', 'visitor'] as const;
 export const RETENTION_PERIODS = ['day', 'week', 'month'] as const;
@@ -89,6 +100,8 @@ export const retentionBodySchema = z
   .strict()
   .superRefine((v, ctx) => {
     if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+    else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
+      ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
     const issues: FilterIssue[] = [];
     parseFilters(v.filters, ['filters'], issues);
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });

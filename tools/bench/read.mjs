@@ -20,6 +20,7 @@
 //   --properties (BENCH_PROPERTIES=1): events carry properties {plan, step, variant} instead of {} (for the insights
 //     prop:<key> mixes; a BENCH_DIR loaded without them is not reused with them, and the reverse).
 //   Insights (POST /v1/insights, raw events): BENCH_MIX=insights npm run bench:read -- --properties
+//   Conversions (POST /v1/funnel, /v1/retention, goals in /v1/insights; windowFunnel compared): BENCH_MIX=conversions
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -187,6 +188,34 @@ ALL_MIXES.push(
   ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
   ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],
 );
+// Conversions (issue 31) over the 30 days (no user_id in the synthetic data: retention counts visitors, which are not
+// daily ids here; 30 days hold 5 weekly cohorts, so 8 weekly cohorts are not reachable: daily cohorts are the heavier
+// case). The funnel is compared with ClickHouse's windowFunnel on the same steps, run in-process (no HTTP, no times,
+// no breakdown): with and without pre-filtering the rows to the OR of the steps.
+const FUNNEL4 = [{ event: '$pageview', path: '/pricing' }, { event: 'clicked_pricing' }, { event: 'signup' }, { event: 'purchase' }];
+const funnel = (body) => ({ from: FROM, to: TO, steps: FUNNEL4, ...body });
+const windowFunnelSql = (prefilter) => {
+  const steps = ["event_name = '$pageview' AND path = '/pricing'", "event_name = 'clicked_pricing'", "event_name = 'signup'", "event_name = 'purchase'"];
+  return [
+    'SELECT level, count() AS n FROM (',
+    `  SELECT anonymous_id AS ent, windowFunnel(86400000)(toUInt64(toUnixTimestamp64Milli(timestamp)), ${steps.join(', ')}) AS level`,
+    `  FROM ${db}.events WHERE project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}`,
+    `    AND device_type != 'bot' AND anonymous_id != ''${prefilter ? ` AND (${steps.map((x) => `(${x})`).join(' OR ')})` : ''}`,
+    '  GROUP BY ent) GROUP BY level ORDER BY level',
+  ].join('\n');
+};
+const chTime = (iso) => iso.replace('T', ' ').replace('Z', '');
+ALL_MIXES.push(
+  ['conversions funnel, 4 steps', 'POST /v1/funnel', [funnel({})]],
+  ['conversions funnel, 4 steps, breakdown (source)', 'POST /v1/funnel', [funnel({ breakdown: 'source' })]],
+  ['conversions funnel, 4 steps, breakdown (country)', 'POST /v1/funnel', [funnel({ breakdown: 'country' })]],
+  ['conversions windowFunnel, OR pre-filter (in-process)', 'inprocess:sql', [{ from: FROM, to: TO, sql: windowFunnelSql(true) }]],
+  ['conversions windowFunnel, no pre-filter (in-process)', 'inprocess:sql', [{ from: FROM, to: TO, sql: windowFunnelSql(false) }]],
+  ['conversions retention, weekly cohorts (5)', 'POST /v1/retention', [{ from: FROM, to: TO, period: 'week', count_by: 'visitor' }]],
+  ['conversions retention, daily cohorts (30)', 'POST /v1/retention', [{ from: FROM, to: TO, period: 'day', count_by: 'visitor', start: { event: 'signup' } }]],
+  ['conversions goal by an event dimension (country)', 'POST /v1/insights', [insight({ metrics: ['visitors', 'conversions', 'conversion_rate'], dimensions: ['country'], goal: { event: 'signup' } })]],
+  ['conversions goal by a visit dimension (source)', 'POST /v1/insights', [insight({ metrics: ['visitors', 'conversions', 'conversion_rate'], dimensions: ['source'], goal: { event: 'signup' } })]],
+);
 const MIXES = ALL_MIXES.filter(([label]) => label.includes(MIX_FILTER));
 
 // Sanity: the planner takes the paths the labels claim (the source of each stats shape is printed with it).
@@ -202,6 +231,7 @@ for (const [label, path, shapes] of MIXES) {
 }
 
 const get = async (path, params) => {
+  if (path === 'inprocess:sql') return stores.events.read(projectId, params.sql, { project: projectId, from: chTime(params.from), to: chTime(params.to) });
   if (path.startsWith('inprocess:')) return lib.runStatsPlan(stores.events, planned(params, path.slice('inprocess:'.length)));
   if (path.startsWith('POST ')) {
     const res = await fetch(`${base}${path.slice(5)}`, { method: 'POST', headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: JSON.stringify(params) });
@@ -246,7 +276,7 @@ const measure = async (label, path, shapes) => {
   console.log(`${line(`${label} (load ${load.join(' -> ')})`, results[label])}`);
   shapes.forEach((params, i) => {
     const days = (Date.parse(params.to) - Date.parse(params.from)) / DAY;
-    const others = Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to');
+    const others = Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to' && k !== 'sql');
     const rest = path.startsWith('POST ') ? JSON.stringify(Object.fromEntries(others)) : new URLSearchParams(others).toString();
     const via = path === '/v1/stats' ? ` [${planned(params).source}]` : '';
     const shapeLabel = `${Number.isInteger(days) ? days : days.toFixed(5)} days${rest ? ` ${rest}` : ''}${via}`;

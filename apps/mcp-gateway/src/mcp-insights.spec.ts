@@ -8,8 +8,8 @@ import { buildApp as buildReadApp } from '@analytics/read-api';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
-// query_insights and list_properties: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
-// and GET /v1/properties for the same arguments, over the same store.
+// query_insights (goals included), get_funnel, get_retention and list_properties: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
+// POST /v1/funnel, POST /v1/retention and GET /v1/properties for the same arguments, over the same store.
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 let stores: Stores;
@@ -71,6 +71,8 @@ describe('query_insights and list_properties', () => {
     { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'entry_path'], compare: 'previous_period' },
     { metrics: ['events'], dimensions: ['prop:plan', 'time:day'], filters: [['or', [['is', 'prop:plan', ['pro']], ['contains', 'path', ['pric']]]]], order_by: [['time:day', 'asc']] },
     { metrics: ['pageviews'], dimensions: ['exit_path'], filters: [['is_not', 'event_name', ['signup']]], limit: 1 },
+    { metrics: ['visitors', 'conversions', 'conversion_rate'], dimensions: ['source'], goal: { event: 'signup' } },
+    { metrics: ['conversions'], goal: { path: '/pri*', filters: [['is_not', 'prop:plan', ['pro']]] } },
   ];
   it.each(INSIGHTS.map((a) => [JSON.stringify(a), a]))('query_insights %s answers what POST /v1/insights answers', async (_, args) => {
     const body = { from: FROM, to: TO, ...args };
@@ -105,6 +107,36 @@ describe('query_insights and list_properties', () => {
   it('is refused to an sk_ key', async () => {
     const client = await connect(keys.sk);
     await expect(client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO } })).rejects.toThrow(/insufficient_scope/);
+    await client.close();
+  });
+});
+
+describe('get_funnel and get_retention', () => {
+  const CASES: Array<[string, string, Record<string, unknown>]> = [
+    ['get_funnel', '/v1/funnel', { steps: [{ event: '$pageview' }, { event: 'signup' }] }],
+    ['get_funnel', '/v1/funnel', { steps: [{ path: '/*' }, { event: '$pageview', path: '/pricing' }], window_s: 3600, count_by: 'session', breakdown: 'source', filters: [['is_not', 'country', ['XX']]] }],
+    ['get_retention', '/v1/retention', { period: 'day', count_by: 'visitor' }],
+    ['get_retention', '/v1/retention', { period: 'week', count_by: 'visitor', start: { event: '$pageview' }, return: { path: '/pricing' } }],
+  ];
+  it.each(CASES.map(([tool, path, args]) => [tool, JSON.stringify(args), path, args] as const))('%s %s answers what the HTTP route answers', async (tool, _, path, args) => {
+    const body = { from: FROM, to: TO, ...args };
+    const http = await request(readApp).post(path).set('authorization', `Bearer ${keys.rk}`).send(body);
+    expect(http.status).toBe(200);
+    const client = await connect(keys.rk);
+    const result = await client.callTool({ name: tool, arguments: body });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual(http.body);
+    expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(http.body);
+    await client.close();
+  });
+
+  it('are read-only, and answer a bad body as a tool error saying what is allowed', async () => {
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    for (const t of tools.filter((x) => ['get_funnel', 'get_retention'].includes(x.name))) expect(t.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    const result = await client.callTool({ name: 'get_funnel', arguments: { from: FROM, to: TO, steps: [{ event: 'signup' }] } });
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^invalid_params: steps: a funnel has 2 to 10 steps/);
     await client.close();
   });
 });

@@ -17,10 +17,10 @@ import {
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import { type EventStore, queryEvents, queryInsights, queryProperties, querySources, queryStats } from '@analytics/event-store';
+import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperties, queryRetention, querySources, queryStats } from '@analytics/event-store';
 import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, funnelBodySchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, retentionBodySchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
 import { ANSWERED, type Logger, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
@@ -105,6 +105,14 @@ export function capRows<T extends { rows: unknown[] }>(result: T, maxBytes: numb
   return { ...result, rows, truncated: true };
 }
 
+/** A funnel's breakdown (up to 100 values x 10 steps) cut, as capRows cuts rows, until the JSON fits the cap. */
+export function capBreakdown<T extends { breakdown?: unknown[] }>(result: T, maxBytes: number): T & { truncated?: boolean } {
+  if (!result.breakdown || Buffer.byteLength(JSON.stringify(result)) <= maxBytes) return { ...result };
+  let breakdown = result.breakdown;
+  while (breakdown.length > 0 && Buffer.byteLength(JSON.stringify({ ...result, breakdown })) > maxBytes) breakdown = breakdown.slice(0, Math.floor(breakdown.length / 2));
+  return { ...result, breakdown, truncated: true };
+}
+
 /** POST /mcp: MCP over Streamable HTTP, stateless (a fresh server and transport per request), JSON responses. */
 export function createMcpRouter(deps: McpRouterDeps): Router {
   const requestContextOf = requestContexts(deps.ipHashSecret, deps.clock);
@@ -124,6 +132,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     get_stats: async (auth, args) => capRows({ ...(await queryStats(deps.events, auth.projectId, parseArgs(getStatsArgsSchema, args))) }, maxBytes),
     top_sources: async (auth, args) => capRows({ ...(await querySources(deps.events, auth.projectId, parseArgs(sourcesParamsSchema, args))) }, maxBytes),
     query_insights: async (auth, args) => capRows({ ...(await queryInsights(deps.events, auth.projectId, parseArgs(insightsBodySchema, args))) }, maxBytes),
+    get_funnel: async (auth, args) => capBreakdown(await queryFunnel(deps.events, auth.projectId, parseArgs(funnelBodySchema, args)), maxBytes),
+    get_retention: async (auth, args) => ({ ...(await queryRetention(deps.events, auth.projectId, parseArgs(retentionBodySchema, args))) }),
     list_properties: async (auth, args) => capRows({ ...(await queryProperties(deps.events, auth.projectId, parseArgs(propertiesParamsSchema, args))) }, maxBytes),
   };
 

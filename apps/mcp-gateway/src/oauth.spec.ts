@@ -141,7 +141,7 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
 
     const client = new Client({ name: 'connector', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${g.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token}` } } }));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_stats', 'list_properties', 'query_events', 'query_insights', 'top_sources']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_funnel', 'get_retention', 'get_stats', 'list_properties', 'query_events', 'query_insights', 'top_sources']);
     await client.close();
 
     const refreshed = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.body.refresh_token! });

@@ -7,6 +7,8 @@ import {
   INSIGHT_FILTER_OPS,
   STATS_GROUP_BY,
   eventInputSchema,
+  funnelBodySchema,
+  funnelResponseSchema,
   insightsBodySchema,
   insightsResponseSchema,
   propertiesParamsSchema,
@@ -14,6 +16,8 @@ import {
   queryParamsSchema,
   queryResponseSchema,
   queryRowSchema,
+  retentionBodySchema,
+  retentionResponseSchema,
   sourcesParamsSchema,
   sourcesResponseSchema,
   sourcesRowSchema,
@@ -107,6 +111,20 @@ export interface ToolSpec {
   _meta?: typeof CHART_TOOL_META;
 }
 
+// Filters and goals in few bytes, portable: conditions are tuples, written as plain arrays (prefixItems and recursion
+// are not portable); the goal's filters are the same.
+const FILTERS_JSON = {
+  type: 'array',
+  items: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array' }] } }] } },
+  description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]].`,
+};
+const GOAL_JSON = {
+  type: 'object',
+  properties: { event: { type: 'string' }, path: { type: 'string', description: 'Ending in * : a prefix.' }, filters: { type: 'array', items: FILTERS_JSON.items } },
+  additionalProperties: false,
+  description: 'Event and/or path, filters on that event.',
+};
+
 export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'track_event',
@@ -161,17 +179,47 @@ export const TOOLS: readonly ToolSpec[] = [
     // written as plain arrays (prefixItems and recursion are not portable).
     inputSchema: inputSchemaOf(insightsBodySchema, {
       metrics: { description: 'Default ["visitors"].' },
-      filters: {
-        type: 'array',
-        items: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array' }] } }] } },
-        description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]].`,
-      },
+      filters: FILTERS_JSON,
+      goal: { ...GOAL_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? }.' },
       order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
       compare: { description: 'Adds comparison: the metrics over the equally long range before from.' },
       include_bots: { description: 'Count device_type bot too.' },
       limit: { description: 'Rows, default 100.' },
     }),
     outputSchema: outputSchemaOf(insightsResponseSchema.extend({ truncated })),
+    annotations: READ,
+  },
+  {
+    name: 'get_funnel',
+    title: 'Conversion funnel',
+    description: `Entities reaching each of 2-10 ordered steps within window_s of step 1: arguments = the POST /v1/funnel body, result = its answer (breakdown: { value, steps } per value). Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+    access: 'read',
+    inputSchema: inputSchemaOf(funnelBodySchema, {
+      steps: { type: 'array', items: GOAL_JSON, description: '2-10 goals, in order.' },
+      window_s: { description: 'Default 86400.' },
+      count_by: { description: 'Default visitor.' },
+      breakdown: { description: 'A dimension of query_insights but time:*.' },
+      filters: FILTERS_JSON,
+      include_bots: { description: 'Count device_type bot too.' },
+    }),
+    // Each breakdown value's steps are shaped as `steps` (the description says so): written once.
+    outputSchema: outputSchemaOf(funnelResponseSchema.extend({ breakdown: z.array(z.looseObject({})).optional(), truncated })),
+    annotations: READ,
+  },
+  {
+    name: 'get_retention',
+    title: 'Retention cohorts',
+    description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+    access: 'read',
+    inputSchema: inputSchemaOf(retentionBodySchema, {
+      period: { description: 'day, week (from Monday) or month, UTC.' },
+      count_by: { description: 'Default user.' },
+      start: { ...GOAL_JSON, description: 'Default any event.' },
+      return: { ...GOAL_JSON, description: 'Default any event.' },
+      filters: FILTERS_JSON,
+      include_bots: { description: 'Count device_type bot too.' },
+    }),
+    outputSchema: outputSchemaOf(retentionResponseSchema),
     annotations: READ,
   },
   {

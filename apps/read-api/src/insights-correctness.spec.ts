@@ -71,6 +71,15 @@ const FILTERS: unknown[][] = [
   [['or', [['is', 'prop:step', ['0']], ['or', [['contains', 'browser', ['Fire']], ['is_not', 'os', ['iOS']]]]]]],
 ];
 
+// Goals (issue 31) for the conversions metrics: by event, by path (exact, prefix), with filters on event and visit dimensions.
+const GOALS: unknown[] = [
+  { event: 'signup' },
+  { path: '/pricing' },
+  { event: '$pageview', path: '/blog/*' },
+  { event: 'purchase', filters: [['is', 'channel', ['direct', 'organic_search', 'paid_search']]] },
+  { path: '/*', filters: [['not_contains', 'prop:step', ['0']], ['is', 'device_type', ['desktop', 'mobile']]] },
+];
+
 describe('the seeded data set', () => {
   it('covers what insights must tell apart', () => {
     const alpha = rows.filter((r) => r.project_id === ids.alpha);
@@ -96,6 +105,7 @@ describe('POST /v1/insights matches the events', () => {
           from: iso(from),
           to: iso(to),
           metrics: [...INSIGHT_METRICS],
+          goal: GOALS[i % GOALS.length],
           dimensions,
           filters,
           ...(i % 2 ? { compare: 'previous_period' } : {}),

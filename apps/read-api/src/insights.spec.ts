@@ -77,7 +77,7 @@ describe('POST /v1/insights: scope and validation', () => {
   });
 
   const bad: Array<[string, object, string]> = [
-    ['an unknown metric', { metrics: ['visitors', 'sessions'] }, 'allowed are events, pageviews, visitors, visits, bounce_rate, visit_duration, views_per_visit'],
+    ['an unknown metric', { metrics: ['visitors', 'sessions'] }, 'allowed are events, pageviews, visitors, visits, bounce_rate, visit_duration, views_per_visit, conversions, conversion_rate'],
     ['an unknown dimension', { dimensions: ['referrer'] }, 'allowed are event_name, source, medium, campaign, channel, country, device_type, browser, os, path, entry_path, exit_path, prop:<key>, time:hour'],
     ['more than 3 dimensions', { dimensions: ['source', 'country', 'os', 'browser'] }, 'at most 3 dimensions'],
     ['an unknown operator', { filters: [['equals', 'country', ['GB']]] }, 'allowed are is, is_not, contains, not_contains, or'],

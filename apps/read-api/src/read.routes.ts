@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
-import { type EventStore, queryEvents, queryInsights, queryProperties, querySources, queryStats } from '@analytics/event-store';
+import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperties, queryRetention, querySources, queryStats } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
 import { type Logger, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
@@ -29,6 +29,8 @@ export function createReadRouter(deps: ReadRouterDeps): Router {
       return { breakdown, rows };
     }),
     defineRoute(routes.insights, async ({ body }, auth) => queryInsights(deps.events, auth.projectId, body)),
+    defineRoute(routes.funnel, async ({ body }, auth) => queryFunnel(deps.events, auth.projectId, body)),
+    defineRoute(routes.retention, async ({ body }, auth) => queryRetention(deps.events, auth.projectId, body)),
     defineRoute(routes.properties, async ({ query }, auth) => queryProperties(deps.events, auth.projectId, query)),
   ]);
 }

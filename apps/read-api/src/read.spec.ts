@@ -282,7 +282,7 @@ describe('GET /openapi.json', () => {
   it('answers without a key with the read routes only (and the probes and /metrics every app serves)', async () => {
     const res = await request(app).get('/openapi.json');
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.paths).sort()).toEqual(['/healthz', '/metrics', '/openapi.json', '/readyz', '/v1/export', '/v1/insights', '/v1/properties', '/v1/query', '/v1/sources', '/v1/stats']);
+    expect(Object.keys(res.body.paths).sort()).toEqual(['/healthz', '/metrics', '/openapi.json', '/readyz', '/v1/export', '/v1/funnel', '/v1/insights', '/v1/properties', '/v1/query', '/v1/retention', '/v1/sources', '/v1/stats']);
   });
 });
 

@@ -15,9 +15,9 @@ const ORIGIN = 'https://shop.example.com';
 const RANGE = { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' };
 // What the document declares that no single request can produce against healthy embedded stores: a store out of reach
 // (502, readiness 503), an unhandled error or a store refusing a deletion (500), the body budget exhausted (503
-// server_busy) and the read admission gate full (429 on reads, POST /v1/insights one of them) need concurrent load or
+// server_busy) and the read admission gate full (429 on reads, the POST reads among them) need concurrent load or
 // a broken store.
-const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500', '502', '503'].includes(status) || (status === '429' && (method === 'get' || path === '/v1/insights'));
+const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500', '502', '503'].includes(status) || (status === '429' && (method === 'get' || ['/v1/insights', '/v1/funnel', '/v1/retention'].includes(path)));
 
 let stores: Stores;
 let app: Express;
@@ -84,6 +84,18 @@ const cases = (): Case[] => [
   ['get', '/v1/query', 400, () => get('/v1/query', bearer(keys.rk), { from: 'yesterday' })],
   ['get', '/v1/query', 401, () => get('/v1/query')],
   ['get', '/v1/query', 403, () => get('/v1/query', bearer(keys.sk), RANGE)],
+  ['post', '/v1/funnel', 200, () => post('/v1/funnel', bearer(keys.rk), { ...RANGE, steps: [{ event: '$pageview' }, { event: 'signup' }], breakdown: 'source' })],
+  ['post', '/v1/funnel', 400, () => post('/v1/funnel', bearer(keys.rk), { ...RANGE, steps: [{ event: 'signup' }] })],
+  ['post', '/v1/funnel', 401, () => post('/v1/funnel', {}, {})],
+  ['post', '/v1/funnel', 403, () => post('/v1/funnel', bearer(keys.sk), { ...RANGE, steps: [] })],
+  ['post', '/v1/funnel', 413, () => post('/v1/funnel', { ...bearer(keys.rk), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/v1/funnel', 415, () => post('/v1/funnel', { ...bearer(keys.rk), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
+  ['post', '/v1/retention', 200, () => post('/v1/retention', bearer(keys.rk), { ...RANGE, period: 'day', count_by: 'visitor' })],
+  ['post', '/v1/retention', 400, () => post('/v1/retention', bearer(keys.rk), { ...RANGE, period: 'year' })],
+  ['post', '/v1/retention', 401, () => post('/v1/retention', {}, {})],
+  ['post', '/v1/retention', 403, () => post('/v1/retention', bearer(keys.sk), { ...RANGE, period: 'day' })],
+  ['post', '/v1/retention', 413, () => post('/v1/retention', { ...bearer(keys.rk), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+  ['post', '/v1/retention', 415, () => post('/v1/retention', { ...bearer(keys.rk), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
   ['get', '/v1/stats', 200, () => get('/v1/stats', bearer(keys.rk), { ...RANGE, group_by: 'source,path', interval: 'day' })],
   ['get', '/v1/stats', 400, () => get('/v1/stats', bearer(keys.rk), { ...RANGE, group_by: 'ip_hash' })],
   ['get', '/v1/stats', 401, () => get('/v1/stats')],
@@ -203,7 +215,7 @@ describe('the contract: real answers validate against the document (ajv)', () =>
 describe('GET /openapi.json on each app', () => {
   it.each([
     ['ingest-api', ['/v1/track', '/v1/batch', '/v1/identify', '/v1/forget']],
-    ['read-api', ['/v1/query', '/v1/export', '/v1/stats', '/v1/sources', '/v1/insights', '/v1/properties']],
+    ['read-api', ['/v1/query', '/v1/export', '/v1/stats', '/v1/sources', '/v1/insights', '/v1/properties', '/v1/funnel', '/v1/retention']],
   ])('%s documents its own routes only', (app, own) => {
     const paths = Object.keys((openApiDocument([app as 'ingest-api']) as Doc).paths);
     expect(paths).toEqual(expect.arrayContaining([...own, '/healthz', '/readyz', '/openapi.json']));

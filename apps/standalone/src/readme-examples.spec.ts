@@ -111,5 +111,7 @@ describe('README examples', () => {
     const same = { events: 1, visitors: 1, comparison: { events: 0, visitors: 0 } };
     expect(readOutput('/v1/insights').rows).toEqual(['$pageview', 'a', 'b', 'signup'].map((event_name) => ({ event_name, ...same })));
     expect(readOutput('/v1/properties')).toEqual({ rows: [{ key: 'plan', events: 1 }] });
+    expect(readOutput('/v1/funnel').steps.map((x: { count: number }) => x.count)).toEqual([1, 1]);
+    expect(readOutput('/v1/retention')).toEqual({ cohorts: [{ cohort: new Date().toISOString().slice(0, 10), size: 1, returned: [1] }] });
   });
 });

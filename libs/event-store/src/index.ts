@@ -16,6 +16,7 @@ export * from './stats.planner';
 export * from './stats.query';
 export * from './sources.query';
 export * from './insights.query';
+export * from './conversions.query';
 export * from './sources-daily';
 export * from './uniques-by';
 export * from './retention';

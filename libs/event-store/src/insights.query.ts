@@ -1,4 +1,5 @@
 import {
+  type Goal,
   type InsightColumnDimension,
   type InsightCondition,
   type InsightDimension,
@@ -51,7 +52,7 @@ export const DIMENSION_SQL: Record<InsightColumnDimension, string> = {
 };
 
 /** The columns of `events` each column dimension reads. */
-const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
+export const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
   event_name: ['event_name'],
   source: ['source', 'medium'],
   medium: ['source', 'medium'],
@@ -71,26 +72,28 @@ const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'ti
 const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
 
 const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
+const GOAL_METRICS: ReadonlySet<InsightMetric> = new Set(['conversions', 'conversion_rate']);
 
-type Query = { sql: string; params: Record<string, unknown> };
+export type Query = { sql: string; params: Record<string, unknown> };
 
 /**
  * A property's value as a string: strings as themselves, other JSON values as their JSON text, absent or null as NULL.
  * The properties are parsed once per row (JSONExtractRaw; the repeated expression is computed once), the string
  * literal it may return is small.
  */
-const propSql = (k: string) => {
+export const propSql = (k: string) => {
   const raw = `JSONExtractRaw(properties, {${k}:String})`;
   return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
 };
 
-class Builder {
+export class Builder {
   readonly params: Record<string, unknown> = {};
   private readonly propKeys = new Map<string, string>();
   /** Visit dimensions the query reads (grouped or filtered), each a column `vd<i>` of the visit rows. */
   readonly visitDims: InsightColumnDimension[] = [];
   readonly columns = new Set(['timestamp', 'event_name', 'anonymous_id', 'session_id']);
   private filters = 0;
+  private goals = 0;
 
   /** The SQL of a dimension's value for one (joined) event row. */
   value(d: InsightDimension): string {
@@ -116,6 +119,23 @@ class Builder {
     return DIMENSION_SQL[c];
   }
 
+  /** The SQL that holds for an event (joined row) completing the goal: its name, its path (exact or prefix), its filters. */
+  goal(g: Goal): string {
+    const name = `g${this.goals++}`;
+    const parts: string[] = [];
+    if (g.event !== undefined) {
+      this.params[`${name}e`] = g.event;
+      parts.push(`event_name = {${name}e:String}`);
+    }
+    if (g.path !== undefined) {
+      this.params[`${name}p`] = g.path;
+      this.columns.add('path');
+      parts.push(g.prefix ? `ifNull(startsWith(path, {${name}p:String}), 0)` : `ifNull(path = {${name}p:String}, 0)`);
+    }
+    parts.push(...g.filters.map((c) => this.condition(c)));
+    return `(${parts.join(' AND ')})`;
+  }
+
   condition(c: InsightCondition): string {
     if (c.op === 'or') return `(${c.conditions.map((x) => this.condition(x)).join(' OR ')})`;
     const name = `f${this.filters++}`;
@@ -138,6 +158,11 @@ class Builder {
 function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
   const visits = `countIf(cur = ${cur})`;
   const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
+  const anon = joined ? 'anon' : 'anonymous_id';
+  // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors.
+  const converted = `uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur} AND g)`;
+  if (m === 'conversions') return converted;
+  if (m === 'conversion_rate') return `if(uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur}) = 0, 0, ${converted} / uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur}))`;
   if (!joined) {
     if (m === 'events') return `countIf(cur = ${cur})`;
     if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
@@ -158,6 +183,8 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
       return `${perVisit(`sumIf(vdur, cur = ${cur})`)} / 1000`;
     case 'views_per_visit':
       return perVisit(`sumIf(vpv, cur = ${cur})`);
+    default:
+      throw new Error(`unreachable metric ${m}`);
   }
 }
 
@@ -174,9 +201,11 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   const dims = q.dimensions.map((d) => b.value(d));
   const where = q.filters.map((c) => b.condition(c));
+  // The goal is checked per event (after the filters): `g` = the event completes it; per visit row, one of its events does.
+  const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
   // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
-  const visitsOnly = joined && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitsOnly = joined && goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
   if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
 
@@ -213,14 +242,14 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d]} AS vd${i}`),
     ];
     from = [
-      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur'].join(', ')}`,
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
       `FROM (${base}) AS e`,
       `INNER JOIN (SELECT ${visitCols.join(', ')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
       `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
     ].join('\n');
   } else {
-    from = [`SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`, `FROM (${base})`, ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : [])].join('\n');
+    from = [`SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}, ${goal} AS g`, `FROM (${base})`, ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : [])].join('\n');
   }
 
   const names = [...q.metrics.map((m, i) => [m, `m${i}`] as const), ...q.dimensions.map((d, i) => [d, `d${i}`] as const)];

@@ -4,8 +4,10 @@ import { clampToAcceptedRange, isoDateParam } from './iso-date';
 
 // POST /v1/insights and GET /v1/properties (issue 30). The meanings of every metric and dimension: README, "Insights".
 
-export const INSIGHT_METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit'] as const;
+export const INSIGHT_METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'conversions', 'conversion_rate'] as const;
+/** The metrics that need a `goal`. */
 export type InsightMetric = (typeof INSIGHT_METRICS)[number];
+export const GOAL_METRICS: readonly InsightMetric[] = ['conversions', 'conversion_rate'];
 
 /**
  * The dimensions by name and kind: an `event` dimension is a value of each event, a `visit` dimension one value per
@@ -70,10 +72,10 @@ const dimensionSchema = z
   .refine((d) => isInsightDimension(d), { error: oneOf('dimension', allowedDimensions(true)) })
   .transform((d) => d as InsightDimension);
 
-type Issue = { path: Array<string | number>; message: string };
+export type FilterIssue = { path: Array<string | number>; message: string };
 
 /** Checks one filter condition (`[op, dimension, [values]]` or `["or", [conditions]]`), counting conditions; returns it typed or null. */
-function parseCondition(raw: unknown, path: Array<string | number>, depth: number, issues: Issue[], count: { n: number }): InsightCondition | null {
+function parseCondition(raw: unknown, path: Array<string | number>, depth: number, issues: FilterIssue[], count: { n: number }): InsightCondition | null {
   count.n++;
   const ops = [...INSIGHT_FILTER_OPS, 'or'];
   if (!Array.isArray(raw) || raw.length === 0 || typeof raw[0] !== 'string') {
@@ -118,6 +120,54 @@ const FILTERS_TEXT =
   'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
   'contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered.';
 
+/** Checks a list of filter conditions (at most INSIGHTS_LIMITS.conditions in all); returns them typed, or null with `issues` filled. */
+export function parseFilters(raw: unknown[][], path: Array<string | number>, issues: FilterIssue[]): InsightCondition[] | null {
+  const count = { n: 0 };
+  const before = issues.length;
+  const out = raw.map((c, i) => parseCondition(c, [...path, i], 0, issues, count));
+  if (count.n > INSIGHTS_LIMITS.conditions) issues.push({ path, message: `at most ${INSIGHTS_LIMITS.conditions} conditions in all` });
+  return issues.length === before ? (out as InsightCondition[]) : null;
+}
+
+/** A goal (issue 31): what an event must be to count, as a checked request gives it. */
+export interface Goal {
+  event?: string;
+  /** An exact path, or a prefix when `prefix`. */
+  path?: string;
+  prefix: boolean;
+  filters: InsightCondition[];
+}
+
+export const GOAL_PATH_MAX = 1024;
+/**
+ * `{ event?, path?, filters? }`, at least one of event and path: an event completes the goal when it has that name,
+ * that path (exactly, or starting with what precedes a final `*`) and every filter holds for it.
+ */
+export const goalSchema = z
+  .object({
+    event: eventNameSchema.optional().describe('The event name (e.g. "signup", "$pageview").'),
+    path: z.string().min(1).max(GOAL_PATH_MAX).transform(toWellFormed).optional().describe('The path, exactly; ending in `*`: any path starting with what precedes it (e.g. "/blog/*").'),
+    filters: z.array(z.array(z.unknown())).default([]).describe('Conditions the event must also meet, as the request\'s `filters`.'),
+  })
+  .strict()
+  .superRefine((g, ctx) => {
+    if (g.event === undefined && g.path === undefined) ctx.addIssue({ code: 'custom', message: 'a goal names an event, a path, or both', path: [] });
+    if (g.path === '*') ctx.addIssue({ code: 'custom', message: 'path "*" matches every path: give a prefix before the `*`, or leave path out', path: ['path'] });
+    const issues: FilterIssue[] = [];
+    parseFilters(g.filters, ['filters'], issues);
+    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+  })
+  .transform((g): Goal => {
+    const prefix = g.path?.endsWith('*') ?? false;
+    return {
+      ...(g.event !== undefined ? { event: g.event } : {}),
+      ...(g.path !== undefined ? { path: prefix ? g.path.slice(0, -1) : g.path } : {}),
+      prefix,
+      filters: parseFilters(g.filters, ['filters'], [])!,
+    };
+  });
+export type GoalInput = z.input<typeof goalSchema>;
+
 const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direction: allowed are asc, desc' })]);
 
 export const insightsBodySchema = z
@@ -139,14 +189,14 @@ export const insightsBodySchema = z
     order_by: z.array(orderEntry).optional().describe('[[metric or dimension, "asc" | "desc"], ...]; default: the first metric descending. Ties: dimensions ascending.'),
     limit: z.number().int().min(1).max(INSIGHTS_LIMITS.limit.max).default(INSIGHTS_LIMITS.limit.default).describe('Maximum rows, 1 to 10000 (default 100).'),
     include_bots: z.boolean().default(false).describe('Count events of device_type bot too (left out by default).'),
+    goal: goalSchema.optional().describe('What completes a conversion, for the metrics conversions and conversion_rate: { event?, path?, filters? }.'),
   })
   .strict()
   .superRefine((v, ctx) => {
+    if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? }', path: ['goal'] });
     if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-    const issues: Issue[] = [];
-    const count = { n: 0 };
-    v.filters.forEach((c, i) => parseCondition(c, ['filters', i], 0, issues, count));
-    if (count.n > INSIGHTS_LIMITS.conditions) issues.push({ path: ['filters'], message: `at most ${INSIGHTS_LIMITS.conditions} conditions in all` });
+    const issues: FilterIssue[] = [];
+    parseFilters(v.filters, ['filters'], issues);
     const dims = new Set(v.dimensions);
     if (dims.size !== v.dimensions.length) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
     const orderable = [...v.metrics, ...v.dimensions];
@@ -156,8 +206,7 @@ export const insightsBodySchema = z
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
   .transform((v) => {
-    const issues: Issue[] = [];
-    const filters = v.filters.map((c, i) => parseCondition(c, ['filters', i], 0, issues, { n: 0 })!);
+    const filters = parseFilters(v.filters, ['filters'], [])!;
     return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by: v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> | undefined };
   });
 

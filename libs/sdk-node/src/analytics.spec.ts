@@ -167,6 +167,34 @@ describe('Analytics against the real service', () => {
     expect(JSON.stringify(bad.details)).toContain('at most 3 dimensions');
   });
 
+  it('funnel, retention and goal conversions read back with an rk_ key; a one-step funnel is a 400 with its details', async () => {
+    const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'sdk-node-conversions' })).keys;
+    const at = (min: number) => new Date(Date.now() - 30 * 60_000 + min * 60_000);
+    await new Analytics({ endpoint: service.endpoint, key: sk }).batch([
+      { event: '$pageview', anonymous_id: 'c-1', user_id: 'U-1', timestamp: at(0), url: 'https://shop.example.com/pricing' },
+      { event: 'signup', anonymous_id: 'c-1', user_id: 'U-1', timestamp: at(2), url: 'https://shop.example.com/signup' },
+      { event: '$pageview', anonymous_id: 'c-2', timestamp: at(1), url: 'https://shop.example.com/' },
+    ]);
+    const reader = new Analytics({ endpoint: service.endpoint, key: rk });
+    const funnel = await reader.funnel({ from: hourAgo(), to: inAnHour(), steps: [{ event: '$pageview' }, { event: 'signup' }], breakdown: 'path' });
+    expect(funnel.steps).toEqual([
+      { index: 1, count: 2, conversion_rate: 1, drop_off: 0, median_time_to_convert_s: null },
+      { index: 2, count: 1, conversion_rate: 0.5, drop_off: 1, median_time_to_convert_s: 120 },
+    ]);
+    expect(funnel.breakdown?.map((b) => [b.value, b.steps.map((x) => x.count)])).toEqual([['/', [1, 0]], ['/pricing', [1, 1]]]);
+    const to = inAnHour();
+    const signup = at(2);
+    const nextMonth = Date.UTC(signup.getUTCFullYear(), signup.getUTCMonth() + 1, 1);
+    const retention = await reader.retention({ from: hourAgo(), to, period: 'month', count_by: 'user', start: { event: 'signup' } });
+    // one cohort: U-1's signup month (c-2 has no user_id); a second period only when `to` is past the month's end
+    expect(retention.cohorts).toEqual([{ cohort: `${signup.toISOString().slice(0, 7)}-01`, size: 1, returned: nextMonth < to.getTime() ? [1, 0] : [1] }]);
+    const goals = await reader.insights({ from: hourAgo(), to: inAnHour(), metrics: ['visitors', 'conversions', 'conversion_rate'], goal: { path: '/sign*' } });
+    expect(goals.rows).toEqual([{ visitors: 2, conversions: 1, conversion_rate: 0.5 }]);
+    const bad = await rejection(reader.funnel({ from: hourAgo(), to: inAnHour(), steps: [{ event: 'signup' }] }));
+    expect(bad).toMatchObject({ code: 'invalid_payload', status: 400 });
+    expect(JSON.stringify(bad.details)).toContain('a funnel has 2 to 10 steps');
+  });
+
   it('4xx answers are not retried and surface the spec error code, status and details', async () => {
     const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
     const before = requestsTo('/v1/track');

@@ -2,6 +2,8 @@ import type { ErrorCode } from '@analytics/schema';
 import type {
   BatchResponse,
   ForgetResponse,
+  FunnelBody,
+  FunnelResponse,
   IdentifyInput,
   IdentifyResponse,
   InsightDimension,
@@ -13,6 +15,8 @@ import type {
   PropertiesResponse,
   QueryParams,
   QueryResponse,
+  RetentionBody,
+  RetentionResponse,
   SourcesParams,
   SourcesResponse,
   StatsGroupBy,
@@ -125,6 +129,16 @@ export class Analytics {
   /** `POST /v1/insights` (`rk_` keys): metrics by up to 3 dimensions, filtered, optionally against the previous period. */
   insights<M extends InsightMetric = 'visitors', D extends InsightDimension = never>(body: InsightsBody<M, D>): Promise<InsightsResponse<M, D>> {
     return this.request('POST', '/v1/insights', { ...body, from: iso(body.from), to: iso(body.to) });
+  }
+
+  /** `POST /v1/funnel` (`rk_` keys): entities reaching each of 2 to 10 ordered steps within `window_s` of step 1, optionally broken down. */
+  funnel(body: FunnelBody): Promise<FunnelResponse> {
+    return this.request('POST', '/v1/funnel', { ...body, from: iso(body.from), to: iso(body.to) });
+  }
+
+  /** `POST /v1/retention` (`rk_` keys): cohorts by the period of each entity's first start event, and how many came back in each later period. */
+  retention(body: RetentionBody): Promise<RetentionResponse> {
+    return this.request('POST', '/v1/retention', { ...body, from: iso(body.from), to: iso(body.to) });
   }
 
   /** `GET /v1/properties` (`rk_` keys): property keys most used first, or with `key` that key's values. */

@@ -116,7 +116,7 @@ export const bad = (a: Analytics) => a.track({ event: 42 });
     const out = await run('readme.mjs', toJs(code.replaceAll(EXAMPLE_ENDPOINT, service.endpoint)), { ANALYTICS_SK: sk, ANALYTICS_RK: rk, FORCE_COLOR: '0' }); // nx forces colours on; the output is read as text
     expect(out).toMatch(/^invalid_payload 400 /);
     const calls = service.requests.filter((r) => r.key === sk || r.key === rk).map((r) => `${r.method} ${r.path.split('?')[0]} ${r.status < 300 ? 'ok' : r.status}`);
-    expect(calls).toEqual(['POST /v1/track ok', 'POST /v1/batch ok', 'POST /v1/identify ok', 'GET /v1/query ok', 'GET /v1/stats ok', 'GET /v1/sources ok', 'POST /v1/insights ok', 'GET /v1/properties ok', 'POST /v1/track 400', 'POST /v1/forget ok']);
+    expect(calls).toEqual(['POST /v1/track ok', 'POST /v1/batch ok', 'POST /v1/identify ok', 'GET /v1/query ok', 'GET /v1/stats ok', 'GET /v1/sources ok', 'POST /v1/insights ok', 'GET /v1/properties ok', 'POST /v1/funnel ok', 'POST /v1/retention ok', 'POST /v1/insights ok', 'POST /v1/track 400', 'POST /v1/forget ok']);
   }, 60_000);
 });
 

@@ -5,6 +5,9 @@ import type {
   BatchResponse,
   EventInput,
   ForgetResponse,
+  FunnelCountBy,
+  FunnelResponse,
+  FunnelStep,
   IdentifyInput as ParsedIdentify,
   IdentifyResponse,
   ForgetInput as ParsedForget,
@@ -17,6 +20,8 @@ import type {
   QueryParams as ParsedQuery,
   QueryResponse,
   QueryRow,
+  RetentionPeriod,
+  RetentionResponse,
   SourcesParams as ParsedSources,
   SourcesResponse,
   SourcesRow,
@@ -27,7 +32,7 @@ import type {
   TrackResponse,
 } from '@analytics/schema';
 
-export type { BatchResponse, ForgetResponse, IdentifyResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
+export type { BatchResponse, ForgetResponse, FunnelResponse, FunnelStep, IdentifyResponse, RetentionResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -64,6 +69,33 @@ export interface StatsResponse<G extends StatsGroupBy = never> {
 /** A condition of `POST /v1/insights` filters: `[op, dimension, [values]]` or `["or", [conditions]]`. */
 export type InsightFilter = readonly [InsightFilterOp, Exclude<InsightDimension, InsightTimeDimension>, readonly string[]] | readonly ['or', readonly InsightFilter[]];
 
+/** A goal (insights `goal`, a funnel step, retention `start` / `return`): an event name and/or a path (ending in `*`: a prefix), and conditions on that event. */
+export interface Goal {
+  event?: string;
+  path?: string;
+  filters?: readonly InsightFilter[];
+}
+
+/** Body of `POST /v1/funnel`: 2 to 10 steps in order. */
+export type FunnelBody = Range & {
+  steps: readonly Goal[];
+  window_s?: number;
+  count_by?: FunnelCountBy;
+  breakdown?: Exclude<InsightDimension, InsightTimeDimension>;
+  filters?: readonly InsightFilter[];
+  include_bots?: boolean;
+};
+
+/** Body of `POST /v1/retention`. */
+export type RetentionBody = Range & {
+  period: RetentionPeriod;
+  count_by?: 'user' | 'visitor';
+  start?: Goal;
+  return?: Goal;
+  filters?: readonly InsightFilter[];
+  include_bots?: boolean;
+};
+
 /** Body of `POST /v1/insights`; the metrics and dimensions given as arrays type the answer's rows. */
 export type InsightsBody<M extends InsightMetric = 'visitors', D extends InsightDimension = never> = Range & {
   metrics?: readonly M[];
@@ -73,6 +105,8 @@ export type InsightsBody<M extends InsightMetric = 'visitors', D extends Insight
   order_by?: ReadonlyArray<readonly [M | D, 'asc' | 'desc']>;
   limit?: number;
   include_bots?: boolean;
+  /** Needed by the metrics conversions and conversion_rate. */
+  goal?: Goal;
 };
 
 /** A row of `POST /v1/insights`: each dimension (null where absent), each metric, and with `compare` the previous period's metrics. */

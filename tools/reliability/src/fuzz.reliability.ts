@@ -192,7 +192,7 @@ describe('fuzzing every endpoint', () => {
   });
 
   it('POST /mcp: any JSON-RPC message is answered without a 5xx', async () => {
-    const tool = fc.constantFrom('track_event', 'query_events', 'get_stats', 'top_sources', 'query_insights', 'list_properties', 'nope', '');
+    const tool = fc.constantFrom('track_event', 'query_events', 'get_stats', 'top_sources', 'query_insights', 'get_funnel', 'get_retention', 'list_properties', 'nope', '');
     const message = fc.oneof(
       fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), str, fc.constant(null)), method: fc.constant('tools/call'), params: fc.record({ name: tool, arguments: fc.oneof(eventLike, fc.dictionary(str, anyJson), anyJson) }) }),
       fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constantFrom('tools/list', 'resources/list', 'resources/read', 'initialize', 'ping', 'nope'), params: fc.option(fc.oneof(fc.record({ uri: str }), anyJson), { nil: undefined }) }),

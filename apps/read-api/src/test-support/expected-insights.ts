@@ -1,4 +1,4 @@
-import { DAY_MS, type EventRow, type InsightCondition, type InsightDimension, type InsightMetric, type InsightsQuery, type InsightsRow, LIMITS } from '@analytics/schema';
+import { DAY_MS, type EventRow, type Goal, type InsightCondition, type InsightDimension, type InsightMetric, type InsightsQuery, type InsightsRow, LIMITS } from '@analytics/schema';
 
 // POST /v1/insights recomputed in plain TypeScript from the stored rows, from the README's "Insights" meanings alone.
 
@@ -9,7 +9,7 @@ type Cell = string | null;
 /** ClickHouse's order of our strings (bytes; ASCII here); NULL after every value in both directions (NULLS LAST). */
 const compareStrings = (a: string, b: string) => (a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
-interface Visit {
+export interface Visit {
   events: EventRow[];
   n: number;
   pv: number;
@@ -26,7 +26,7 @@ function entryBefore(a: EventRow, b: EventRow): boolean {
 }
 const byTimeThenId = (a: EventRow, b: EventRow) => msOf(a) - msOf(b) || compareStrings(a.event_id, b.event_id);
 
-function visitOf(events: EventRow[]): Visit {
+export function visitOf(events: EventRow[]): Visit {
   const pageviews = events.filter((e) => e.event_name === '$pageview').sort(byTimeThenId);
   const times = events.map(msOf);
   return {
@@ -78,7 +78,7 @@ function valueOf(d: InsightDimension, e: EventRow, v: Visit, shift: number): Cel
   }
 }
 
-function holds(c: InsightCondition, e: EventRow, v: Visit): boolean {
+export function holds(c: InsightCondition, e: EventRow, v: Visit): boolean {
   if (c.op === 'or') return c.conditions.some((x) => holds(x, e, v));
   const x = valueOf(c.dimension, e, v, 0);
   switch (c.op) {
@@ -93,35 +93,49 @@ function holds(c: InsightCondition, e: EventRow, v: Visit): boolean {
   }
 }
 
+/** Whether an event (of visit v) completes the goal: README, "Conversions". */
+export function completes(g: Goal, e: EventRow, v: Visit): boolean {
+  if (g.event !== undefined && e.event_name !== g.event) return false;
+  if (g.path !== undefined && (e.path === null || (g.prefix ? !e.path.startsWith(g.path) : e.path !== g.path))) return false;
+  return g.filters.every((c) => holds(c, e, v));
+}
+
+/** The visits (session_id, anonymous_id) of the project's events in [from, to), bots left out unless asked. */
+export function visitsOf(rows: EventRow[], projectId: string, from: number, to: number, includeBots: boolean): Visit[] {
+  const visits = new Map<string, EventRow[]>();
+  for (const r of rows) {
+    const ms = msOf(r);
+    if (r.project_id !== projectId || ms < from || ms >= to || (!includeBots && r.device_type === 'bot')) continue;
+    const key = JSON.stringify([r.session_id, r.anonymous_id]);
+    visits.set(key, [...(visits.get(key) ?? []), r]);
+  }
+  return [...visits.values()].map(visitOf);
+}
+export { msOf, valueOf };
+
 interface Group {
   cells: Cell[];
   events: number;
   pageviews: number;
   anons: Set<string>;
+  converted: Set<string>;
   visits: Set<Visit>;
 }
 
 /** Every group of one period: the matching events of each visit under their dimension values. */
 function groupsOf(rows: EventRow[], projectId: string, q: InsightsQuery, from: number, to: number, shift: number): Map<string, Group> {
-  const visits = new Map<string, EventRow[]>();
-  for (const r of rows) {
-    const ms = msOf(r);
-    if (r.project_id !== projectId || ms < from || ms >= to || (!q.include_bots && r.device_type === 'bot')) continue;
-    const key = JSON.stringify([r.session_id, r.anonymous_id]);
-    visits.set(key, [...(visits.get(key) ?? []), r]);
-  }
   const groups = new Map<string, Group>();
-  for (const events of visits.values()) {
-    const v = visitOf(events);
-    for (const e of events) {
+  for (const v of visitsOf(rows, projectId, from, to, q.include_bots)) {
+    for (const e of v.events) {
       if (!q.filters.every((c) => holds(c, e, v))) continue;
       const cells = q.dimensions.map((d) => valueOf(d, e, v, shift));
       const key = JSON.stringify(cells);
       let g = groups.get(key);
-      if (!g) groups.set(key, (g = { cells, events: 0, pageviews: 0, anons: new Set(), visits: new Set() }));
+      if (!g) groups.set(key, (g = { cells, events: 0, pageviews: 0, anons: new Set(), converted: new Set(), visits: new Set() }));
       g.events++;
       if (e.event_name === '$pageview') g.pageviews++;
       if (e.anonymous_id !== '') g.anons.add(e.anonymous_id);
+      if (e.anonymous_id !== '' && q.goal && completes(q.goal, e, v)) g.converted.add(e.anonymous_id);
       g.visits.add(v);
     }
   }
@@ -147,6 +161,10 @@ function metricOf(m: InsightMetric, g: Group | undefined): number {
       return per(vs.reduce((s, v) => s + v.durMs, 0)) / 1000;
     case 'views_per_visit':
       return per(vs.reduce((s, v) => s + v.pv, 0));
+    case 'conversions':
+      return g.converted.size;
+    case 'conversion_rate':
+      return g.anons.size === 0 ? 0 : g.converted.size / g.anons.size;
   }
 }
 
@@ -154,7 +172,7 @@ export function expectedInsights(rows: EventRow[], projectId: string, q: Insight
   const span = q.to - q.from;
   const current = groupsOf(rows, projectId, q, q.from, q.to, 0);
   const previous = q.compare ? groupsOf(rows, projectId, q, Math.max(q.from - span, LIMITS.timestamp.min), q.from, span) : undefined;
-  if (q.dimensions.length === 0 && current.size === 0) current.set('[]', { cells: [], events: 0, pageviews: 0, anons: new Set(), visits: new Set() });
+  if (q.dimensions.length === 0 && current.size === 0) current.set('[]', { cells: [], events: 0, pageviews: 0, anons: new Set(), converted: new Set(), visits: new Set() });
   const out = [...current.entries()].map(([key, g]) => {
     const row: InsightsRow = {};
     q.dimensions.forEach((d, i) => (row[d] = g.cells[i]!));

@@ -1,13 +1,11 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { Builder, readTablesOf } from '@analytics/event-store';
 import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
+import { openTestStores } from '@analytics/testing';
 import { expectedFunnel, expectedRetention } from './test-support/expected-conversions';
 import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
+import { openReadService } from './test-support/seeded-service';
 
 // The seeded data set of insights-correctness.spec.ts sent through the real ingest path, then POST /v1/funnel and
 // POST /v1/retention compared, exactly, with answers computed in plain TypeScript (test-support/expected-conversions.ts):
@@ -27,10 +25,10 @@ const ids = {} as Record<Name, string>;
 const rk = {} as Record<Name, string>;
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const opened = await openReadService();
+  stores = opened.stores;
+  const ingestApp = opened.ingestApp;
+  readApp = opened.readApp;
   const sk = {} as Record<Name, string>;
   for (const name of Object.keys(PROJECTS) as Name[]) {
     const p = await stores.keyStore.createProject({ name, allowed_origins: [] });

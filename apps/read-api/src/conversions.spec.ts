@@ -1,11 +1,9 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { DAILY_IDS_NOTE } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
-import { type ContractCheck, answerOf, contractChecked, openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
+import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
+import { openReadService } from './test-support/seeded-service';
 
 // POST /v1/funnel, POST /v1/retention and goals in POST /v1/insights: the contract (scope, 400s saying what is
 // allowed) and the README's "Conversions" meanings pinned on a small hand-made data set: step order, equal
@@ -38,10 +36,10 @@ const pv = (anon: string, h: number, s: number, path = '/', extra: object = {}) 
 const ev = (event: string, anon: string, h: number, s: number, extra: object = {}) => ({ event, anonymous_id: anon, timestamp: at(h, s), url: `${ORIGIN}/app`, ...extra });
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  contract = contractChecked(buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }));
+  const opened = await openReadService();
+  stores = opened.stores;
+  ingestApp = opened.ingestApp;
+  contract = contractChecked(opened.readApp);
   app = contract.app;
   a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
   b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;

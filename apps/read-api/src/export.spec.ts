@@ -6,12 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { type EventRow, QUERY_SELECT_COLUMNS, routes, toClickHouseTime } from '@analytics/schema';
-import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
-import { buildApp } from './app';
+import { openTestStores, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
 import { exportFileName } from './export.route';
+import { openReadService } from './test-support/seeded-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
@@ -38,10 +36,10 @@ let b: Keys & { id: string };
 const TRICKY = { note: 'comma, "quotes", and a\nnewline', 'key,with"odd': "it's \\ back\r\nslash", n: 1.5, nested: { list: [1, 'two'] } };
 
 beforeAll(async () => {
-  stores = await openTestStores({ EXPORT_MAX_EXECUTION_S: '120' });
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  contract = contractChecked(buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }));
+  const opened = await openReadService({ EXPORT_MAX_EXECUTION_S: '120' });
+  stores = opened.stores;
+  const ingestApp = opened.ingestApp;
+  contract = contractChecked(opened.readApp);
   app = contract.app;
   const pa = await stores.keyStore.createProject({ name: 'Shop "A" / main', allowed_origins: [ORIGIN] });
   const pb = await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] });

@@ -8,10 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
-import { openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
+import { openTestStores } from '@analytics/testing';
+import { openReadService } from './test-support/seeded-service';
 
 // The round trip of issue 32: export a project (GET /v1/export), import the file into a fresh project with the real
 // script (tools/import.mjs, as `npm run import` runs it) against an ingest server listening on a port, and compare.
@@ -37,10 +35,10 @@ async function project(name: string): Promise<Keys> {
 }
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const opened = await openReadService();
+  stores = opened.stores;
+  const ingestApp = opened.ingestApp;
+  readApp = opened.readApp;
   server = createServer(ingestApp).listen(0, '127.0.0.1');
   await once(server, 'listening');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

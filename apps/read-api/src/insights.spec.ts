@@ -1,10 +1,8 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { insightsBodySchema, routes } from '@analytics/schema';
-import { type ContractCheck, answerOf, contractChecked, openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
+import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
+import { openReadService } from './test-support/seeded-service';
 
 // POST /v1/insights and GET /v1/properties: the contract (scope, 400s with the allowed values) and each meaning of the
 // README's "Insights" pinned on a small hand-made data set. insights-correctness.spec.ts checks every combination.
@@ -32,10 +30,10 @@ async function batch(sk: string, events: object[], ua = CHROME, ip = '81.2.69.16
 }
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  contract = contractChecked(buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }));
+  const opened = await openReadService();
+  stores = opened.stores;
+  ingestApp = opened.ingestApp;
+  contract = contractChecked(opened.readApp);
   app = contract.app;
   a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
   b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;

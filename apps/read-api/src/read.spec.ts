@@ -1,10 +1,8 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { STATS_GROUP_BY, routes } from '@analytics/schema';
-import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
-import { buildApp } from './app';
+import { openTestStores, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
+import { openReadService } from './test-support/seeded-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
@@ -23,10 +21,10 @@ let a: Keys;
 let b: Keys;
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  contract = contractChecked(buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }));
+  const opened = await openReadService();
+  stores = opened.stores;
+  ingestApp = opened.ingestApp;
+  contract = contractChecked(opened.readApp);
   app = contract.app;
   a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
   b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;

@@ -1,14 +1,12 @@
 import fc from 'fast-check';
 import request from 'supertest';
 import type { Express } from 'express';
-import { buildApp as buildIngestApp } from '@analytics/ingest-api';
-import { IngestService } from '@analytics/ingest';
 import { type StatsSource, planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
 import { LIMITS, type EventRow, type StatsParams, queryParamsSchema, sourcesParamsSchema, toClickHouseTime } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
-import { buildApp } from './app';
+import { openTestStores } from '@analytics/testing';
 import { expectedQuery, expectedSources, expectedStats } from './test-support/expected-answers';
 import { DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, ingestBatches } from './test-support/seeded-dataset';
+import { openReadService } from './test-support/seeded-service';
 
 // Every accepted timestamp lands in the same hour, day and Monday week on every read path: events sent through the
 // real ingest path at generated instants over the whole accepted range, then each path compared with the buckets
@@ -24,10 +22,10 @@ let ingestApp: Express;
 let readApp: Express;
 
 beforeAll(async () => {
-  stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const opened = await openReadService();
+  stores = opened.stores;
+  ingestApp = opened.ingestApp;
+  readApp = opened.readApp;
 });
 afterAll(() => stores.close());
 

@@ -19,15 +19,28 @@ export interface SeededService<N extends string> {
   rk: Record<N, string>;
 }
 
+export interface ReadService {
+  stores: Stores;
+  /** The ingest API over the stores, rate limits out of the way: how the specs write their events. */
+  ingestApp: Express;
+  /** The read API over the same stores. */
+  readApp: Express;
+}
+
+/** Real stores (`env`: their settings, as openTestStores takes them), the ingest API and the read API over them. */
+export async function openReadService(env: Parameters<typeof openTestStores>[0] = {}): Promise<ReadService> {
+  const stores = await openTestStores(env);
+  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
+  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
+  return { stores, ingestApp, readApp: buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }) };
+}
+
 /**
  * Real stores with one project per entry of `projects`, their seeded events sent through the real ingest path (rate
  * limits out of the way), and the read API over them: what the correctness specs compare with plain TypeScript answers.
  */
 export async function openSeededService<N extends string>(projects: Record<N, DatasetShape>, seed: number): Promise<SeededService<N>> {
-  const stores = await openTestStores();
-  const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  const readApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
+  const { stores, ingestApp, readApp } = await openReadService();
   const ids = {} as Record<N, string>;
   const rk = {} as Record<N, string>;
   const sk = {} as Record<N, string>;

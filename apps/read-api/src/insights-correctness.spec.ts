@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { type EventRow, INSIGHT_METRICS, insightsBodySchema } from '@analytics/schema';
-import { expectedInsights } from './test-support/expected-insights';
+import { expectedInsights, expectedProperties } from './test-support/expected-insights';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
 import { type Stores, openSeededService } from './test-support/seeded-service';
 
@@ -163,5 +163,30 @@ describe('POST /v1/insights matches the events', () => {
     const withBots = await post('alpha', { ...body, include_bots: true });
     expect(withBots.rows.map((r: { device_type: string }) => r.device_type)).toContain('bot');
     expect(withBots).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse({ ...body, include_bots: true })));
+  });
+});
+
+describe('GET /v1/properties matches the events', () => {
+  it('lists the keys and each key\'s values with their events, per range and event, most used first', async () => {
+    const get = async (name: Name, query: Record<string, string>) => {
+      const res = await request(readApp).get('/v1/properties').set('authorization', `Bearer ${rk[name]}`).query(query);
+      expect({ status: res.status, query }).toEqual({ status: 200, query });
+      return res.body;
+    };
+    for (const name of ['alpha', 'beta'] as const) {
+      for (const [from, to] of RANGES) {
+        for (const event of [undefined, '$pageview', 'purchase']) {
+          const params = { from, to, ...(event === undefined ? {} : { event }) };
+          const query = { from: iso(from), to: iso(to), ...(event === undefined ? {} : { event }) };
+          const keys = expectedProperties(rows, ids[name], params);
+          expect({ query, answer: await get(name, query) }).toEqual({ query, answer: keys });
+          for (const { key } of keys.rows as Array<{ key: string }>) {
+            expect({ query, key, answer: await get(name, { ...query, key }) }).toEqual({ query, key, answer: expectedProperties(rows, ids[name], { ...params, key }) });
+          }
+        }
+      }
+    }
+    // the data set holds properties, so the comparison above is not of empty lists
+    expect(expectedProperties(rows, ids.alpha, { from: RANGES[0]![0], to: RANGES[0]![1] }).rows.length).toBeGreaterThan(1);
   });
 });

@@ -40,7 +40,7 @@ export function visitOf(events: EventRow[]): Visit {
   };
 }
 
-function propValue(row: EventRow, key: string): Cell {
+export function propValue(row: EventRow, key: string): Cell {
   const props = JSON.parse(row.properties) as Record<string, unknown>;
   if (!Object.prototype.hasOwnProperty.call(props, key) || props[key] === null) return null;
   const v = props[key];
@@ -195,4 +195,21 @@ export function expectedInsights(rows: EventRow[], projectId: string, q: Insight
     return 0;
   });
   return { rows: out.slice(0, q.limit) };
+}
+
+/**
+ * GET /v1/properties from the raw events: every stored event of the range (bots included, optionally one event name);
+ * without `key` the top-level keys with the events having each, with it the key's values (as prop:<key> reads them,
+ * absent and null left out) with their events. Most used first, ties ascending; at most `limit` rows.
+ */
+export function expectedProperties(rows: EventRow[], projectId: string, p: { from: number; to: number; event?: string; key?: string }, limit = 1000) {
+  const counts = new Map<string, number>();
+  for (const r of rows) {
+    const ms = Date.parse(`${r.timestamp.replace(' ', 'T')}Z`);
+    if (r.project_id !== projectId || ms < p.from || ms >= p.to || (p.event !== undefined && r.event_name !== p.event)) continue;
+    const cells = p.key === undefined ? Object.keys(JSON.parse(r.properties) as object) : [propValue(r, p.key)];
+    for (const c of cells) if (c !== null) counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  const sorted = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, limit);
+  return { rows: sorted.map(([c, events]) => (p.key === undefined ? { key: c, events } : { value: c, events })) };
 }

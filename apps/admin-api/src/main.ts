@@ -11,11 +11,15 @@ async function main() {
   const db = await createPgPort(env.DATABASE_URL, (e) => logger.warn({ err: e.message }, 'postgres idle client error'));
   await migrateKeyStore(db);
   // Revocations reach the other services' key caches through Redis at once; without it, within the cache TTL.
+  // The subscriber connection receives the instances' acknowledgements: a revocation answers 204 once they applied it.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
-  const bus = new InvalidationBus(undefined, redis);
+  const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
+  const bus = new InvalidationBus(undefined, redis, subscriber, { logger });
+  await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations answer without waiting for the instances'));
   const app = buildApp({ logger, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore: new KeyStore(db), bus }, env.ADMIN_TOKEN) });
   await serve(app, env.PORT, logger, async () => {
     redis?.disconnect();
+    subscriber?.disconnect();
     await db.close();
   });
 }

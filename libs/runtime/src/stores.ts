@@ -70,7 +70,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
   if (redis && !(await redisReady(redis))) logger.warn('redis not reachable at start: in-memory rate limits until it is');
-  const bus = new InvalidationBus(authenticator, redis, subscriber);
+  const bus = new InvalidationBus(authenticator, redis, subscriber, { logger });
   await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations propagate within the cache TTL'));
   keyStore.onMinted((prefix) => void bus.keyMinted(prefix));
   await authenticator.loadKnownPrefixes(env.KEY_PREFIX_RELOAD_MS);

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Logger } from '@analytics/service-kit';
 import type { Authenticator } from './authenticator';
 
 export const INVALIDATION_CHANNEL = 'analytics:auth-invalidate';
@@ -28,7 +27,7 @@ export interface InvalidationBusOptions {
   /** Bound on the wait for acknowledgements (ACK_TIMEOUT_MS); tests shorten it. */
   ackTimeoutMs?: number;
   /** Told when the bound expires with acknowledgements missing. */
-  logger?: Pick<Logger, 'warn'>;
+  logger?: { warn(details: object, message: string): void };
   /** The change channel (INVALIDATION_CHANNEL); its acks go to `${channel}-ack`. Tests isolate themselves with their own. */
   channel?: string;
 }

@@ -15,7 +15,9 @@ async function main() {
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
   const bus = new InvalidationBus(undefined, redis, subscriber, { logger });
-  await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations answer without waiting for the instances'));
+  // Not awaited: with Redis down at start the SUBSCRIBE waits in the offline queue until it is back, and admin-api
+  // serves meanwhile; revocations wait for acks only once the subscription holds.
+  void bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations answer without waiting for the instances'));
   const app = buildApp({ logger, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore: new KeyStore(db), bus }, env.ADMIN_TOKEN) });
   await serve(app, env.PORT, logger, async () => {
     redis?.disconnect();

@@ -13,7 +13,8 @@ import {
   type PropertiesResponse,
   dimensionKind,
 } from '@analytics/schema';
-import { toClickHouseTime } from './clickhouse-time';
+import { VISIT_ENTRY, VISIT_PAGE } from './aggregates';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
@@ -66,6 +67,20 @@ export const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
   entry_path: ['path'],
   exit_path: ['path'],
 };
+
+/**
+ * A visit dimension's SQL over a visit merged from the `visits` aggregate (migration 010): `ent` its min(entry), `enp`
+ * its min(entry_page), `exp` its max(exit_page). The same values as DIMENSION_SQL over the visit's events.
+ */
+const VISITS_DIMENSION_SQL: Partial<Record<InsightColumnDimension, { sql: string; reads: 'ent' | 'enp' | 'exp' }>> = {
+  source: { sql: VISIT_ENTRY.source('ent'), reads: 'ent' },
+  medium: { sql: VISIT_ENTRY.medium('ent'), reads: 'ent' },
+  campaign: { sql: VISIT_ENTRY.campaign('ent'), reads: 'ent' },
+  channel: { sql: VISIT_ENTRY.channel('ent'), reads: 'ent' },
+  entry_path: { sql: VISIT_PAGE.path('enp'), reads: 'enp' },
+  exit_path: { sql: VISIT_PAGE.path('exp'), reads: 'exp' },
+};
+const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
 
 const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
 /** Time buckets are written as /v1/stats writes its buckets. */
@@ -205,9 +220,20 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
   // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
-  const visitsOnly = joined && goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitsOnly_ = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitsOnly = joined && visitsOnly_;
   if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+
+  // Whole UTC days (both periods) with no goal, no event dimension and no event filter: the visits aggregate holds
+  // every figure (its rows of those days merged per visit are the visit cut to the range), ~1 row per visit read
+  // instead of every event. Anything else reads the events.
+  const fromVisits =
+    visitsOnly_ &&
+    isUtcMidnight(q.from) &&
+    isUtcMidnight(q.to) &&
+    isUtcMidnight(lo) &&
+    b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
@@ -220,11 +246,34 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   const dimAliases = dims.map((_, i) => `d${i}`);
   const periods: Array<0 | 1> = compare ? [1, 0] : [1];
-  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined)} AS ${p ? 'm' : 'c'}${i}`));
+  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits)} AS ${p ? 'm' : 'c'}${i}`));
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
-  if (visitsOnly) {
+  if (fromVisits) {
+    Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+    const columns = [
+      'session_key AS visit',
+      'toUInt8(day >= {from_day:Date}) AS cur',
+      'any(anonymous_id) AS anon',
+      'sum(events) AS n',
+      'sum(pageviews) AS pv',
+      'n AS vn',
+      'pv AS vpv',
+      ...(q.metrics.includes('visit_duration') ? ['toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur'] : []),
+      ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])),
+      ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`),
+    ];
+    from = [
+      `SELECT ${columns.join(', ')}`,
+      `FROM ${tables.visits}`,
+      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
+      ...(q.include_bots ? [] : ['  AND bot = 0']),
+      'GROUP BY visit, cur',
+      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
+    ].join('\n');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (visitsOnly) {
     from = [
       `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
       `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,

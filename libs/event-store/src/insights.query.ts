@@ -18,7 +18,9 @@ import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
-// POST /v1/insights over the raw `events` table (exact; both store modes). The meanings are the README's "Insights".
+// POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
+// dimensions only and no goal are read from the `visits` aggregate (migration 010): its rows of the range merged per
+// visit hold every figure the per-visit rows below compute from events. Everything else reads the raw `events` table:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).

@@ -90,7 +90,7 @@ describe('the visits aggregate', () => {
       // seq 0: stored before 004 (the views counted them); 1 and 2 built; (2, 3] recorded and not finished; 4 not built
       const [first, second] = rowsOf(P);
       const withSeq = (rows: EventRow[], seq: number) => rows.map((r) => ({ ...r, insert_seq_in: seq }));
-      const insert = (values: object[]) => store.client.insert({ table: `${db}.events`, values, format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as [string, ...string[]] });
+      const insert = (values: object[]) => store.client.insert({ table: `${db}.events`, values, format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
       await insert([...withSeq(first!.slice(0, 1), 0), ...withSeq(first!.slice(1, 2), 1), ...withSeq(first!.slice(2), 2)]);
       await insert([...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);

@@ -169,14 +169,24 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBeGreaterThan(20);
   });
 
-  it('reads the events, not the visits aggregate, for a range not on whole days, an event dimension or filter, or a goal', () => {
-    const plan = (body: Record<string, unknown>) => buildInsights(readTablesOf(stores.events), ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body })).sql;
-    expect(plan({ dimensions: ['source'] })).toMatch(/\.visits\n/);
-    expect(plan({ from: iso(D0 + HOUR_MS) })).not.toMatch(/\.visits\n/);
-    expect(plan({ dimensions: ['country'] })).not.toMatch(/\.visits\n/);
-    expect(plan({ filters: [['is', 'path', ['/']]] })).not.toMatch(/\.visits\n/);
-    expect(plan({ dimensions: ['time:day'] })).not.toMatch(/\.visits\n/);
-    expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).not.toMatch(/\.visits\n/);
+  it('reads the visits aggregate alone, joined to the events, or not at all, by the range and what is asked', () => {
+    const plan = (body: Record<string, unknown>) => {
+      const { sql } = buildInsights(readTablesOf(stores.events), ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
+      return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql) };
+    };
+    const alone = { visits: true, events: false };
+    const joined = { visits: true, events: true };
+    const events = { visits: false, events: true };
+    expect(plan({ dimensions: ['source'] })).toEqual(alone);
+    expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);
+    expect(plan({ dimensions: ['country'] })).toEqual(joined);
+    expect(plan({ filters: [['is', 'path', ['/']]] })).toEqual(joined);
+    expect(plan({ dimensions: ['time:day'] })).toEqual(joined);
+    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source'] })).toEqual(joined);
+    expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(events);
+    expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(events);
+    expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(events);
   });
 
   it('for the big project: visitors within the sketch error (exact up to 4,096 distinct, else 2%), the rest exact', async () => {

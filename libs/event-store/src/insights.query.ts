@@ -224,22 +224,28 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
   const visitsOnly_ = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
   const visitsOnly = joined && visitsOnly_;
-  if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
-  if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
-
-  // Whole UTC days (both periods) with no goal, no event dimension and no event filter: the visits aggregate holds
-  // every figure (its rows of those days merged per visit are the visit cut to the range), ~1 row per visit read
-  // instead of every event. Anything else reads the events.
-  const fromVisits =
-    visitsOnly_ &&
-    isUtcMidnight(q.from) &&
-    isUtcMidnight(q.to) &&
-    isUtcMidnight(lo) &&
-    b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
+  // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
+  // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
+  // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
+  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
+  const fromVisits = visitsOnly_ && wholeDays;
+  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+  if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
+  const visitRows = (columns: string[], key: string) =>
+    [
+      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])), ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`)].join(', ')}`,
+      `FROM ${tables.visits}`,
+      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
+      ...(q.include_bots ? [] : ['  AND bot = 0']),
+      `GROUP BY ${key}`,
+    ].join('\n');
+  const VDUR = 'toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur';
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
-    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,`,
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' cityHash64(session_id, anonymous_id) AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
     `FROM ${tables.events}`,
     "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
@@ -253,7 +259,6 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   let from: string;
   if (fromVisits) {
-    Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
     const columns = [
       'session_key AS visit',
       'toUInt8(day >= {from_day:Date}) AS cur',
@@ -262,18 +267,9 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       'sum(pageviews) AS pv',
       'n AS vn',
       'pv AS vpv',
-      ...(q.metrics.includes('visit_duration') ? ['toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur'] : []),
-      ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])),
-      ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`),
+      ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
     ];
-    from = [
-      `SELECT ${columns.join(', ')}`,
-      `FROM ${tables.visits}`,
-      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
-      ...(q.include_bots ? [] : ['  AND bot = 0']),
-      'GROUP BY visit, cur',
-      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
-    ].join('\n');
+    from = visitRows(columns, 'visit, cur') + (where.length > 0 ? `\nHAVING ${where.join(' AND ')}` : '');
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
   } else if (visitsOnly) {
     from = [
@@ -284,6 +280,15 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
     ].join('\n');
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (joined && wholeDays) {
+    const visits = visitRows(['session_key AS vkey', 'toUInt8(day >= {from_day:Date}) AS vcur', 'sum(events) AS vn', 'sum(pageviews) AS vpv', VDUR], 'vkey, vcur');
+    from = [
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `FROM (${base}) AS e`,
+      `INNER JOIN (${visits}) AS v ON e.skey = v.vkey AND e.cur = v.vcur`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
+    ].join('\n');
   } else if (joined) {
     const visitCols = [
       'visit',

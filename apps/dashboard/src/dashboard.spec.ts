@@ -89,35 +89,65 @@ const shown = (page: Page, testId: string) => page.getAttribute(`[data-testid="$
 const listOf = (page: Page, id: string) =>
   page.$$eval(`#${id} li`, (items) => items.map((li) => [(li as HTMLElement).dataset['key'] ?? '', Number((li.querySelector('.count') as HTMLElement).dataset['value'])]));
 
-/** Every headline number and top list equals the read API's answer for the range and filter in the page's URL. */
-async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, event?: string): Promise<void> {
-  expect(await shown(page, 'visitors')).toBe(await single({ metric: 'uniques', ...range, event }));
-  expect(await shown(page, 'pageviews')).toBe(await single({ ...range, event: '$pageview' }));
-  expect(await shown(page, 'events')).toBe(await single({ ...range, event }));
-  const statsList = async (column: string, params: Record<string, string | undefined>) =>
-    (await api('/v1/stats', { ...params, ...range, group_by: column, limit: 10 })).rows.map((r) => [r[column] === null ? '' : String(r[column]), Number(r['value'])]);
-  expect(await listOf(page, 'list-pages')).toEqual(await statsList('path', { event: event ?? '$pageview' }));
-  expect(await listOf(page, 'list-countries')).toEqual(await statsList('country', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-devices')).toEqual(await statsList('device_type', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-browsers')).toEqual(await statsList('browser', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-os')).toEqual(await statsList('os', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-events')).toEqual(await statsList('event_name', { event }));
-  expect(await listOf(page, 'list-channels')).toEqual(await statsList('channel', { metric: 'uniques', event }));
-  // AI assistants: $pageview counts of the ai_assistant channel by assistant (chatgpt.com as a referrer and as a
-  // utm_source are one assistant); AI crawlers: every event of a known AI crawler (a bot, named in browser).
-  const fold = (rows: Row[], keep: (r: Row) => boolean, keyOf: (r: Row) => string) => {
+type Condition = ['is', string, string[]];
+type Filters = Array<[string, string]>;
+const conditions = (filters: Filters): Condition[] => filters.map(([d, v]) => ['is', d, [v]]);
+
+/** POST /v1/insights, asked the way any API user would. */
+async function insights(body: Record<string, unknown>): Promise<Row[]> {
+  const res = await fetch(`${base}/v1/insights`, { method: 'POST', headers: { authorization: `Bearer ${rk}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { rows: Row[] }).rows;
+}
+
+/** The lists the dashboard shows: section id, dimension, metric (the same questions, asked independently here). */
+const LISTS: Array<[string, string, string]> = [
+  ['list-sources', 'source', 'visitors'],
+  ['list-channels', 'channel', 'visitors'],
+  ['list-pages', 'path', 'visitors'],
+  ['list-entry-pages', 'entry_path', 'visits'],
+  ['list-exit-pages', 'exit_path', 'visits'],
+  ['list-countries', 'country', 'visitors'],
+  ['list-devices', 'device_type', 'visitors'],
+  ['list-browsers', 'browser', 'visitors'],
+  ['list-os', 'os', 'visitors'],
+  ['list-events', 'event_name', 'events'],
+];
+const HEADLINE = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'] as const;
+
+/** Every headline number (and its previous period) and every list equals the insights answer for the range and filters. */
+async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, filters: Filters = []): Promise<void> {
+  const where = conditions(filters);
+  const [totals] = await insights({ ...range, metrics: HEADLINE, filters: where, compare: 'previous_period' });
+  for (const m of HEADLINE) {
+    expect([m, await shown(page, m)]).toEqual([m, Number(totals![m])]);
+    const previous = await page.getAttribute(`[data-testid="${m}"] + .change`, 'data-previous');
+    expect([m, Number(previous)]).toEqual([m, (totals!['comparison'] as unknown as Record<string, number>)[m]]);
+  }
+  for (const [id, dimension, metric] of LISTS) {
+    const rows = await insights({ ...range, metrics: [metric], dimensions: [dimension], filters: where, limit: 10 });
+    expect([id, await listOf(page, id)]).toEqual([id, rows.map((r) => [r[dimension] === null ? '' : String(r[dimension]), Number(r[metric])])]);
+  }
+  // AI assistants: visits of the ai_assistant channel by assistant (chatgpt.com as a referrer and as a utm_source are
+  // one assistant; a visit has one source, so visits add up exactly); AI crawlers: every event of a known AI crawler
+  // (a bot, named in browser; insights count bots only with include_bots).
+  const fold = (rows: Row[], metric: string, keyOf: (r: Row) => string | undefined) => {
     const sums = new Map<string, number>();
-    for (const r of rows.filter(keep)) sums.set(keyOf(r), (sums.get(keyOf(r)) ?? 0) + Number(r['value']));
+    for (const r of rows) {
+      const key = keyOf(r);
+      if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + Number(r[metric]));
+    }
     return [...sums].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
   };
-  const byChannel = (await api('/v1/stats', { ...range, event: '$pageview', group_by: 'channel,source', limit: 1000 })).rows;
-  expect(await listOf(page, 'list-ai-assistants')).toEqual(fold(byChannel, (r) => r['channel'] === 'ai_assistant', (r) => aiAssistantOfSource(String(r['source'])) ?? String(r['source'])));
-  const byBrowser = (await api('/v1/stats', { ...range, event, group_by: 'device_type,browser', limit: 1000 })).rows;
-  expect(await listOf(page, 'list-ai-crawlers')).toEqual(fold(byBrowser, (r) => r['device_type'] === 'bot' && aiCrawlerOf(String(r['browser'])) !== undefined, (r) => String(r['browser'])));
-  const sources = (await api('/v1/sources', { ...range, limit: 10 })).rows
-    .sort((a, b) => Number(b['uniques']) - Number(a['uniques']) || Number(b['events']) - Number(a['events']))
-    .map((r) => [`${r['source']}/${r['medium']}`, Number(r['uniques'])]);
-  expect(await listOf(page, 'list-sources')).toEqual(sources);
+  const assistants = await insights({ ...range, metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']], ...where], limit: 1000 });
+  expect(await listOf(page, 'list-ai-assistants')).toEqual(fold(assistants, 'visits', (r) => aiAssistantOfSource(String(r['source'])) ?? String(r['source'])));
+  const bots = await insights({ ...range, metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']], ...where], include_bots: true, limit: 1000 });
+  expect(await listOf(page, 'list-ai-crawlers')).toEqual(fold(bots, 'events', (r) => (aiCrawlerOf(String(r['browser'])) === undefined ? undefined : String(r['browser']))));
+  // The properties panel: the chosen key's values by visitors, with the filters.
+  const key = await page.inputValue('#prop-key');
+  const props = await insights({ ...range, metrics: ['visitors'], dimensions: [`prop:${key}`], filters: where, limit: 10 });
+  expect(await listOf(page, 'list-props')).toEqual(props.map((r) => [r[`prop:${key}`] === null ? '' : String(r[`prop:${key}`]), Number(r['visitors'])]));
+  const event = filters.find(([d]) => d === 'event_name')?.[1];
   const recent = (await api('/v1/query', { ...range, event, limit: 20 })).rows;
   const table = await page.$$eval('#recent tbody tr', (rows) => rows.map((r) => r.querySelector('td:nth-child(2)')?.textContent));
   expect(table).toEqual(recent.length ? recent.map((r) => r['event_name']) : ['No events in this range.']);
@@ -211,19 +241,61 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
-  it('filters every stats call to a clicked event name, and the range buttons change the URL and the numbers', async () => {
+  it('adds a clicked row as a filter pill kept in the URL, answers every panel with the filters, restores when a pill is removed; the range buttons change the URL and the numbers', async () => {
     const { page, problems } = await openPage();
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
-    await page.click('#list-events li[data-key="signup"] button');
-    await page.waitForURL(/event=signup/);
-    await loaded(page);
-    expect(new URL(page.url()).searchParams.get('event')).toBe('signup');
-    await expectPanelsMatchApi(page, RANGE, 'signup');
+    const unfiltered = await shown(page, 'visitors');
+    const pills = () => page.$$eval('#filters .pill', (items) => items.map((b) => (b as HTMLElement).dataset['filter']));
+    const filtersInUrl = () => new URL(page.url()).search.split('&').filter((p) => p.startsWith('f='));
 
-    await page.click('#clear-filter');
-    await page.waitForURL((u) => !u.searchParams.has('event'));
+    await page.click('#list-events li[data-key="signup"] button');
+    await page.waitForURL(/f=event_name:is:signup/);
     await loaded(page);
+    expect(await pills()).toEqual(['event_name:signup']);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
+
+    // A second filter from another list: both hold (AND), both in the URL in the order added.
+    const [source, sourceVisitors] = (await listOf(page, 'list-sources'))[0] as [string, number];
+    await page.click(`#list-sources li[data-key="${source}"] button`);
+    await page.waitForURL((u) => u.search.includes(`f=source:is:${encodeURIComponent(source)}`));
+    await loaded(page);
+    expect(filtersInUrl()).toEqual(['f=event_name:is:signup', `f=source:is:${encodeURIComponent(source)}`]);
+    expect(await pills()).toEqual(['event_name:signup', `source:${source}`]);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup'], ['source', source]]);
+    expect(await shown(page, 'visitors')).toBeLessThan(unfiltered);
+    // The clicked row's figure is the headline's after the click (one measure per list, the same question narrowed).
+    expect(await shown(page, 'visitors')).toBe(sourceVisitors);
+
+    // Removing the first pill keeps the second; removing the last restores the unfiltered view.
+    await page.click('#filters .pill[data-filter="event_name:signup"]');
+    await page.waitForURL((u) => !u.search.includes('event_name'));
+    await loaded(page);
+    expect(await pills()).toEqual([`source:${source}`]);
+    await expectPanelsMatchApi(page, RANGE, [['source', source]]);
+    await page.click('#filters .pill');
+    await page.waitForURL((u) => !u.search.includes('f='));
+    await loaded(page);
+    expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    expect(await page.isHidden('#filters')).toBe(true);
+    expect(await shown(page, 'visitors')).toBe(unfiltered);
     await expectPanelsMatchApi(page, RANGE);
+
+    // A property value filters through the same click (prop:<key> is <value>).
+    await page.click('#list-props li:first-child button');
+    await page.waitForURL(/f=prop:/);
+    await loaded(page);
+    const [prop] = (await pills()) as [string];
+    const key = await page.inputValue('#prop-key');
+    expect(prop.startsWith(`prop:${key}:`)).toBe(true);
+    await expectPanelsMatchApi(page, RANGE, [[`prop:${key}`, prop.slice(`prop:${key}:`.length)]]);
+
+    // Links of earlier versions (`event=`) open as an event_name pill.
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}&event=signup`);
+    await loaded(page);
+    expect(await pills()).toEqual(['event_name:signup']);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    await loaded(page);
 
     await page.click('button[data-preset="7d"]');
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
@@ -258,7 +330,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await loaded(page);
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
     expect(await page.getAttribute('button[data-preset="7d"]', 'aria-pressed')).toBe('true');
-    expect(await shown(page, 'events')).toBe(await single({ from: day(today - 6 * 86_400_000), to: day(today + 86_400_000) }));
+    expect(await shown(page, 'events')).toBe(Number((await insights({ from: day(today - 6 * 86_400_000), to: day(today + 86_400_000), metrics: ['events'] }))[0]!['events']));
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in:not([hidden])');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
@@ -302,23 +374,104 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     }
   });
 
-  it('is keyboard navigable: Tab reaches the range buttons and an event name, Enter applies it', async () => {
-    const { page } = await openPage();
+  it('is keyboard navigable: Tab reaches the range buttons, the compare toggle, an event name (Enter filters), its pill (Enter removes it) and the property picker', async () => {
+    const { page, problems } = await openPage();
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
-    const focusedIds: string[] = [];
-    for (let i = 0; i < 60; i++) {
-      await page.keyboard.press('Tab');
-      const where = await page.evaluate(() => {
-        const a = document.activeElement as HTMLElement | null;
-        return a?.closest('li')?.dataset['key'] && a.closest('#list-events') ? `event:${a.closest('li')!.dataset['key']}` : (a?.dataset['preset'] ?? a?.id ?? '');
-      });
-      focusedIds.push(where);
-      if (where === 'event:signup') break;
-    }
-    expect(focusedIds).toContain('7d');
-    expect(focusedIds.at(-1)).toBe('event:signup');
+    /** Presses Tab until `target` has focus (at most 150 times); returns every stop on the way. */
+    const tabTo = async (target: string) => {
+      const stops: string[] = [];
+      for (let i = 0; i < 150 && stops.at(-1) !== target; i++) {
+        await page.keyboard.press('Tab');
+        stops.push(
+          await page.evaluate(() => {
+            const a = document.activeElement as HTMLElement | null;
+            if (a?.dataset['filter']) return `pill:${a.dataset['filter']}`;
+            return a?.closest('li')?.dataset['key'] && a.closest('#list-events') ? `event:${a.closest('li')!.dataset['key']}` : (a?.dataset['preset'] ?? a?.id ?? '');
+          }),
+        );
+      }
+      expect(stops.at(-1)).toBe(target);
+      return stops;
+    };
+    const stops = await tabTo('event:signup');
+    expect(stops).toContain('7d');
+    expect(stops).toContain('compare');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/event=signup/);
+    await page.waitForURL(/f=event_name:is:signup/);
+    await loaded(page);
+
+    await tabTo('pill:event_name:signup');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((u) => !u.search.includes('f='));
+    await loaded(page);
+
+    await tabTo('compare');
+    await page.keyboard.press('Space');
+    await page.waitForURL(/compare=1/);
+    await loaded(page);
+    await tabTo('prop-key');
+    expect(problems).toEqual([]);
+  });
+
+  it('draws the previous period as a dashed series when Compare is checked (kept in the URL), its values the insights comparison', async () => {
+    const { page, problems } = await openPage();
+    // The seeded data's second week, so the previous period (its first week) has traffic to compare with.
+    const HALF = { from: day(D0 + 7 * 86_400_000), to: RANGE.to };
+    await signIn(page, `/?from=${HALF.from}&to=${HALF.to}`);
+    const legend = () => page.$$eval('#chart .u-legend .u-series', (rows) => rows.slice(1).map((r) => [r.querySelector('.u-label')?.textContent, r.querySelector('.u-value')?.textContent]));
+    expect((await legend()).map(([label]) => label)).toEqual(['Visitors', 'Pageviews']);
+    expect(await page.isChecked('#compare')).toBe(false);
+
+    await page.check('#compare');
+    await page.waitForURL(/compare=1/);
+    await loaded(page);
+    expect(await page.isChecked('#compare')).toBe(true);
+    const [totals] = await insights({ ...HALF, metrics: ['visitors', 'pageviews'], compare: 'previous_period' });
+    const previousTotal = (totals!['comparison'] as unknown as Record<string, number>)['visitors']!;
+    expect(previousTotal).toBeGreaterThan(0);
+    expect(await legend()).toEqual([
+      ['Visitors', `${totals!['visitors']} in range`],
+      ['Pageviews', `${totals!['pageviews']} in range`],
+      ['Visitors, previous period', `${previousTotal} in range`],
+    ]);
+    // Hovering a day: the previous series' value is that day's comparison (the same day one period earlier).
+    const byDay = await insights({ ...HALF, metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period', limit: 1000 });
+    const box = (await page.locator('#chart .u-over').boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    const hoveredDay = await page.$eval('#chart .u-legend .u-series:first-child .u-value', (c) => c.textContent ?? '');
+    const row = byDay.find((r) => String(r['time:day']).startsWith(hoveredDay));
+    const expected = row ? (row['comparison'] as unknown as Record<string, number>)['visitors']! : 0;
+    expect((await legend())[2]).toEqual(['Visitors, previous period', String(expected)]);
+    expect((await legend())[0]).toEqual(['Visitors', String(row ? Number(row['visitors']) : 0)]);
+    await page.mouse.move(0, 0);
+
+    // Kept in the URL: a reload keeps it; unchecking drops the series and the parameter.
+    await page.reload();
+    await loaded(page);
+    expect(await page.isChecked('#compare')).toBe(true);
+    await page.uncheck('#compare');
+    await page.waitForURL((u) => !u.search.includes('compare'));
+    await loaded(page);
+    expect((await legend()).map(([label]) => label)).toEqual(['Visitors', 'Pageviews']);
+    expect(problems).toEqual([]);
+  });
+
+  it('fills the property picker from GET /v1/properties and lists the chosen key by visitors (kept in the URL as prop=)', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const keys = (await api('/v1/properties', RANGE)).rows.map((r) => String(r['key']));
+    expect(keys.length).toBeGreaterThan(1);
+    expect(await page.$$eval('#prop-key option', (o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(keys);
+    expect(await page.inputValue('#prop-key')).toBe(keys[0]);
+    await expectPanelsMatchApi(page, RANGE);
+    await page.selectOption('#prop-key', keys[1]!);
+    await page.waitForURL((u) => u.searchParams.get('prop') === keys[1]);
+    await loaded(page);
+    expect(await page.inputValue('#prop-key')).toBe(keys[1]);
+    const rows = await insights({ ...RANGE, metrics: ['visitors'], dimensions: [`prop:${keys[1]}`], limit: 10 });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(await listOf(page, 'list-props')).toEqual(rows.map((r) => [String(r[`prop:${keys[1]}`] ?? ''), Number(r['visitors'])]));
+    expect(problems).toEqual([]);
   });
 
   it("charts little data as it is: the legend holds the range's totals until hovered, then the hovered day's; today's hours to come are not drawn", async () => {

@@ -1,4 +1,4 @@
-import { COUNT_STEPS, DAY_MS, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+import { COUNT_STEPS, DAY_MS, conditionsOf, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
 const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
@@ -16,17 +16,41 @@ describe('dashboard view state', () => {
     expect(presetOf({ from: day(from), to: day(to) }, NOW)).toBe(id);
   });
 
-  it('reads from, to and event from the query string, and writes them back the same', () => {
+  it('reads an old event= link as an event_name filter, and writes filters as f=<dimension>:is:<value>', () => {
     const state = readState('?from=2026-03-02&to=2026-03-16&event=signup', NOW);
-    expect(state).toEqual({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, event: 'signup' });
-    expect(writeState(state)).toBe('?from=2026-03-02&to=2026-03-16&event=signup');
-    expect(writeState({ range: state.range, event: '$pageview' })).toBe('?from=2026-03-02&to=2026-03-16&event=%24pageview');
+    expect(state).toEqual({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [{ dimension: 'event_name', value: 'signup' }], compare: false });
+    expect(writeState(state)).toBe('?from=2026-03-02&to=2026-03-16&f=event_name:is:signup');
+    expect(writeState({ ...state, filters: [{ dimension: 'event_name', value: '$pageview' }] })).toBe('?from=2026-03-02&to=2026-03-16&f=event_name:is:%24pageview');
+  });
+
+  it('round-trips filters whose values and property keys hold the separator, spaces, & and non-ASCII, in order, with compare and prop', () => {
+    const filters = [
+      { dimension: 'source', value: 'google' },
+      { dimension: 'path', value: '/a:b c&d=e?f#g' },
+      { dimension: 'prop:plan:tier', value: 'pro:€ 100%' },
+      { dimension: 'prop:x', value: '' },
+    ];
+    const state = { range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters, compare: true, prop: 'a b&c' };
+    const search = writeState(state);
+    expect(search).toBe('?from=2026-03-02&to=2026-03-16&f=source:is:google&f=path:is:%2Fa%3Ab%20c%26d%3De%3Ff%23g&f=prop:plan%3Atier:is:pro%3A%E2%82%AC%20100%25&f=prop:x:is:&compare=1&prop=a%20b%26c');
+    expect(readState(search, NOW)).toEqual(state);
+    expect(parseFilter(formatFilter(filters[2]!))).toEqual(filters[2]);
+  });
+
+  it('ignores malformed f= values, keeps one filter per dimension (the last), and adds and removes filters', () => {
+    const state = readState(`?from=2026-03-02&to=2026-03-16&f=source:is:a&f=source:is:b&f=nope&f=path:is_not:x&f=Bad-Dim:is:x&f=nosuch:is:x&f=prop::is:x&f=path:is:%E0%A4%A&f=path:is:${'a'.repeat(1025)}&f=prop:${'k'.repeat(257)}:is:x`, NOW);
+    expect(state.filters).toEqual([{ dimension: 'source', value: 'b' }]);
+    const more = withFilter(state, { dimension: 'country', value: 'DE' });
+    expect(more.filters).toEqual([{ dimension: 'source', value: 'b' }, { dimension: 'country', value: 'DE' }]);
+    expect(withoutFilter(more, 'source').filters).toEqual([{ dimension: 'country', value: 'DE' }]);
+    expect(conditionsOf(more.filters)).toEqual([['is', 'source', ['b']], ['is', 'country', ['DE']]]);
+    expect(eventOf(withFilter(more, { dimension: 'event_name', value: 'signup' }))).toBe('signup');
   });
 
   it.each(['', '?from=2026-03-10', '?from=2026-03-10&to=2026-03-10', '?from=2026-02-30&to=2026-03-02', '?from=yesterday&to=today'])(
     'falls back to the last 7 days for %j',
     (search) => {
-      expect(readState(search, NOW)).toEqual({ range: presetRange('7d', NOW) });
+      expect(readState(search, NOW)).toEqual({ range: presetRange('7d', NOW), filters: [], compare: false });
     },
   );
 

@@ -13,10 +13,21 @@ export interface DayRange {
   to: number;
 }
 
+/** A filter the dashboard applies to every insights call: `[is, dimension, [value]]` (one per dimension). */
+export interface Filter {
+  /** An insights dimension: a column (`source`, `path`, `event_name`, ...) or `prop:<key>`. */
+  dimension: string;
+  value: string;
+}
+
 export interface ViewState {
   range: DayRange;
-  /** The event name every stats call is filtered to (`event=`), when one was clicked. */
-  event?: string;
+  /** Conditions added by clicking a row, in the order they were added (the pills above the panels). */
+  filters: Filter[];
+  /** The chart draws the previous period's visitors too (`compare=1`). */
+  compare: boolean;
+  /** The property key the properties panel shows (`prop=`); the most used key when absent. */
+  prop?: string;
 }
 
 export const PRESETS: ReadonlyArray<{ id: PresetId; label: string }> = [
@@ -70,21 +81,81 @@ export function parseDay(text: string | null): number | undefined {
   return Number.isNaN(ms) || dayString(ms) !== text ? undefined : ms;
 }
 
-/** The state a URL's query string names; a missing or unusable range is the last 7 days. */
+// Filters in the URL: `f=<dimension>:is:<value>`, repeated, in the order added. Dimension and value are written with
+// encodeURIComponent, so a ':' inside either is `%3A` and the literal ':' only separates; a property dimension keeps
+// its own literal colon (`f=prop:plan:is:pro`). Read back with decodeURIComponent; a malformed `f=` is ignored.
+// The insights filter dimensions and limits (libs/schema's INSIGHT_DIMENSION_KINDS and INSIGHTS_LIMITS, kept here as
+// plain values: the bundle imports no values from libs); a link naming anything else is ignored, not sent.
+const FILTER_DIMENSIONS: ReadonlySet<string> = new Set(['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path']);
+const MAX_PROPERTY_KEY = 256;
+const MAX_FILTER_VALUE = 1024;
+
+/** One `f=` value (raw, as in the address) as a filter; undefined when it is not one. */
+export function parseFilter(raw: string): Filter | undefined {
+  const parts = raw.split(':');
+  const prop = parts[0] === 'prop';
+  const [dim, op, ...rest] = prop ? [`prop:${parts[1] ?? ''}`, ...parts.slice(2)] : parts;
+  if (op !== 'is' || rest.length !== 1 || dim === undefined) return undefined;
+  try {
+    const dimension = prop ? `prop:${decodeURIComponent(dim.slice(5))}` : decodeURIComponent(dim);
+    const value = decodeURIComponent(rest[0]!);
+    if (prop ? dimension.length <= 5 || dimension.length > 5 + MAX_PROPERTY_KEY : !FILTER_DIMENSIONS.has(dimension)) return undefined;
+    if (value.length > MAX_FILTER_VALUE) return undefined;
+    return { dimension, value };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A filter as its `f=` value. */
+export function formatFilter(f: Filter): string {
+  const dim = f.dimension.startsWith('prop:') ? `prop:${encodeURIComponent(f.dimension.slice(5))}` : encodeURIComponent(f.dimension);
+  return `${dim}:is:${encodeURIComponent(f.value)}`;
+}
+
+/** The state with `f` added; a filter on the same dimension is replaced (one value per dimension, as Plausible does). */
+export function withFilter(state: ViewState, f: Filter): ViewState {
+  return { ...state, filters: [...state.filters.filter((g) => g.dimension !== f.dimension), f] };
+}
+
+export function withoutFilter(state: ViewState, dimension: string): ViewState {
+  return { ...state, filters: state.filters.filter((g) => g.dimension !== dimension) };
+}
+
+/** The filters as insights conditions. */
+export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
+
+/** The event-name filter, if any (the recent events and the export follow it; they take no other filter). */
+export const eventOf = (state: ViewState): string | undefined => state.filters.find((f) => f.dimension === 'event_name')?.value;
+
+/**
+ * The state a URL's query string names; a missing or unusable range is the last 7 days. `event=<name>` (the links of
+ * earlier versions) reads as an `event_name` filter.
+ */
 export function readState(search: string, now: number): ViewState {
   const params = new URLSearchParams(search);
   const from = parseDay(params.get('from'));
   const to = parseDay(params.get('to'));
   const range = from !== undefined && to !== undefined && to > from ? { from, to } : presetRange('7d', now);
-  const event = params.get('event') || undefined;
-  return event ? { range, event } : { range };
+  let state: ViewState = { range, filters: [], compare: params.get('compare') === '1' };
+  const event = params.get('event');
+  if (event) state = withFilter(state, { dimension: 'event_name', value: event });
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    if (!part.startsWith('f=')) continue;
+    const f = parseFilter(part.slice(2));
+    if (f) state = withFilter(state, f);
+  }
+  const prop = params.get('prop');
+  if (prop) state.prop = prop;
+  return state;
 }
 
-/** The query string of a state (`?from=…&to=…[&event=…]`), what a bookmark or a shared link carries. */
+/** The query string of a state (`?from=…&to=…[&f=…][&compare=1][&prop=…]`), what a bookmark or a shared link carries. */
 export function writeState(state: ViewState): string {
-  const params = new URLSearchParams({ from: dayString(state.range.from), to: dayString(state.range.to) });
-  if (state.event) params.set('event', state.event);
-  return `?${params.toString()}`;
+  const parts = [`from=${dayString(state.range.from)}`, `to=${dayString(state.range.to)}`, ...state.filters.map((f) => `f=${formatFilter(f)}`)];
+  if (state.compare) parts.push('compare=1');
+  if (state.prop) parts.push(`prop=${encodeURIComponent(state.prop)}`);
+  return `?${parts.join('&')}`;
 }
 
 /** The period of the same length just before the range, for the change figures. */

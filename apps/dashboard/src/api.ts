@@ -1,6 +1,6 @@
 // The read API as the dashboard calls it: same origin, the rk_ key as a bearer token, nothing else sent.
 // Response types from the contract (libs/schema); type-only, so none of zod reaches the bundle.
-import type { ErrorBody, InsightsBody, InsightsResponse, PropertiesResponse, QueryResponse, StatsResponse } from '@analytics/schema';
+import type { ErrorBody, FunnelBody, FunnelResponse, InsightsBody, InsightsResponse, PropertiesResponse, QueryResponse, RetentionBody, RetentionResponse, StatsResponse } from '@analytics/schema';
 
 /** What the API said when it refused a call: its `error` code, in words for a person. */
 export class ApiRefusal extends Error {
@@ -45,7 +45,7 @@ export function createApi(key: string) {
     if (!res.ok) throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
     return body as T;
   }
-  /** POST /v1/insights: the body as the contract types it. */
+  /** POST /v1/insights, /v1/funnel, /v1/retention: the body as the contract types it. */
   async function post<T>(path: string, body: unknown): Promise<T> {
     const res = await fetch(path, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
     const answer = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
@@ -69,6 +69,8 @@ export function createApi(key: string) {
     exportCsv: (params: Params) => file('/v1/export', { ...params, format: 'csv' }, 'events.csv'),
     stats: (params: Params) => get<StatsResponse>('/v1/stats', params),
     insights: (body: InsightsBody) => post<InsightsResponse>('/v1/insights', body),
+    funnel: (body: FunnelBody) => post<FunnelResponse>('/v1/funnel', body),
+    retention: (body: RetentionBody) => post<RetentionResponse>('/v1/retention', body),
     properties: (params: Params) => get<PropertiesResponse>('/v1/properties', params),
     query: (params: Params) => get<QueryResponse>('/v1/query', params),
   };

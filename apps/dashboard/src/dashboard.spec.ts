@@ -76,9 +76,9 @@ async function loaded(page: Page): Promise<void> {
 }
 
 /** Opens `path` and signs in through the form, as a person does. */
-async function signIn(page: Page, path: string): Promise<void> {
+async function signIn(page: Page, path: string, key = rk): Promise<void> {
   await page.goto(`${base}${path}`);
-  await page.fill('#key-input', rk);
+  await page.fill('#key-input', key);
   await page.press('#key-input', 'Enter');
   await loaded(page);
 }
@@ -93,12 +93,59 @@ type Condition = ['is', string, string[]];
 type Filters = Array<[string, string]>;
 const conditions = (filters: Filters): Condition[] => filters.map(([d, v]) => ['is', d, [v]]);
 
-/** POST /v1/insights, asked the way any API user would. */
-async function insights(body: Record<string, unknown>): Promise<Row[]> {
-  const res = await fetch(`${base}/v1/insights`, { method: 'POST', headers: { authorization: `Bearer ${rk}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** A POST of the read API (insights, funnel, retention), asked the way any API user would. */
+async function post<T>(path: string, body: Record<string, unknown>, key = rk): Promise<T> {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { rows: Row[] }).rows;
+  return (await res.json()) as T;
 }
+const insights = async (body: Record<string, unknown>): Promise<Row[]> => (await post<{ rows: Row[] }>('/v1/insights', body)).rows;
+
+const goalsLoaded = (page: Page) => page.waitForSelector('#list-goals[data-state="loaded"]', { timeout: 30_000 });
+const viewLoaded = (page: Page) => page.waitForSelector('#conversions[data-state="loaded"]', { timeout: 30_000 });
+
+/** The Goals panel as shown: [URL form of the goal, conversions, conversion rate] per row. */
+const goalsOf = (page: Page) =>
+  page.$$eval('#list-goals li', (items) => items.map((li) => [(li as HTMLElement).dataset['key'], Number((li.querySelector('.count') as HTMLElement).dataset['value']), Number((li.querySelector('.rate') as HTMLElement).dataset['value'])]));
+
+/** Every goal's conversions and rate equal the insights answer (goal, the range and the filters). */
+async function expectGoalsMatchApi(page: Page, range: { from: string; to: string }, goals: Array<[string, Record<string, string>]>, filters: Filters = []): Promise<void> {
+  const expected = [];
+  for (const [key, goal] of goals) {
+    const [row] = await insights({ ...range, metrics: ['conversions', 'conversion_rate'], goal, filters: conditions(filters) });
+    expected.push([key, Number(row?.['conversions'] ?? 0), Number(row?.['conversion_rate'] ?? 0)]);
+  }
+  expect(await goalsOf(page)).toEqual(expected);
+}
+
+interface FunnelStepAnswer {
+  index: number;
+  count: number;
+  conversion_rate: number;
+  drop_off: number;
+  median_time_to_convert_s: number | null;
+}
+interface FunnelAnswer {
+  steps: FunnelStepAnswer[];
+  breakdown?: Array<{ value: string | null; steps: FunnelStepAnswer[] }>;
+  notes?: string[];
+}
+
+/** The funnel's bars as shown: [index, count, rate, drop-off, median ('' for none)] per step. */
+const funnelOf = (page: Page) =>
+  page.$$eval('#funnel-body .funnel li', (items) =>
+    items.map((li) => {
+      const v = (c: string) => (li.querySelector(c) as HTMLElement | null)?.dataset['value'];
+      return [Number((li as HTMLElement).dataset['index']), Number(v('.count')), Number(v('.rate')), Number(v('.drop')), v('.median')];
+    }),
+  );
+const funnelRows = (a: FunnelAnswer) => a.steps.map((s) => [s.index, s.count, s.conversion_rate, s.drop_off, s.median_time_to_convert_s === null ? '' : String(s.median_time_to_convert_s)]);
+
+/** The retention grid as shown: [cohort, size, ...returned] per row. */
+const gridOf = (page: Page) =>
+  page.$$eval('#retention-grid tbody tr', (rows) =>
+    rows.map((tr) => [(tr as HTMLElement).dataset['cohort'], Number((tr.querySelector('.size') as HTMLElement).dataset['value']), ...[...tr.querySelectorAll('td.cell .count')].map((c) => Number((c as HTMLElement).dataset['value']))]),
+  );
 
 /** The lists the dashboard shows: section id, dimension, metric (the same questions, asked independently here). */
 const LISTS: Array<[string, string, string]> = [
@@ -336,6 +383,197 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
+  it("shows each goal's conversions and conversion rate as insights answer them, kept in the URL (g=); a goal click filters, the form adds one, × removes one", async () => {
+    const { page, problems } = await openPage();
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${base}/v1/`)) calls.push(new URL(r.url()).pathname);
+    });
+    const goals: Array<[string, Record<string, string>]> = [
+      ['signup', { event: 'signup' }],
+      ['$pageview@/pricing', { event: '$pageview', path: '/pricing' }],
+      ['@/blog/*', { path: '/blog/*' }],
+    ];
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&g=signup&g=$pageview@/pricing&g=@/blog/*`);
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, goals);
+    expect((await goalsOf(page)).every(([, conversions]) => Number(conversions) > 0)).toBe(true);
+    // A default load asks no funnel and no retention: those run only when their view is opened.
+    expect(calls.filter((c) => c === '/v1/funnel' || c === '/v1/retention')).toEqual([]);
+    expect(await page.getAttribute('#conversions', 'data-state')).toBe('closed');
+
+    // Adding a goal asks only the goals again (one insights call per goal), and keeps it in the URL.
+    calls.length = 0;
+    await page.fill('#goal-event', 'purchase');
+    await page.click('#goal-form button[type="submit"]');
+    await page.waitForURL((u) => u.search.endsWith('&g=purchase'));
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, [...goals, ['purchase', { event: 'purchase' }]]);
+    expect(calls).toEqual(Array(4).fill('/v1/insights'));
+    // A form without an event or a page says what to give.
+    await page.click('#goal-form button[type="submit"]');
+    expect(await page.textContent('#goal-error')).toContain('Give an event name, a page');
+
+    // A goal is a filter: its event name and page as pills, every panel narrowed (a page prefix is not clickable).
+    expect(await page.locator('#list-goals li[data-key="@/blog/*"] button.link').count()).toBe(0);
+    await page.click('#list-goals li[data-key="$pageview@/pricing"] button.link');
+    await page.waitForURL((u) => u.search.includes('f=event_name:is:%24pageview&f=path:is:%2Fpricing'));
+    await loaded(page);
+    await goalsLoaded(page);
+    const filters: Filters = [['event_name', '$pageview'], ['path', '/pricing']];
+    await expectPanelsMatchApi(page, RANGE, filters);
+    await expectGoalsMatchApi(page, RANGE, [...goals, ['purchase', { event: 'purchase' }]], filters);
+
+    // × removes a goal; a reload keeps what the URL says.
+    await page.click('#list-goals li[data-key="signup"] button.remove');
+    await page.waitForURL((u) => !u.search.includes('g=signup'));
+    await goalsLoaded(page);
+    await page.reload();
+    await loaded(page);
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, [...goals.slice(1), ['purchase', { event: 'purchase' }]], filters);
+    expect(problems).toEqual([]);
+  });
+
+  it('opens the funnel view on demand: bars, drop-off and median equal POST /v1/funnel; breakdown, window, count and steps kept in the URL and read back', async () => {
+    const { page, problems } = await openPage();
+    const posts: Array<[string, Record<string, unknown>]> = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().startsWith(`${base}/v1/`)) posts.push([new URL(r.url()).pathname, JSON.parse(r.postData() ?? '{}') as Record<string, unknown>]);
+    });
+    const steps = [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase' }];
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&fs=$pageview@/pricing,signup,purchase`);
+    expect(await page.isHidden('#funnel-view')).toBe(true);
+    posts.length = 0;
+
+    // Opening the view asks the funnel once and nothing else.
+    await page.click('#view-funnel');
+    await page.waitForURL((u) => u.search.endsWith('&view=funnel'));
+    await viewLoaded(page);
+    expect(posts).toEqual([['/v1/funnel', { ...RANGE, steps, window_s: 86_400, count_by: 'visitor', filters: [] }]]);
+    const answer = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps });
+    expect(answer.steps[0]!.count).toBeGreaterThan(0);
+    expect(await funnelOf(page)).toEqual(funnelRows(answer));
+    expect(await page.textContent('#funnel-body .funnel li[data-index="2"] .drop')).toContain(`${answer.steps[1]!.drop_off} dropped off`);
+
+    // A breakdown: one row per value (the first 10), each step's count and rate as the API answers.
+    await page.selectOption('#funnel-breakdown', 'channel');
+    await page.waitForURL((u) => u.search.includes('fb=channel'));
+    await viewLoaded(page);
+    const broken = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps, breakdown: 'channel' });
+    expect(broken.breakdown!.length).toBeGreaterThan(1);
+    const table = await page.$$eval('#funnel-breakdown-table tbody tr', (rows) => rows.map((tr) => [(tr as HTMLElement).dataset['value'], ...[...tr.querySelectorAll('td .count')].map((c) => Number((c as HTMLElement).dataset['value']))]));
+    expect(table).toEqual(broken.breakdown!.slice(0, 10).map((b) => [b.value ?? '', ...b.steps.map((s) => s.count)]));
+
+    // Window and count: the same funnel within an hour, by user.
+    await page.selectOption('#funnel-window', '3600');
+    await page.waitForURL((u) => u.search.includes('fw=3600'));
+    await viewLoaded(page);
+    await page.selectOption('#funnel-count', 'user');
+    await page.waitForURL((u) => u.search.includes('fc=user'));
+    await viewLoaded(page);
+    const hourly = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps, window_s: 3600, count_by: 'user', breakdown: 'channel' });
+    expect(await funnelOf(page)).toEqual(funnelRows(hourly));
+
+    // Steps: × removes one, the form adds one at the end.
+    await page.click('#funnel-body .funnel li[data-index="3"] button.remove');
+    await page.waitForURL((u) => u.search.includes('fs=$pageview@/pricing,signup&'));
+    await viewLoaded(page);
+    await page.fill('#step-event', 'purchase');
+    await page.fill('#step-path', '');
+    await page.click('#step-add');
+    await page.waitForURL((u) => u.search.includes('fs=$pageview@/pricing,signup,purchase&'));
+    await viewLoaded(page);
+    const url = page.url();
+    expect(new URL(url).search).toBe(`?from=${RANGE.from}&to=${RANGE.to}&fs=$pageview@/pricing,signup,purchase&fw=3600&fc=user&fb=channel&view=funnel`);
+
+    // The link opens the same view with the same numbers (a shared funnel), in a new tab.
+    const other = await openPage();
+    await signIn(other.page, new URL(url).search.replace(/^/, '/'));
+    await viewLoaded(other.page);
+    expect(await other.page.inputValue('#funnel-breakdown')).toBe('channel');
+    expect(await other.page.inputValue('#funnel-window')).toBe('3600');
+    expect(await other.page.inputValue('#funnel-count')).toBe('user');
+    expect(await funnelOf(other.page)).toEqual(funnelRows(hourly));
+    expect(await funnelOf(page)).toEqual(funnelRows(hourly));
+    // Fewer than two steps: no call, the view says what to add.
+    await page.click('#funnel-body .funnel li[data-index="3"] button.remove');
+    await viewLoaded(page);
+    posts.length = 0;
+    await page.click('#funnel-body .funnel li[data-index="2"] button.remove');
+    await viewLoaded(page);
+    expect(await page.textContent('#funnel-body')).toContain('Add a second step');
+    expect(posts).toEqual([]);
+    expect(problems).toEqual([]);
+    expect(other.problems).toEqual([]);
+  });
+
+  it('opens the retention grid on demand: every cohort size and returned count equals POST /v1/retention; period and count kept in the URL', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    await page.click('#view-retention');
+    await page.waitForURL((u) => u.search.endsWith('&view=retention'));
+    await viewLoaded(page);
+    const weekly = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }> }>('/v1/retention', { ...RANGE, period: 'week', count_by: 'user' });
+    expect(weekly.cohorts.length).toBeGreaterThan(0);
+    expect(await gridOf(page)).toEqual(weekly.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+
+    await page.selectOption('#retention-period', 'day');
+    await page.waitForURL((u) => u.search.includes('rp=day'));
+    await viewLoaded(page);
+    await page.selectOption('#retention-count', 'visitor');
+    await page.waitForURL((u) => u.search.includes('rc=visitor'));
+    await viewLoaded(page);
+    const daily = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }> }>('/v1/retention', { ...RANGE, period: 'day', count_by: 'visitor' });
+    expect(await gridOf(page)).toEqual(daily.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    await page.reload();
+    await loaded(page);
+    await viewLoaded(page);
+    expect(await gridOf(page)).toEqual(daily.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    // Clicking the open view's tab closes it.
+    await page.click('#view-retention');
+    await page.waitForURL((u) => !u.search.includes('view='));
+    expect(await page.isHidden('#retention-view')).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
+  it("says in words, beside the funnel and the grid, when the API notes that the visitor ids are daily ids", async () => {
+    const daily = await stores.keyStore.createProject({ name: 'daily ids', allowed_origins: [] });
+    const id = (c: string) => `d_${c.repeat(32)}`;
+    const at = (d: number, s: number) => new Date(D0 + d * 86_400_000 + s * 1000).toISOString();
+    const events = [
+      { event: '$pageview', anonymous_id: id('a'), timestamp: at(1, 0), url: 'https://shop.example.com/pricing' },
+      { event: 'signup', anonymous_id: id('a'), timestamp: at(1, 60) },
+      { event: '$pageview', anonymous_id: id('b'), timestamp: at(2, 0), url: 'https://shop.example.com/pricing' },
+    ];
+    const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${daily.keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    expect(res.status).toBe(202);
+    const range = { from: day(D0), to: day(D0 + 4 * 86_400_000) };
+    const steps = [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }];
+    const answer = await post<FunnelAnswer>('/v1/funnel', { ...range, steps }, daily.keys.rk);
+    expect(answer.notes?.length).toBe(1);
+
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${range.from}&to=${range.to}&fs=$pageview@/pricing,signup&view=funnel`, daily.keys.rk);
+    await viewLoaded(page);
+    expect(await funnelOf(page)).toEqual(funnelRows(answer));
+    expect(await page.isVisible('#funnel-notes')).toBe(true);
+    expect(await page.textContent('#funnel-notes')).toMatch(/daily ids[\s\S]*cannot follow people across days/);
+    await page.click('#view-retention');
+    await page.selectOption('#retention-count', 'visitor');
+    await page.waitForURL((u) => u.search.includes('rc=visitor'));
+    await viewLoaded(page);
+    const retention = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }>; notes?: string[] }>('/v1/retention', { ...range, period: 'week', count_by: 'visitor' }, daily.keys.rk);
+    expect(retention.notes?.length).toBe(1);
+    expect(await gridOf(page)).toEqual(retention.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    expect(await page.textContent('#retention-notes')).toMatch(/daily ids[\s\S]*this grid cannot follow people across days/);
+    // By user (none here) there is no note.
+    await page.selectOption('#retention-count', 'user');
+    await viewLoaded(page);
+    expect(await page.isHidden('#retention-notes')).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
   it('shows the API refusal in words for a key of another kind or an unknown key', async () => {
     const { page } = await openPage();
     await page.goto(`${base}/`);
@@ -358,7 +596,11 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const width of [1280, 375]) {
         const { page, problems } = await openPage({ width, colorScheme });
-        await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+        // With goals and an open view (the funnel with a breakdown in light, the retention grid in dark).
+        const view = colorScheme === 'light' ? 'fs=$pageview@/pricing,signup&fb=channel&view=funnel' : 'view=retention';
+        await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&g=signup&g=@/blog/*&${view}`);
+        await goalsLoaded(page);
+        await viewLoaded(page);
         // Evaluated through the DevTools protocol, so the page's CSP (no inline script) stays as served.
         await page.evaluate(axeSource);
         const violations = await page.evaluate(async () => {

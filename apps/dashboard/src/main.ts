@@ -4,6 +4,8 @@ import { AI_CRAWLERS } from '@analytics/enrichment/ai-crawlers';
 import type { InsightsBody, InsightsRow, QueryRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
+import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
+import { $, durationText, el, setNumber } from './dom';
 import {
   DAY_MS,
   PRESETS,
@@ -30,24 +32,8 @@ const KEY_ITEM = 'analytics.readKey';
 const LIVE_REFRESH_MS = 30_000;
 const LIST_LIMIT = 10;
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const exact = new Intl.NumberFormat('en');
-const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 const percent = new Intl.NumberFormat('en', { maximumFractionDigits: 0, signDisplay: 'exceptZero' });
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
-
-/** A number as shown: compact from 100,000 up, the exact value in `title` (hover) and `data-value` (tests). */
-function setNumber(el: HTMLElement, n: number): void {
-  el.textContent = n >= 100_000 ? compact.format(n) : exact.format(n);
-  el.title = exact.format(n);
-  el.dataset['value'] = String(n);
-}
-
-const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
 
 // ---- the key: the form only, sessionStorage only, sent only as a bearer token to this origin ----
 
@@ -74,6 +60,7 @@ function showSignIn(message = ''): void {
 
 function signOut(): void {
   sessionStorage.removeItem(KEY_ITEM);
+  shownApi = undefined;
   stopLive();
   showSignIn();
 }
@@ -105,16 +92,6 @@ function renderList(sectionId: string, header: string, items: ListItem[]): void 
   }
   const body = items.length ? list : el('p', { className: 'empty' }, 'No data for this range.');
   section.replaceChildren(title, el('p', { className: 'list-header' }, el('span', {}, ''), el('span', {}, header)), body);
-}
-
-const seconds = new Intl.NumberFormat('en', { maximumFractionDigits: 0 });
-
-/** A duration in seconds as shown: `42 s`, `3 min 05 s`, `1 h 02 min`. */
-function durationText(s: number): string {
-  const whole = Math.round(s);
-  if (whole < 60) return `${seconds.format(whole)} s`;
-  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
-  return `${Math.floor(whole / 3600)} h ${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')} min`;
 }
 
 type Shown = 'count' | 'share' | 'duration';
@@ -258,7 +235,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
   const interval = intervalFor(state.range);
   const current = () => mine === generation;
   /** A click on a row with a value adds it as a filter; rows without one (null) cannot be filtered (`is` never holds for null). */
-  const select = (dimension: string, value: string | null) => (value === null ? undefined : () => navigate(withFilter(state, { dimension, value })));
+  const select = (dimension: string, value: string | null) => (value === null ? undefined : () => navigate(withFilter(nav.now(), { dimension, value })));
 
   // One call for the headline, against the previous period; its visitors and pageviews are the chart legend's totals.
   const headline = ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
@@ -323,6 +300,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
       renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
     loadProperties(api, state, range, ask, current, select),
+    loadGoals(api, state, nav),
     api.query({ ...range, event: eventOf(state), limit: 20 }).then((a) => {
       if (current()) renderRecent(a.rows);
     }),
@@ -366,7 +344,7 @@ async function loadProperties(
   const options = key && !keys.includes(key) ? [key, ...keys] : keys;
   picker.replaceChildren(...options.map((k) => el('option', { value: k, textContent: k, selected: k === key })));
   picker.disabled = options.length === 0;
-  picker.onchange = () => navigate({ ...state, prop: picker.value });
+  picker.onchange = () => navigate({ ...nav.now(), prop: picker.value });
   if (!key) {
     renderList('list-props', 'Visitors', []);
     return;
@@ -451,11 +429,33 @@ function navigate(state: ViewState): void {
   show();
 }
 
+let shownState: ViewState | undefined;
+let shownApi: Api | undefined;
+
+/** A change to the goals or to the open view: only that part is asked again (the other panels are unchanged). */
+function navigatePart(state: ViewState, part: 'goals' | 'view'): void {
+  if (!shownApi) return navigate(state);
+  history.pushState(null, '', writeState(state));
+  shownState = state;
+  renderControls(state);
+  void (part === 'goals' ? loadGoals(shownApi, state, nav) : loadView(shownApi, state, nav));
+}
+
+const nav: Nav = {
+  full: navigate,
+  part: navigatePart,
+  now: () => shownState ?? readState(location.search, Date.now()),
+  dimensionLabel,
+  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : value),
+};
+
 function show(): void {
   const key = sessionStorage.getItem(KEY_ITEM);
   if (!key) return showSignIn();
   const api = createApi(key);
   const state = readState(location.search, Date.now());
+  shownState = state;
+  shownApi = api;
   $('sign-in').hidden = true;
   $('dashboard').hidden = false;
   $('sign-out').hidden = false;
@@ -465,6 +465,7 @@ function show(): void {
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
   void load(api, state);
+  void loadView(api, state, nav);
 }
 
 function start(): void {
@@ -478,6 +479,7 @@ function start(): void {
     show();
   });
   $('sign-out').addEventListener('click', signOut);
+  setUpConversionForms(nav);
   $('custom-range').addEventListener('submit', (e) => {
     e.preventDefault();
     const from = parseDay($<HTMLInputElement>('custom-from').value);

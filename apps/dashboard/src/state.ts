@@ -20,8 +20,39 @@ export interface Filter {
   value: string;
 }
 
+/** A goal or a funnel step as the dashboard defines it: an event name, a path (a final `*`: a prefix), or both. */
+export interface Goal {
+  event?: string;
+  path?: string;
+}
+
+export type FunnelCountBy = 'visitor' | 'user' | 'session';
+export type RetentionPeriod = 'day' | 'week' | 'month';
+export type RetentionCountBy = 'user' | 'visitor';
+/** The view opened under the lists (its calls run only while it is open). */
+export type ConversionView = 'funnel' | 'retention';
+
+export interface FunnelState {
+  steps: Goal[];
+  /** Seconds from step 1 within which the later steps count (`window_s`). */
+  window: number;
+  countBy: FunnelCountBy;
+  /** An insights dimension the funnel is broken down by. */
+  breakdown?: string;
+}
+
+export interface RetentionState {
+  period: RetentionPeriod;
+  countBy: RetentionCountBy;
+}
+
 export interface ViewState {
   range: DayRange;
+  /** The goals of the Goals panel, in the order added (`g=`). */
+  goals: Goal[];
+  funnel: FunnelState;
+  retention: RetentionState;
+  view?: ConversionView;
   /** Conditions added by clicking a row, in the order they were added (the pills above the panels). */
   filters: Filter[];
   /** The chart draws the previous period's visitors too (`compare=1`). */
@@ -122,6 +153,78 @@ export function withoutFilter(state: ViewState, dimension: string): ViewState {
   return { ...state, filters: state.filters.filter((g) => g.dimension !== dimension) };
 }
 
+// Goals and funnel steps in the URL: `<event>`, `@<path>` or `<event>@<path>`, each part written with
+// encodeURIComponent except that `/`, `$` and `*` stay as they are (`g=$pageview@/pricing`, `g=@/blog/*`,
+// `g=signup`); so `@` and `,` inside a part are `%40` and `%2C`. A funnel is its steps joined by `,` in one `fs=`.
+export const GOAL_LIMITS = { goals: 20, event: 128, path: 1024 } as const;
+export const FUNNEL_STEPS = { min: 2, max: 10 } as const;
+export const FUNNEL_WINDOW = { min: 1, max: 2_592_000, default: 86_400 } as const;
+/** The insights dimensions a funnel can be broken down by on the dashboard (its selector). */
+export const FUNNEL_BREAKDOWNS: readonly string[] = ['source', 'medium', 'campaign', 'channel', 'entry_path', 'path', 'country', 'device_type', 'browser', 'os'];
+const FUNNEL_COUNT_BYS: readonly string[] = ['visitor', 'user', 'session'];
+const RETENTION_PERIODS: readonly string[] = ['day', 'week', 'month'];
+const RETENTION_COUNT_BYS: readonly string[] = ['user', 'visitor'];
+const DEFAULT_FUNNEL: FunnelState = { steps: [], window: FUNNEL_WINDOW.default, countBy: 'visitor' };
+const DEFAULT_RETENTION: RetentionState = { period: 'week', countBy: 'user' };
+
+const encodePart = (text: string) => encodeURIComponent(text).replace(/%2F/g, '/').replace(/%24/g, '$').replace(/%2A/gi, '*');
+
+/** A goal as the user typed it (trimmed), or undefined when it names neither an event nor a path or is over the limits. */
+export function goalOf(event: string, path: string): Goal | undefined {
+  const e = event.trim();
+  const p = path.trim();
+  if (!e && !p) return undefined;
+  if (e.length > GOAL_LIMITS.event || p.length > GOAL_LIMITS.path || p === '*') return undefined;
+  return { ...(e ? { event: e } : {}), ...(p ? { path: p } : {}) };
+}
+
+/** One goal's URL form (raw, as in the address); undefined when it is not one. */
+export function parseGoal(raw: string): Goal | undefined {
+  const parts = raw.split('@');
+  if (parts.length > 2) return undefined;
+  try {
+    const event = decodeURIComponent(parts[0]!);
+    const path = parts.length === 2 ? decodeURIComponent(parts[1]!) : '';
+    if (parts.length === 2 && !path) return undefined;
+    return goalOf(event, path);
+  } catch {
+    return undefined;
+  }
+}
+
+export const formatGoal = (g: Goal): string => `${g.event === undefined ? '' : encodePart(g.event)}${g.path === undefined ? '' : `@${encodePart(g.path)}`}`;
+
+/** A goal in words: `signup`, `$pageview on /pricing`, `any event on /blog/*`. */
+export const goalText = (g: Goal): string => (g.event === undefined ? `Page ${g.path}` : g.path === undefined ? g.event : `${g.event} on ${g.path}`);
+
+/** The goal as the API takes it (`{ event?, path? }`). */
+export const goalBody = (g: Goal): Goal => ({ ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
+
+/**
+ * The filters a click on a goal adds: `event_name is <event>` and `path is <path>` (the events that complete it);
+ * undefined for a goal whose path is a prefix (`is` cannot say "starts with").
+ */
+export function goalFilters(g: Goal): Filter[] | undefined {
+  if (g.path?.endsWith('*')) return undefined;
+  return [...(g.event !== undefined ? [{ dimension: 'event_name', value: g.event }] : []), ...(g.path !== undefined ? [{ dimension: 'path', value: g.path }] : [])];
+}
+
+const sameGoal = (a: Goal, b: Goal) => a.event === b.event && a.path === b.path;
+
+/** The state with goal `g` added at the end (a goal already there is not added twice; at most GOAL_LIMITS.goals). */
+export function withGoal(state: ViewState, g: Goal): ViewState {
+  if (state.goals.some((h) => sameGoal(g, h)) || state.goals.length >= GOAL_LIMITS.goals) return state;
+  return { ...state, goals: [...state.goals, g] };
+}
+
+export const withoutGoal = (state: ViewState, index: number): ViewState => ({ ...state, goals: state.goals.filter((_, i) => i !== index) });
+
+/** The funnel with step `g` added at the end (at most FUNNEL_STEPS.max; a step may repeat). */
+export const withStep = (state: ViewState, g: Goal): ViewState =>
+  state.funnel.steps.length >= FUNNEL_STEPS.max ? state : { ...state, funnel: { ...state.funnel, steps: [...state.funnel.steps, g] } };
+
+export const withoutStep = (state: ViewState, index: number): ViewState => ({ ...state, funnel: { ...state.funnel, steps: state.funnel.steps.filter((_, i) => i !== index) } });
+
 /** The filters as insights conditions. */
 export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
 
@@ -137,7 +240,7 @@ export function readState(search: string, now: number): ViewState {
   const from = parseDay(params.get('from'));
   const to = parseDay(params.get('to'));
   const range = from !== undefined && to !== undefined && to > from ? { from, to } : presetRange('7d', now);
-  let state: ViewState = { range, filters: [], compare: params.get('compare') === '1' };
+  let state: ViewState = { range, filters: [], compare: params.get('compare') === '1', goals: [], funnel: { ...DEFAULT_FUNNEL }, retention: { ...DEFAULT_RETENTION } };
   const event = params.get('event');
   if (event) state = withFilter(state, { dimension: 'event_name', value: event });
   for (const part of search.replace(/^\?/, '').split('&')) {
@@ -147,6 +250,29 @@ export function readState(search: string, now: number): ViewState {
   }
   const prop = params.get('prop');
   if (prop) state.prop = prop;
+  // Goals and the funnel's steps are read from the raw address (like f=): their parts keep their own escapes.
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    if (part.startsWith('g=')) {
+      const g = parseGoal(part.slice(2));
+      if (g) state = withGoal(state, g);
+    } else if (part.startsWith('fs=')) {
+      const steps = part.slice(3).split(',').map(parseGoal);
+      // A funnel with a step that does not parse is dropped whole: its other steps would be another funnel.
+      if (steps.every((g): g is Goal => g !== undefined) && steps.length <= FUNNEL_STEPS.max) state.funnel.steps = steps;
+    }
+  }
+  const window = Number(params.get('fw'));
+  if (Number.isInteger(window) && window >= FUNNEL_WINDOW.min && window <= FUNNEL_WINDOW.max) state.funnel.window = window;
+  const fc = params.get('fc');
+  if (fc && FUNNEL_COUNT_BYS.includes(fc)) state.funnel.countBy = fc as FunnelCountBy;
+  const fb = params.get('fb');
+  if (fb && FUNNEL_BREAKDOWNS.includes(fb)) state.funnel.breakdown = fb;
+  const rp = params.get('rp');
+  if (rp && RETENTION_PERIODS.includes(rp)) state.retention.period = rp as RetentionPeriod;
+  const rc = params.get('rc');
+  if (rc && RETENTION_COUNT_BYS.includes(rc)) state.retention.countBy = rc as RetentionCountBy;
+  const view = params.get('view');
+  if (view === 'funnel' || view === 'retention') state.view = view;
   return state;
 }
 
@@ -155,6 +281,15 @@ export function writeState(state: ViewState): string {
   const parts = [`from=${dayString(state.range.from)}`, `to=${dayString(state.range.to)}`, ...state.filters.map((f) => `f=${formatFilter(f)}`)];
   if (state.compare) parts.push('compare=1');
   if (state.prop) parts.push(`prop=${encodeURIComponent(state.prop)}`);
+  parts.push(...state.goals.map((g) => `g=${formatGoal(g)}`));
+  const f = state.funnel;
+  if (f.steps.length) parts.push(`fs=${f.steps.map(formatGoal).join(',')}`);
+  if (f.window !== DEFAULT_FUNNEL.window) parts.push(`fw=${f.window}`);
+  if (f.countBy !== DEFAULT_FUNNEL.countBy) parts.push(`fc=${f.countBy}`);
+  if (f.breakdown) parts.push(`fb=${f.breakdown}`);
+  if (state.retention.period !== DEFAULT_RETENTION.period) parts.push(`rp=${state.retention.period}`);
+  if (state.retention.countBy !== DEFAULT_RETENTION.countBy) parts.push(`rc=${state.retention.countBy}`);
+  if (state.view) parts.push(`view=${state.view}`);
   return `?${parts.join('&')}`;
 }
 

@@ -251,8 +251,15 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
 
   it('shows every number and top list as the read API answers them, signed in through the form with the key in sessionStorage only', async () => {
     const { page, context, problems } = await openPage();
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${base}/v1/`)) calls.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    });
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values),
+    // the property keys and the recent events; no goal, funnel or retention call.
+    expect(calls.sort()).toEqual(['GET /v1/properties', 'GET /v1/query', ...Array<string>(16).fill('POST /v1/insights')]);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);

@@ -623,7 +623,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     }
   });
 
-  it('is keyboard navigable: Tab reaches the range buttons, the compare toggle, an event name (Enter filters), its pill (Enter removes it) and the property picker', async () => {
+  it('is keyboard navigable: Tab reaches the range buttons, the compare toggle, an event name (Enter filters), its pill (Enter removes it), the property picker, the goal form and the Funnel view', async () => {
     const { page, problems } = await openPage();
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     /** Presses Tab until `target` has focus (at most 150 times); returns every stop on the way. */
@@ -659,6 +659,18 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await page.waitForURL(/compare=1/);
     await loaded(page);
     await tabTo('prop-key');
+
+    // A goal typed and added with Enter; the Funnel view opened with Enter, its first option reached with Tab.
+    await tabTo('goal-event');
+    await page.keyboard.type('signup');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/g=signup/);
+    await goalsLoaded(page);
+    await tabTo('view-funnel');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/view=funnel/);
+    await viewLoaded(page);
+    await tabTo('funnel-window');
     expect(problems).toEqual([]);
   });
 

@@ -7,6 +7,8 @@
 //   npm run bench:dashboard                        # 1,000,000 events
 //   BENCH_EVENTS=100000 npm run bench:dashboard    # or: npm run bench:dashboard -- --events=100000
 //   BENCH_SAMPLES=10 (per range, after one warm-up), BENCH_DIR=<dir>, CHROMIUM_PATH=<chromium>
+// Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
+// and the funnel and retention views add when a site owner has them (not part of a default load).
 //
 // The apps and libs are bundled from source with esbuild and the dashboard is built first, so no build step is needed.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -73,7 +75,7 @@ const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--head
 
 const day = (ms) => new Date(ms).toISOString().slice(0, 10);
 /** One cold navigation (fresh context: no cache, no storage): ms from navigation start to every panel filled. */
-async function sample(range) {
+async function sample(range, extra = '') {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {
     // Signed in before the page runs (the dashboard takes keys from its form only), as the old #key= link was.
@@ -81,7 +83,7 @@ async function sample(range) {
       if (location.origin === origin) sessionStorage.setItem('analytics.readKey', key);
     }, [base, readKey]);
     const page = await context.newPage();
-    await page.goto(`${base}/?from=${range.from}&to=${range.to}`);
+    await page.goto(`${base}/?from=${range.from}&to=${range.to}${extra}`);
     await page.waitForSelector('body[data-state="loaded"]', { timeout: 60_000 });
     if (await page.isVisible('#load-error')) throw new Error(`dashboard error: ${await page.textContent('#load-error')}`);
     return await page.evaluate(() => performance.getEntriesByName('dashboard-filled')[0].startTime);
@@ -92,17 +94,88 @@ async function sample(range) {
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 console.log(`\nnavigation to every panel filled, ${SAMPLES} cold samples per range after one warm-up (Chromium and the service share this machine)`);
-console.log(`${'range'.padEnd(16)} p50 ms   p95 ms   min ms   max ms   load avg before/after`);
-for (const [label, days] of [['last 7 days', 7], ['last 30 days', 30]]) {
+// Service CPU: this process's CPU time (user + system, every thread: the HTTP server and the embedded chDB) per
+// load, beside the wall clock; Chromium's own CPU is not in it.
+console.log(`${'range'.padEnd(34)} p50 ms   p95 ms   min ms   max ms   service CPU ms/load   load avg before/after`);
+const VIEWS = [
+  ['last 7 days', 7, ''],
+  ['last 30 days', 30, ''],
+  ['last 30 days, a filter + compare', 30, '&f=event_name:is:%24pageview&compare=1'],
+];
+for (const [label, days, extra] of VIEWS) {
   const range = { from: day(today + DAY - days * DAY), to: day(today + DAY) };
-  await sample(range);
+  await sample(range, extra);
   const before = loadavg()[0];
   const times = [];
-  for (let i = 0; i < SAMPLES; i++) times.push(await sample(range));
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < SAMPLES; i++) times.push(await sample(range, extra));
+  const cpu = process.cpuUsage(cpu0);
   times.sort((a, b) => a - b);
   const f = (v) => v.toFixed(0).padStart(7);
-  console.log(`${label.padEnd(16)}${f(pct(times, 50))}  ${f(pct(times, 95))}  ${f(times[0])}  ${f(times.at(-1))}   ${before.toFixed(2)} / ${loadavg()[0].toFixed(2)}`);
+  const cpuPerLoad = ((cpu.user + cpu.system) / 1000 / SAMPLES).toFixed(0).padStart(20);
+  console.log(`${label.padEnd(34)}${f(pct(times, 50))}  ${f(pct(times, 95))}  ${f(times[0])}  ${f(times.at(-1))}  ${cpuPerLoad}   ${before.toFixed(2)} / ${loadavg()[0].toFixed(2)}`);
 }
+
+// Where a 30-day load's time goes: each insights call the dashboard makes (the bodies of apps/dashboard/src/main.ts,
+// keep them in step), alone, one at a time: p50 wall ms and this process's CPU ms per call, 5 runs after a warm-up.
+const BREAKDOWN_RUNS = 5;
+const month = { from: day(today + DAY - 30 * DAY), to: day(today + DAY) };
+const headline = { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' };
+const FUNNEL_STEPS = [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase' }];
+const list = (dimension, metric) => [`list ${dimension} (${metric})`, { metrics: [metric], dimensions: [dimension], limit: 10 }];
+const CALLS = [
+  ['headline + compare', headline],
+  ['chart time:day', { metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], limit: 10_000 }],
+  ['chart time:day + compare', { metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period', limit: 10_000 }],
+  list('source', 'visitors'),
+  list('channel', 'visitors'),
+  list('path', 'visitors'),
+  list('entry_path', 'visits'),
+  list('exit_path', 'visits'),
+  list('country', 'visitors'),
+  list('device_type', 'visitors'),
+  list('browser', 'visitors'),
+  list('os', 'visitors'),
+  list('event_name', 'events'),
+  ['AI assistants', { metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }],
+  ['AI crawlers (include_bots)', { metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true, limit: 1000 }],
+  ['headline + compare, event_name filter', { ...headline, filters: [['is', 'event_name', ['$pageview']]] }],
+  // Not in a default load: one call per goal of the Goals panel, and the open view's call (apps/dashboard/src/conversions.ts).
+  ['goal signup (conversions, rate)', { metrics: ['conversions', 'conversion_rate'], goal: { event: 'signup' } }],
+  ['funnel view, 3 steps', { steps: FUNNEL_STEPS, window_s: 86_400, count_by: 'visitor' }, '/v1/funnel'],
+  ['funnel view, 3 steps by channel', { steps: FUNNEL_STEPS, window_s: 86_400, count_by: 'visitor', breakdown: 'channel' }, '/v1/funnel'],
+  ['retention view, weeks by visitor', { period: 'week', count_by: 'visitor' }, '/v1/retention'],
+];
+// The sum is a default load's calls: no compare, no filter, no goal, no view open.
+const NOT_IN_A_DEFAULT_LOAD = new Set(['chart time:day + compare', 'headline + compare, event_name filter', ...CALLS.slice(-4).map(([label]) => label)]);
+const insights = async (body, path = '/v1/insights') => {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...month, ...body }) });
+  if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+  await res.json();
+};
+console.log(`\nthe last 30 days' calls, alone and one at a time (${BREAKDOWN_RUNS} runs after a warm-up); the sum is a default load's`);
+console.log(`${'call'.padEnd(40)} p50 ms   CPU ms/call`);
+let sumWall = 0;
+let sumCpu = 0;
+for (const [label, body, path] of CALLS) {
+  await insights(body, path);
+  const walls = [];
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < BREAKDOWN_RUNS; i++) {
+    const t0 = performance.now();
+    await insights(body, path);
+    walls.push(performance.now() - t0);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  walls.sort((a, b) => a - b);
+  const cpuMs = (cpu.user + cpu.system) / 1000 / BREAKDOWN_RUNS;
+  if (!NOT_IN_A_DEFAULT_LOAD.has(label)) {
+    sumWall += pct(walls, 50);
+    sumCpu += cpuMs;
+  }
+  console.log(`${label.padEnd(40)}${pct(walls, 50).toFixed(0).padStart(7)}  ${cpuMs.toFixed(0).padStart(12)}`);
+}
+console.log(`${'sum'.padEnd(40)}${sumWall.toFixed(0).padStart(7)}  ${sumCpu.toFixed(0).padStart(12)}`);
 
 await browser.close();
 server.close();

@@ -1,4 +1,4 @@
-// Where the CPU of POST /v1/insights on raw events goes: each building block of its SQL run alone with chDB on a data
+// Where the CPU of POST /v1/insights goes (raw events, then the visits aggregate): each building block of its SQL run alone with chDB on a data
 // directory loaded by read.mjs (BENCH_DIR=<dir> npm run bench:read -- --properties, then this on the same dir), CPU
 // time of this process per query (5 runs after 2 warm-up). Numbers for BENCHMARKS.md, "Insights".
 //
@@ -29,4 +29,13 @@ run('  + entry source in the /v1/sources order (tuple key)', `SELECT count(DISTI
 run('  + entry source by timestamp alone', `SELECT count(DISTINCT x) FROM (SELECT argMin(source, timestamp) AS x ${byVisit})`);
 run('a LowCardinality column per event (country)', 'SELECT count(DISTINCT x) FROM (SELECT country AS x FROM bench.events)');
 run('a property per event (JSONExtractRaw)', "SELECT count(DISTINCT x) FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events)");
+// The visits aggregate (migration 010): what its whole-days path costs, part by part.
+const W = 'FROM bench.visits WHERE bot = 0';
+run('visits: scan the rows (count)', `SELECT count() ${W}`);
+run('visits: sums and visitor sketch over the rows, no grouping', `SELECT sum(events), sum(pageviews), uniqCombined(anonymous_id) ${W}`);
+run('visits: GROUP BY visit, a count', `SELECT count() FROM (SELECT session_key, count() ${W} GROUP BY session_key)`);
+run('visits:   + event and pageview sums', `SELECT count(), sum(n), sum(pv) FROM (SELECT session_key, sum(events) n, sum(pageviews) pv ${W} GROUP BY session_key)`);
+run('visits:   + any(anonymous_id)', `SELECT count(), sum(n), sum(pv), uniqCombined(a) FROM (SELECT session_key, any(anonymous_id) a, sum(events) n, sum(pageviews) pv ${W} GROUP BY session_key)`);
+run('visits:   min(entry) instead', `SELECT count(DISTINCT substring(e, 21, 5)) FROM (SELECT session_key, min(entry) e ${W} GROUP BY session_key)`);
+run('visits: visits with rows on several days', `SELECT count() FROM (SELECT session_key ${W} GROUP BY session_key HAVING count() > 1)`);
 session.cleanup?.();

@@ -166,7 +166,7 @@ const ALL_MIXES = [
   ['sources', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }, { from: iso(D0 + 7 * DAY), to: iso(D0 + 14 * DAY) }]],
   ['query', '/v1/query', [{ from: FROM, to: TO }, { from: FROM, to: TO, source: 'facebook', medium: 'paid', limit: 1000 }]],
 ];
-// POST /v1/insights (raw events) over the 30 days: the cases. Compare: the last 15 days with and without
+// POST /v1/insights over the 30 days (whole days: totals and visit dimensions from the visits aggregate): the cases. Compare: the last 15 days with and without
 // compare=previous_period (the 15 days before hold data too; before the 30 days there is none).
 const VISIT_METRICS = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'];
 const insight = (body) => ({ from: FROM, to: TO, ...body });
@@ -185,6 +185,11 @@ ALL_MIXES.push(
   ['insights one event dimension (country)', 'POST /v1/insights', INSIGHTS.eventDim],
   ['insights event dimension, event metrics only', 'POST /v1/insights', INSIGHTS.eventOnly],
   ['insights prop:plan dimension / filter', 'POST /v1/insights', INSIGHTS.prop],
+  // The same two shapes from an hour after the first midnight: not whole days, so read from the raw events (the
+  // visits aggregate answers whole days only): the two paths back to back on the same data.
+  ['insights totals, raw events (range off whole days)', 'POST /v1/insights', INSIGHTS.totals.map((s) => ({ ...s, from: iso(D0 + 3_600_000) }))],
+  ['insights one visit dimension (source), raw events (range off whole days)', 'POST /v1/insights', INSIGHTS.visitDim.map((s) => ({ ...s, from: iso(D0 + 3_600_000) }))],
+  ['insights entry and exit pages (visits)', 'POST /v1/insights', [insight({ metrics: ['visits', 'bounce_rate'], dimensions: ['entry_path'] }), insight({ metrics: ['visits'], dimensions: ['exit_path'] })]],
   ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
   ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],
 );

@@ -1,6 +1,6 @@
 // The read API as the dashboard calls it: same origin, the rk_ key as a bearer token, nothing else sent.
 // Response types from the contract (libs/schema); type-only, so none of zod reaches the bundle.
-import type { ErrorBody, QueryResponse, SourcesResponse, StatsResponse } from '@analytics/schema';
+import type { ErrorBody, FunnelBody, FunnelResponse, InsightsBody, InsightsResponse, PropertiesResponse, QueryResponse, RetentionBody, RetentionResponse, StatsResponse } from '@analytics/schema';
 
 /** What the API said when it refused a call: its `error` code, in words for a person. */
 export class ApiRefusal extends Error {
@@ -23,6 +23,7 @@ const WORDS: Record<string, string> = {
   key_kind_mismatch: 'This key is not of the kind its prefix claims.',
   insufficient_scope: 'This key cannot read statistics: the dashboard needs a read key (rk_…); pk_ and sk_ keys only send events.',
   invalid_params: 'The dashboard asked for a range the API refused.',
+  invalid_payload: 'The dashboard asked a question the API refused.',
   rate_limited: 'Too many requests; try again in a moment.',
   query_too_expensive: 'This range needs more than a read may use: choose a shorter range.',
   upstream_failed: 'The service cannot reach its event store right now.',
@@ -44,6 +45,13 @@ export function createApi(key: string) {
     if (!res.ok) throw new ApiRefusal(res.status, body.error ?? 'unknown_error');
     return body as T;
   }
+  /** POST /v1/insights, /v1/funnel, /v1/retention: the body as the contract types it. */
+  async function post<T>(path: string, body: unknown): Promise<T> {
+    const res = await fetch(path, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+    const answer = (await res.json().catch(() => ({}))) as Partial<ErrorBody>;
+    if (!res.ok) throw new ApiRefusal(res.status, answer.error ?? 'unknown_error');
+    return answer as T;
+  }
   /** GET /v1/export as a file: its bytes and the name the server gave it (Content-Disposition). */
   async function file(path: string, params: Params, fallbackName: string): Promise<{ blob: Blob; name: string }> {
     const qs = new URLSearchParams();
@@ -60,7 +68,10 @@ export function createApi(key: string) {
     /** Every event of the range (and event filter) as CSV, for the Export button. */
     exportCsv: (params: Params) => file('/v1/export', { ...params, format: 'csv' }, 'events.csv'),
     stats: (params: Params) => get<StatsResponse>('/v1/stats', params),
-    sources: (params: Params) => get<SourcesResponse>('/v1/sources', params),
+    insights: (body: InsightsBody) => post<InsightsResponse>('/v1/insights', body),
+    funnel: (body: FunnelBody) => post<FunnelResponse>('/v1/funnel', body),
+    retention: (body: RetentionBody) => post<RetentionResponse>('/v1/retention', body),
+    properties: (params: Params) => get<PropertiesResponse>('/v1/properties', params),
     query: (params: Params) => get<QueryResponse>('/v1/query', params),
   };
 }

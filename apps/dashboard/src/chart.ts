@@ -7,8 +7,10 @@ export interface Series {
   /** Per bucket; null for a bucket still to come. */
   visitors: (number | null)[];
   pageviews: (number | null)[];
+  /** With compare: the previous period's visitors, per bucket of this one (the same stretch one period earlier). */
+  previous?: (number | null)[];
   /** The range's figures (as the headline shows them), for the legend while nothing is hovered. */
-  totals: { visitors: number; pageviews: number };
+  totals: { visitors: number; pageviews: number; previous?: number };
 }
 
 const exact = new Intl.NumberFormat('en');
@@ -19,7 +21,7 @@ function bucketLabel(ms: number, interval: Interval): string {
   return interval === 'week' ? `week of ${iso.slice(0, 10)}` : iso.slice(0, 10);
 }
 
-/** A tooltip naming the bucket under the cursor and its two values. */
+/** A tooltip naming the bucket under the cursor and its values (with compare, the previous period's visitors too). */
 function tooltipPlugin(interval: Interval): uPlot.Plugin {
   let tip: HTMLDivElement;
   return {
@@ -37,13 +39,14 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
           tip.hidden = true;
           return;
         }
-        const [xs, visitors, pageviews] = u.data;
+        const [xs, visitors, pageviews, previous] = u.data;
         if (visitors![i] === null || visitors![i] === undefined) {
           tip.hidden = true;
           return;
         }
         tip.hidden = false;
-        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews`;
+        const before = previous ? ` · ${exact.format(previous[i] ?? 0)} visitors the period before` : '';
+        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews${before}`;
         const left = Math.min(u.cursor.left, u.over.clientWidth - tip.offsetWidth);
         tip.style.transform = `translate(${Math.max(0, left)}px, 0)`;
       },
@@ -85,8 +88,11 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
       { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
       { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, paths: daily?.paths[0], value: legend(data.totals.visitors) },
       { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points: { show: false }, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
+      // The previous period's visitors: a dashed line over both kinds of chart (bars would crowd the day's pair).
+      ...(data.previous ? [{ label: 'Visitors, previous period', stroke: cssVar('--muted'), width: 2, dash: [6, 4], points: { show: !!daily, size: 5 }, value: legend(data.totals.previous ?? 0) }] : []),
     ],
   };
   el.replaceChildren();
-  return new uPlot(opts, [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews], el);
+  const series: uPlot.AlignedData = [data.buckets.map((ms) => ms / 1000), data.visitors, data.pageviews, ...(data.previous ? [data.previous] : [])];
+  return new uPlot(opts, series, el);
 }

@@ -76,9 +76,9 @@ async function loaded(page: Page): Promise<void> {
 }
 
 /** Opens `path` and signs in through the form, as a person does. */
-async function signIn(page: Page, path: string): Promise<void> {
+async function signIn(page: Page, path: string, key = rk): Promise<void> {
   await page.goto(`${base}${path}`);
-  await page.fill('#key-input', rk);
+  await page.fill('#key-input', key);
   await page.press('#key-input', 'Enter');
   await loaded(page);
 }
@@ -89,35 +89,112 @@ const shown = (page: Page, testId: string) => page.getAttribute(`[data-testid="$
 const listOf = (page: Page, id: string) =>
   page.$$eval(`#${id} li`, (items) => items.map((li) => [(li as HTMLElement).dataset['key'] ?? '', Number((li.querySelector('.count') as HTMLElement).dataset['value'])]));
 
-/** Every headline number and top list equals the read API's answer for the range and filter in the page's URL. */
-async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, event?: string): Promise<void> {
-  expect(await shown(page, 'visitors')).toBe(await single({ metric: 'uniques', ...range, event }));
-  expect(await shown(page, 'pageviews')).toBe(await single({ ...range, event: '$pageview' }));
-  expect(await shown(page, 'events')).toBe(await single({ ...range, event }));
-  const statsList = async (column: string, params: Record<string, string | undefined>) =>
-    (await api('/v1/stats', { ...params, ...range, group_by: column, limit: 10 })).rows.map((r) => [r[column] === null ? '' : String(r[column]), Number(r['value'])]);
-  expect(await listOf(page, 'list-pages')).toEqual(await statsList('path', { event: event ?? '$pageview' }));
-  expect(await listOf(page, 'list-countries')).toEqual(await statsList('country', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-devices')).toEqual(await statsList('device_type', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-browsers')).toEqual(await statsList('browser', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-os')).toEqual(await statsList('os', { metric: 'uniques', event }));
-  expect(await listOf(page, 'list-events')).toEqual(await statsList('event_name', { event }));
-  expect(await listOf(page, 'list-channels')).toEqual(await statsList('channel', { metric: 'uniques', event }));
-  // AI assistants: $pageview counts of the ai_assistant channel by assistant (chatgpt.com as a referrer and as a
-  // utm_source are one assistant); AI crawlers: every event of a known AI crawler (a bot, named in browser).
-  const fold = (rows: Row[], keep: (r: Row) => boolean, keyOf: (r: Row) => string) => {
+type Condition = ['is', string, string[]];
+type Filters = Array<[string, string]>;
+const conditions = (filters: Filters): Condition[] => filters.map(([d, v]) => ['is', d, [v]]);
+
+/** A POST of the read API (insights, funnel, retention), asked the way any API user would. */
+async function post<T>(path: string, body: Record<string, unknown>, key = rk): Promise<T> {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+  return (await res.json()) as T;
+}
+const insights = async (body: Record<string, unknown>): Promise<Row[]> => (await post<{ rows: Row[] }>('/v1/insights', body)).rows;
+
+const goalsLoaded = (page: Page) => page.waitForSelector('#list-goals[data-state="loaded"]', { timeout: 30_000 });
+const viewLoaded = (page: Page) => page.waitForSelector('#conversions[data-state="loaded"]', { timeout: 30_000 });
+
+/** The Goals panel as shown: [URL form of the goal, conversions, conversion rate] per row. */
+const goalsOf = (page: Page) =>
+  page.$$eval('#list-goals li', (items) => items.map((li) => [(li as HTMLElement).dataset['key'], Number((li.querySelector('.count') as HTMLElement).dataset['value']), Number((li.querySelector('.rate') as HTMLElement).dataset['value'])]));
+
+/** Every goal's conversions and rate equal the insights answer (goal, the range and the filters). */
+async function expectGoalsMatchApi(page: Page, range: { from: string; to: string }, goals: Array<[string, Record<string, string>]>, filters: Filters = []): Promise<void> {
+  const expected = [];
+  for (const [key, goal] of goals) {
+    const [row] = await insights({ ...range, metrics: ['conversions', 'conversion_rate'], goal, filters: conditions(filters) });
+    expected.push([key, Number(row?.['conversions'] ?? 0), Number(row?.['conversion_rate'] ?? 0)]);
+  }
+  expect(await goalsOf(page)).toEqual(expected);
+}
+
+interface FunnelStepAnswer {
+  index: number;
+  count: number;
+  conversion_rate: number;
+  drop_off: number;
+  median_time_to_convert_s: number | null;
+}
+interface FunnelAnswer {
+  steps: FunnelStepAnswer[];
+  breakdown?: Array<{ value: string | null; steps: FunnelStepAnswer[] }>;
+  notes?: string[];
+}
+
+/** The funnel's bars as shown: [index, count, rate, drop-off, median ('' for none)] per step. */
+const funnelOf = (page: Page) =>
+  page.$$eval('#funnel-body .funnel li', (items) =>
+    items.map((li) => {
+      const v = (c: string) => (li.querySelector(c) as HTMLElement | null)?.dataset['value'];
+      return [Number((li as HTMLElement).dataset['index']), Number(v('.count')), Number(v('.rate')), Number(v('.drop')), v('.median')];
+    }),
+  );
+const funnelRows = (a: FunnelAnswer) => a.steps.map((s) => [s.index, s.count, s.conversion_rate, s.drop_off, s.median_time_to_convert_s === null ? '' : String(s.median_time_to_convert_s)]);
+
+/** The retention grid as shown: [cohort, size, ...returned] per row. */
+const gridOf = (page: Page) =>
+  page.$$eval('#retention-grid tbody tr', (rows) =>
+    rows.map((tr) => [(tr as HTMLElement).dataset['cohort'], Number((tr.querySelector('.size') as HTMLElement).dataset['value']), ...[...tr.querySelectorAll('td.cell .count')].map((c) => Number((c as HTMLElement).dataset['value']))]),
+  );
+
+/** The lists the dashboard shows: section id, dimension, metric (the same questions, asked independently here). */
+const LISTS: Array<[string, string, string]> = [
+  ['list-sources', 'source', 'visitors'],
+  ['list-channels', 'channel', 'visitors'],
+  ['list-pages', 'path', 'visitors'],
+  ['list-entry-pages', 'entry_path', 'visits'],
+  ['list-exit-pages', 'exit_path', 'visits'],
+  ['list-countries', 'country', 'visitors'],
+  ['list-devices', 'device_type', 'visitors'],
+  ['list-browsers', 'browser', 'visitors'],
+  ['list-os', 'os', 'visitors'],
+  ['list-events', 'event_name', 'events'],
+];
+const HEADLINE = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'] as const;
+
+/** Every headline number (and its previous period) and every list equals the insights answer for the range and filters. */
+async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, filters: Filters = []): Promise<void> {
+  const where = conditions(filters);
+  const [totals] = await insights({ ...range, metrics: HEADLINE, filters: where, compare: 'previous_period' });
+  for (const m of HEADLINE) {
+    expect([m, await shown(page, m)]).toEqual([m, Number(totals![m])]);
+    const previous = await page.getAttribute(`[data-testid="${m}"] + .change`, 'data-previous');
+    expect([m, Number(previous)]).toEqual([m, (totals!['comparison'] as unknown as Record<string, number>)[m]]);
+  }
+  for (const [id, dimension, metric] of LISTS) {
+    const rows = await insights({ ...range, metrics: [metric], dimensions: [dimension], filters: where, limit: 10 });
+    expect([id, await listOf(page, id)]).toEqual([id, rows.map((r) => [r[dimension] === null ? '' : String(r[dimension]), Number(r[metric])])]);
+  }
+  // AI assistants: visits of the ai_assistant channel by assistant (chatgpt.com as a referrer and as a utm_source are
+  // one assistant; a visit has one source, so visits add up exactly); AI crawlers: every event of a known AI crawler
+  // (a bot, named in browser; insights count bots only with include_bots).
+  const fold = (rows: Row[], metric: string, keyOf: (r: Row) => string | undefined) => {
     const sums = new Map<string, number>();
-    for (const r of rows.filter(keep)) sums.set(keyOf(r), (sums.get(keyOf(r)) ?? 0) + Number(r['value']));
+    for (const r of rows) {
+      const key = keyOf(r);
+      if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + Number(r[metric]));
+    }
     return [...sums].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
   };
-  const byChannel = (await api('/v1/stats', { ...range, event: '$pageview', group_by: 'channel,source', limit: 1000 })).rows;
-  expect(await listOf(page, 'list-ai-assistants')).toEqual(fold(byChannel, (r) => r['channel'] === 'ai_assistant', (r) => aiAssistantOfSource(String(r['source'])) ?? String(r['source'])));
-  const byBrowser = (await api('/v1/stats', { ...range, event, group_by: 'device_type,browser', limit: 1000 })).rows;
-  expect(await listOf(page, 'list-ai-crawlers')).toEqual(fold(byBrowser, (r) => r['device_type'] === 'bot' && aiCrawlerOf(String(r['browser'])) !== undefined, (r) => String(r['browser'])));
-  const sources = (await api('/v1/sources', { ...range, limit: 10 })).rows
-    .sort((a, b) => Number(b['uniques']) - Number(a['uniques']) || Number(b['events']) - Number(a['events']))
-    .map((r) => [`${r['source']}/${r['medium']}`, Number(r['uniques'])]);
-  expect(await listOf(page, 'list-sources')).toEqual(sources);
+  const assistants = await insights({ ...range, metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']], ...where], limit: 1000 });
+  expect(await listOf(page, 'list-ai-assistants')).toEqual(fold(assistants, 'visits', (r) => aiAssistantOfSource(String(r['source'])) ?? String(r['source'])));
+  const bots = await insights({ ...range, metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']], ...where], include_bots: true, limit: 1000 });
+  expect(await listOf(page, 'list-ai-crawlers')).toEqual(fold(bots, 'events', (r) => (aiCrawlerOf(String(r['browser'])) === undefined ? undefined : String(r['browser']))));
+  // The properties panel: the chosen key's values by visitors, with the filters.
+  const key = await page.inputValue('#prop-key');
+  const props = await insights({ ...range, metrics: ['visitors'], dimensions: [`prop:${key}`], filters: where, limit: 10 });
+  expect(await listOf(page, 'list-props')).toEqual(props.map((r) => [r[`prop:${key}`] === null ? '' : String(r[`prop:${key}`]), Number(r['visitors'])]));
+  const event = filters.find(([d]) => d === 'event_name')?.[1];
   const recent = (await api('/v1/query', { ...range, event, limit: 20 })).rows;
   const table = await page.$$eval('#recent tbody tr', (rows) => rows.map((r) => r.querySelector('td:nth-child(2)')?.textContent));
   expect(table).toEqual(recent.length ? recent.map((r) => r['event_name']) : ['No events in this range.']);
@@ -174,8 +251,15 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
 
   it('shows every number and top list as the read API answers them, signed in through the form with the key in sessionStorage only', async () => {
     const { page, context, problems } = await openPage();
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${base}/v1/`)) calls.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    });
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values),
+    // the property keys and the recent events; no goal, funnel or retention call.
+    expect(calls.sort()).toEqual(['GET /v1/properties', 'GET /v1/query', ...Array<string>(16).fill('POST /v1/insights')]);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);
@@ -211,19 +295,61 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
-  it('filters every stats call to a clicked event name, and the range buttons change the URL and the numbers', async () => {
+  it('adds a clicked row as a filter pill kept in the URL, answers every panel with the filters, restores when a pill is removed; the range buttons change the URL and the numbers', async () => {
     const { page, problems } = await openPage();
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
-    await page.click('#list-events li[data-key="signup"] button');
-    await page.waitForURL(/event=signup/);
-    await loaded(page);
-    expect(new URL(page.url()).searchParams.get('event')).toBe('signup');
-    await expectPanelsMatchApi(page, RANGE, 'signup');
+    const unfiltered = await shown(page, 'visitors');
+    const pills = () => page.$$eval('#filters .pill', (items) => items.map((b) => (b as HTMLElement).dataset['filter']));
+    const filtersInUrl = () => new URL(page.url()).search.split('&').filter((p) => p.startsWith('f='));
 
-    await page.click('#clear-filter');
-    await page.waitForURL((u) => !u.searchParams.has('event'));
+    await page.click('#list-events li[data-key="signup"] button');
+    await page.waitForURL(/f=event_name:is:signup/);
     await loaded(page);
+    expect(await pills()).toEqual(['event_name:signup']);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
+
+    // A second filter from another list: both hold (AND), both in the URL in the order added.
+    const [source, sourceVisitors] = (await listOf(page, 'list-sources'))[0] as [string, number];
+    await page.click(`#list-sources li[data-key="${source}"] button`);
+    await page.waitForURL((u) => u.search.includes(`f=source:is:${encodeURIComponent(source)}`));
+    await loaded(page);
+    expect(filtersInUrl()).toEqual(['f=event_name:is:signup', `f=source:is:${encodeURIComponent(source)}`]);
+    expect(await pills()).toEqual(['event_name:signup', `source:${source}`]);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup'], ['source', source]]);
+    expect(await shown(page, 'visitors')).toBeLessThan(unfiltered);
+    // The clicked row's figure is the headline's after the click (one measure per list, the same question narrowed).
+    expect(await shown(page, 'visitors')).toBe(sourceVisitors);
+
+    // Removing the first pill keeps the second; removing the last restores the unfiltered view.
+    await page.click('#filters .pill[data-filter="event_name:signup"]');
+    await page.waitForURL((u) => !u.search.includes('event_name'));
+    await loaded(page);
+    expect(await pills()).toEqual([`source:${source}`]);
+    await expectPanelsMatchApi(page, RANGE, [['source', source]]);
+    await page.click('#filters .pill');
+    await page.waitForURL((u) => !u.search.includes('f='));
+    await loaded(page);
+    expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    expect(await page.isHidden('#filters')).toBe(true);
+    expect(await shown(page, 'visitors')).toBe(unfiltered);
     await expectPanelsMatchApi(page, RANGE);
+
+    // A property value filters through the same click (prop:<key> is <value>).
+    await page.click('#list-props li:first-child button');
+    await page.waitForURL(/f=prop:/);
+    await loaded(page);
+    const [prop] = (await pills()) as [string];
+    const key = await page.inputValue('#prop-key');
+    expect(prop.startsWith(`prop:${key}:`)).toBe(true);
+    await expectPanelsMatchApi(page, RANGE, [[`prop:${key}`, prop.slice(`prop:${key}:`.length)]]);
+
+    // Links of earlier versions (`event=`) open as an event_name pill.
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}&event=signup`);
+    await loaded(page);
+    expect(await pills()).toEqual(['event_name:signup']);
+    await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
+    await loaded(page);
 
     await page.click('button[data-preset="7d"]');
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
@@ -258,10 +384,201 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await loaded(page);
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
     expect(await page.getAttribute('button[data-preset="7d"]', 'aria-pressed')).toBe('true');
-    expect(await shown(page, 'events')).toBe(await single({ from: day(today - 6 * 86_400_000), to: day(today + 86_400_000) }));
+    expect(await shown(page, 'events')).toBe(Number((await insights({ from: day(today - 6 * 86_400_000), to: day(today + 86_400_000), metrics: ['events'] }))[0]!['events']));
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in:not([hidden])');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it("shows each goal's conversions and conversion rate as insights answer them, kept in the URL (g=); a goal click filters, the form adds one, × removes one", async () => {
+    const { page, problems } = await openPage();
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${base}/v1/`)) calls.push(new URL(r.url()).pathname);
+    });
+    const goals: Array<[string, Record<string, string>]> = [
+      ['signup', { event: 'signup' }],
+      ['$pageview@/pricing', { event: '$pageview', path: '/pricing' }],
+      ['@/blog/*', { path: '/blog/*' }],
+    ];
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&g=signup&g=$pageview@/pricing&g=@/blog/*`);
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, goals);
+    expect((await goalsOf(page)).every(([, conversions]) => Number(conversions) > 0)).toBe(true);
+    // A default load asks no funnel and no retention: those run only when their view is opened.
+    expect(calls.filter((c) => c === '/v1/funnel' || c === '/v1/retention')).toEqual([]);
+    expect(await page.getAttribute('#conversions', 'data-state')).toBe('closed');
+
+    // Adding a goal asks only the goals again (one insights call per goal), and keeps it in the URL.
+    calls.length = 0;
+    await page.fill('#goal-event', 'purchase');
+    await page.click('#goal-form button[type="submit"]');
+    await page.waitForURL((u) => u.search.endsWith('&g=purchase'));
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, [...goals, ['purchase', { event: 'purchase' }]]);
+    expect(calls).toEqual(Array(4).fill('/v1/insights'));
+    // A form without an event or a page says what to give.
+    await page.click('#goal-form button[type="submit"]');
+    expect(await page.textContent('#goal-error')).toContain('Give an event name, a page');
+
+    // A goal is a filter: its event name and page as pills, every panel narrowed (a page prefix is not clickable).
+    expect(await page.locator('#list-goals li[data-key="@/blog/*"] button.link').count()).toBe(0);
+    await page.click('#list-goals li[data-key="$pageview@/pricing"] button.link');
+    await page.waitForURL((u) => u.search.includes('f=event_name:is:%24pageview&f=path:is:%2Fpricing'));
+    await loaded(page);
+    await goalsLoaded(page);
+    const filters: Filters = [['event_name', '$pageview'], ['path', '/pricing']];
+    await expectPanelsMatchApi(page, RANGE, filters);
+    await expectGoalsMatchApi(page, RANGE, [...goals, ['purchase', { event: 'purchase' }]], filters);
+
+    // × removes a goal; a reload keeps what the URL says.
+    await page.click('#list-goals li[data-key="signup"] button.remove');
+    await page.waitForURL((u) => !u.search.includes('g=signup'));
+    await goalsLoaded(page);
+    await page.reload();
+    await loaded(page);
+    await goalsLoaded(page);
+    await expectGoalsMatchApi(page, RANGE, [...goals.slice(1), ['purchase', { event: 'purchase' }]], filters);
+    expect(problems).toEqual([]);
+  });
+
+  it('opens the funnel view on demand: bars, drop-off and median equal POST /v1/funnel; breakdown, window, count and steps kept in the URL and read back', async () => {
+    const { page, problems } = await openPage();
+    const posts: Array<[string, Record<string, unknown>]> = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().startsWith(`${base}/v1/`)) posts.push([new URL(r.url()).pathname, JSON.parse(r.postData() ?? '{}') as Record<string, unknown>]);
+    });
+    const steps = [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase' }];
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&fs=$pageview@/pricing,signup,purchase`);
+    expect(await page.isHidden('#funnel-view')).toBe(true);
+    posts.length = 0;
+
+    // Opening the view asks the funnel once and nothing else.
+    await page.click('#view-funnel');
+    await page.waitForURL((u) => u.search.endsWith('&view=funnel'));
+    await viewLoaded(page);
+    expect(posts).toEqual([['/v1/funnel', { ...RANGE, steps, window_s: 86_400, count_by: 'visitor', filters: [] }]]);
+    const answer = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps });
+    expect(answer.steps[0]!.count).toBeGreaterThan(0);
+    expect(await funnelOf(page)).toEqual(funnelRows(answer));
+    expect(await page.textContent('#funnel-body .funnel li[data-index="2"] .drop')).toContain(`${answer.steps[1]!.drop_off} dropped off`);
+
+    // A breakdown: one row per value (the first 10), each step's count and rate as the API answers.
+    await page.selectOption('#funnel-breakdown', 'channel');
+    await page.waitForURL((u) => u.search.includes('fb=channel'));
+    await viewLoaded(page);
+    const broken = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps, breakdown: 'channel' });
+    expect(broken.breakdown!.length).toBeGreaterThan(1);
+    const table = await page.$$eval('#funnel-breakdown-table tbody tr', (rows) => rows.map((tr) => [(tr as HTMLElement).dataset['value'], ...[...tr.querySelectorAll('td .count')].map((c) => Number((c as HTMLElement).dataset['value']))]));
+    expect(table).toEqual(broken.breakdown!.slice(0, 10).map((b) => [b.value ?? '', ...b.steps.map((s) => s.count)]));
+
+    // Window and count: the same funnel within an hour, by user.
+    await page.selectOption('#funnel-window', '3600');
+    await page.waitForURL((u) => u.search.includes('fw=3600'));
+    await viewLoaded(page);
+    await page.selectOption('#funnel-count', 'user');
+    await page.waitForURL((u) => u.search.includes('fc=user'));
+    await viewLoaded(page);
+    const hourly = await post<FunnelAnswer>('/v1/funnel', { ...RANGE, steps, window_s: 3600, count_by: 'user', breakdown: 'channel' });
+    expect(await funnelOf(page)).toEqual(funnelRows(hourly));
+
+    // Steps: × removes one, the form adds one at the end.
+    await page.click('#funnel-body .funnel li[data-index="3"] button.remove');
+    await page.waitForURL((u) => u.search.includes('fs=$pageview@/pricing,signup&'));
+    await viewLoaded(page);
+    await page.fill('#step-event', 'purchase');
+    await page.fill('#step-path', '');
+    await page.click('#step-add');
+    await page.waitForURL((u) => u.search.includes('fs=$pageview@/pricing,signup,purchase&'));
+    await viewLoaded(page);
+    const url = page.url();
+    expect(new URL(url).search).toBe(`?from=${RANGE.from}&to=${RANGE.to}&fs=$pageview@/pricing,signup,purchase&fw=3600&fc=user&fb=channel&view=funnel`);
+
+    // The link opens the same view with the same numbers (a shared funnel), in a new tab.
+    const other = await openPage();
+    await signIn(other.page, new URL(url).search.replace(/^/, '/'));
+    await viewLoaded(other.page);
+    expect(await other.page.inputValue('#funnel-breakdown')).toBe('channel');
+    expect(await other.page.inputValue('#funnel-window')).toBe('3600');
+    expect(await other.page.inputValue('#funnel-count')).toBe('user');
+    expect(await funnelOf(other.page)).toEqual(funnelRows(hourly));
+    expect(await funnelOf(page)).toEqual(funnelRows(hourly));
+    // Fewer than two steps: no call, the view says what to add.
+    await page.click('#funnel-body .funnel li[data-index="3"] button.remove');
+    await viewLoaded(page);
+    posts.length = 0;
+    await page.click('#funnel-body .funnel li[data-index="2"] button.remove');
+    await viewLoaded(page);
+    expect(await page.textContent('#funnel-body')).toContain('Add a second step');
+    expect(posts).toEqual([]);
+    expect(problems).toEqual([]);
+    expect(other.problems).toEqual([]);
+  });
+
+  it('opens the retention grid on demand: every cohort size and returned count equals POST /v1/retention; period and count kept in the URL', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    await page.click('#view-retention');
+    await page.waitForURL((u) => u.search.endsWith('&view=retention'));
+    await viewLoaded(page);
+    const weekly = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }> }>('/v1/retention', { ...RANGE, period: 'week', count_by: 'user' });
+    expect(weekly.cohorts.length).toBeGreaterThan(0);
+    expect(await gridOf(page)).toEqual(weekly.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+
+    await page.selectOption('#retention-period', 'day');
+    await page.waitForURL((u) => u.search.includes('rp=day'));
+    await viewLoaded(page);
+    await page.selectOption('#retention-count', 'visitor');
+    await page.waitForURL((u) => u.search.includes('rc=visitor'));
+    await viewLoaded(page);
+    const daily = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }> }>('/v1/retention', { ...RANGE, period: 'day', count_by: 'visitor' });
+    expect(await gridOf(page)).toEqual(daily.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    await page.reload();
+    await loaded(page);
+    await viewLoaded(page);
+    expect(await gridOf(page)).toEqual(daily.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    // Clicking the open view's tab closes it.
+    await page.click('#view-retention');
+    await page.waitForURL((u) => !u.search.includes('view='));
+    expect(await page.isHidden('#retention-view')).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
+  it("says in words, beside the funnel and the grid, when the API notes that the visitor ids are daily ids", async () => {
+    const daily = await stores.keyStore.createProject({ name: 'daily ids', allowed_origins: [] });
+    const id = (c: string) => `d_${c.repeat(32)}`;
+    const at = (d: number, s: number) => new Date(D0 + d * 86_400_000 + s * 1000).toISOString();
+    const events = [
+      { event: '$pageview', anonymous_id: id('a'), timestamp: at(1, 0), url: 'https://shop.example.com/pricing' },
+      { event: 'signup', anonymous_id: id('a'), timestamp: at(1, 60) },
+      { event: '$pageview', anonymous_id: id('b'), timestamp: at(2, 0), url: 'https://shop.example.com/pricing' },
+    ];
+    const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${daily.keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    expect(res.status).toBe(202);
+    const range = { from: day(D0), to: day(D0 + 4 * 86_400_000) };
+    const steps = [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }];
+    const answer = await post<FunnelAnswer>('/v1/funnel', { ...range, steps }, daily.keys.rk);
+    expect(answer.notes?.length).toBe(1);
+
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${range.from}&to=${range.to}&fs=$pageview@/pricing,signup&view=funnel`, daily.keys.rk);
+    await viewLoaded(page);
+    expect(await funnelOf(page)).toEqual(funnelRows(answer));
+    expect(await page.isVisible('#funnel-notes')).toBe(true);
+    expect(await page.textContent('#funnel-notes')).toMatch(/daily ids[\s\S]*cannot follow people across days/);
+    await page.click('#view-retention');
+    await page.selectOption('#retention-count', 'visitor');
+    await page.waitForURL((u) => u.search.includes('rc=visitor'));
+    await viewLoaded(page);
+    const retention = await post<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }>; notes?: string[] }>('/v1/retention', { ...range, period: 'week', count_by: 'visitor' }, daily.keys.rk);
+    expect(retention.notes?.length).toBe(1);
+    expect(await gridOf(page)).toEqual(retention.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    expect(await page.textContent('#retention-notes')).toMatch(/daily ids[\s\S]*this grid cannot follow people across days/);
+    // By user (none here) there is no note.
+    await page.selectOption('#retention-count', 'user');
+    await viewLoaded(page);
+    expect(await page.isHidden('#retention-notes')).toBe(true);
+    expect(problems).toEqual([]);
   });
 
   it('shows the API refusal in words for a key of another kind or an unknown key', async () => {
@@ -286,7 +603,11 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const width of [1280, 375]) {
         const { page, problems } = await openPage({ width, colorScheme });
-        await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+        // With goals and an open view (the funnel with a breakdown in light, the retention grid in dark).
+        const view = colorScheme === 'light' ? 'fs=$pageview@/pricing,signup&fb=channel&view=funnel' : 'view=retention';
+        await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&g=signup&g=@/blog/*&${view}`);
+        await goalsLoaded(page);
+        await viewLoaded(page);
         // Evaluated through the DevTools protocol, so the page's CSP (no inline script) stays as served.
         await page.evaluate(axeSource);
         const violations = await page.evaluate(async () => {
@@ -302,23 +623,116 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     }
   });
 
-  it('is keyboard navigable: Tab reaches the range buttons and an event name, Enter applies it', async () => {
-    const { page } = await openPage();
+  it('is keyboard navigable: Tab reaches the range buttons, the compare toggle, an event name (Enter filters), its pill (Enter removes it), the property picker, the goal form and the Funnel view', async () => {
+    const { page, problems } = await openPage();
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
-    const focusedIds: string[] = [];
-    for (let i = 0; i < 60; i++) {
-      await page.keyboard.press('Tab');
-      const where = await page.evaluate(() => {
-        const a = document.activeElement as HTMLElement | null;
-        return a?.closest('li')?.dataset['key'] && a.closest('#list-events') ? `event:${a.closest('li')!.dataset['key']}` : (a?.dataset['preset'] ?? a?.id ?? '');
-      });
-      focusedIds.push(where);
-      if (where === 'event:signup') break;
-    }
-    expect(focusedIds).toContain('7d');
-    expect(focusedIds.at(-1)).toBe('event:signup');
+    /** Presses Tab until `target` has focus (at most 150 times); returns every stop on the way. */
+    const tabTo = async (target: string) => {
+      const stops: string[] = [];
+      for (let i = 0; i < 150 && stops.at(-1) !== target; i++) {
+        await page.keyboard.press('Tab');
+        stops.push(
+          await page.evaluate(() => {
+            const a = document.activeElement as HTMLElement | null;
+            if (a?.dataset['filter']) return `pill:${a.dataset['filter']}`;
+            return a?.closest('li')?.dataset['key'] && a.closest('#list-events') ? `event:${a.closest('li')!.dataset['key']}` : (a?.dataset['preset'] ?? a?.id ?? '');
+          }),
+        );
+      }
+      expect(stops.at(-1)).toBe(target);
+      return stops;
+    };
+    const stops = await tabTo('event:signup');
+    expect(stops).toContain('7d');
+    expect(stops).toContain('compare');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/event=signup/);
+    await page.waitForURL(/f=event_name:is:signup/);
+    await loaded(page);
+
+    await tabTo('pill:event_name:signup');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((u) => !u.search.includes('f='));
+    await loaded(page);
+
+    await tabTo('compare');
+    await page.keyboard.press('Space');
+    await page.waitForURL(/compare=1/);
+    await loaded(page);
+    await tabTo('prop-key');
+
+    // A goal typed and added with Enter; the Funnel view opened with Enter, its first option reached with Tab.
+    await tabTo('goal-event');
+    await page.keyboard.type('signup');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/g=signup/);
+    await goalsLoaded(page);
+    await tabTo('view-funnel');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/view=funnel/);
+    await viewLoaded(page);
+    await tabTo('funnel-window');
+    expect(problems).toEqual([]);
+  });
+
+  it('draws the previous period as a dashed series when Compare is checked (kept in the URL), its values the insights comparison', async () => {
+    const { page, problems } = await openPage();
+    // The seeded data's second week, so the previous period (its first week) has traffic to compare with.
+    const HALF = { from: day(D0 + 7 * 86_400_000), to: RANGE.to };
+    await signIn(page, `/?from=${HALF.from}&to=${HALF.to}`);
+    const legend = () => page.$$eval('#chart .u-legend .u-series', (rows) => rows.slice(1).map((r) => [r.querySelector('.u-label')?.textContent, r.querySelector('.u-value')?.textContent]));
+    expect((await legend()).map(([label]) => label)).toEqual(['Visitors', 'Pageviews']);
+    expect(await page.isChecked('#compare')).toBe(false);
+
+    await page.check('#compare');
+    await page.waitForURL(/compare=1/);
+    await loaded(page);
+    expect(await page.isChecked('#compare')).toBe(true);
+    const [totals] = await insights({ ...HALF, metrics: ['visitors', 'pageviews'], compare: 'previous_period' });
+    const previousTotal = (totals!['comparison'] as unknown as Record<string, number>)['visitors']!;
+    expect(previousTotal).toBeGreaterThan(0);
+    expect(await legend()).toEqual([
+      ['Visitors', `${totals!['visitors']} in range`],
+      ['Pageviews', `${totals!['pageviews']} in range`],
+      ['Visitors, previous period', `${previousTotal} in range`],
+    ]);
+    // Hovering a day: the previous series' value is that day's comparison (the same day one period earlier).
+    const byDay = await insights({ ...HALF, metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period', limit: 1000 });
+    const box = (await page.locator('#chart .u-over').boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    const hoveredDay = await page.$eval('#chart .u-legend .u-series:first-child .u-value', (c) => c.textContent ?? '');
+    const row = byDay.find((r) => String(r['time:day']).startsWith(hoveredDay));
+    const expected = row ? (row['comparison'] as unknown as Record<string, number>)['visitors']! : 0;
+    expect((await legend())[2]).toEqual(['Visitors, previous period', String(expected)]);
+    expect((await legend())[0]).toEqual(['Visitors', String(row ? Number(row['visitors']) : 0)]);
+    await page.mouse.move(0, 0);
+
+    // Kept in the URL: a reload keeps it; unchecking drops the series and the parameter.
+    await page.reload();
+    await loaded(page);
+    expect(await page.isChecked('#compare')).toBe(true);
+    await page.uncheck('#compare');
+    await page.waitForURL((u) => !u.search.includes('compare'));
+    await loaded(page);
+    expect((await legend()).map(([label]) => label)).toEqual(['Visitors', 'Pageviews']);
+    expect(problems).toEqual([]);
+  });
+
+  it('fills the property picker from GET /v1/properties and lists the chosen key by visitors (kept in the URL as prop=)', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const keys = (await api('/v1/properties', RANGE)).rows.map((r) => String(r['key']));
+    expect(keys.length).toBeGreaterThan(1);
+    expect(await page.$$eval('#prop-key option', (o) => o.map((x) => (x as HTMLOptionElement).value))).toEqual(keys);
+    expect(await page.inputValue('#prop-key')).toBe(keys[0]);
+    await expectPanelsMatchApi(page, RANGE);
+    await page.selectOption('#prop-key', keys[1]!);
+    await page.waitForURL((u) => u.searchParams.get('prop') === keys[1]);
+    await loaded(page);
+    expect(await page.inputValue('#prop-key')).toBe(keys[1]);
+    const rows = await insights({ ...RANGE, metrics: ['visitors'], dimensions: [`prop:${keys[1]}`], limit: 10 });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(await listOf(page, 'list-props')).toEqual(rows.map((r) => [String(r[`prop:${keys[1]}`] ?? ''), Number(r['visitors'])]));
+    expect(problems).toEqual([]);
   });
 
   it("charts little data as it is: the legend holds the range's totals until hovered, then the hovered day's; today's hours to come are not drawn", async () => {

@@ -1,24 +1,30 @@
 import type uPlot from 'uplot';
 import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { AI_CRAWLERS } from '@analytics/enrichment/ai-crawlers';
-import type { QueryRow, StatsGroupBy, StatsRow } from '@analytics/schema';
+import type { InsightsBody, InsightsRow, QueryRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
+import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
+import { $, durationText, el, setNumber } from './dom';
 import {
   DAY_MS,
   PRESETS,
+  type Filter,
   type ViewState,
   bucketStarts,
   bucketValues,
   changePercent,
+  conditionsOf,
   dayString,
+  eventOf,
   flagOf,
   intervalFor,
   parseDay,
   presetOf,
   presetRange,
-  previousRange,
   readState,
+  withFilter,
+  withoutFilter,
   writeState,
 } from './state';
 
@@ -26,24 +32,8 @@ const KEY_ITEM = 'analytics.readKey';
 const LIVE_REFRESH_MS = 30_000;
 const LIST_LIMIT = 10;
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const exact = new Intl.NumberFormat('en');
-const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 const percent = new Intl.NumberFormat('en', { maximumFractionDigits: 0, signDisplay: 'exceptZero' });
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
-
-/** A number as shown: compact from 100,000 up, the exact value in `title` (hover) and `data-value` (tests). */
-function setNumber(el: HTMLElement, n: number): void {
-  el.textContent = n >= 100_000 ? compact.format(n) : exact.format(n);
-  el.title = exact.format(n);
-  el.dataset['value'] = String(n);
-}
-
-const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
 
 // ---- the key: the form only, sessionStorage only, sent only as a bearer token to this origin ----
 
@@ -70,6 +60,7 @@ function showSignIn(message = ''): void {
 
 function signOut(): void {
   sessionStorage.removeItem(KEY_ITEM);
+  shownApi = undefined;
   stopLive();
   showSignIn();
 }
@@ -103,17 +94,29 @@ function renderList(sectionId: string, header: string, items: ListItem[]): void 
   section.replaceChildren(title, el('p', { className: 'list-header' }, el('span', {}, ''), el('span', {}, header)), body);
 }
 
-function renderStat(id: string, current: number, previous: number): void {
+type Shown = 'count' | 'share' | 'duration';
+
+/** A headline figure and its change against the previous period; `data-value` keeps the API's number as answered. */
+function renderStat(id: string, current: number, previous: number, shown: Shown = 'count'): void {
   const box = $(id);
-  setNumber(box.querySelector<HTMLElement>('.value')!, current);
+  const value = box.querySelector<HTMLElement>('.value')!;
+  if (shown === 'count') setNumber(value, current);
+  else {
+    value.textContent = shown === 'share' ? `${Math.round(current * 100)}%` : durationText(current);
+    value.title = String(current);
+    value.dataset['value'] = String(current);
+  }
   const change = changePercent(current, previous);
   const text = box.querySelector<HTMLElement>('.change')!;
   text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% vs previous period`;
-  text.className = `change ${change === undefined || Math.round(change) === 0 ? '' : change > 0 ? 'up' : 'down'}`;
+  // A falling bounce rate is the good direction.
+  const good = shown === 'share' ? -1 : 1;
+  text.className = `change ${change === undefined || Math.round(change) === 0 ? '' : change * good > 0 ? 'up' : 'down'}`;
+  text.dataset['previous'] = String(previous);
 }
 
-const single = (rows: StatsRow[]) => Number(rows[0]?.value ?? 0);
-const cell = (row: StatsRow, column: StatsGroupBy) => (row[column] === null || row[column] === undefined ? '' : String(row[column]));
+const num = (row: InsightsRow | undefined, metric: string) => Number(row?.[metric] ?? 0);
+const dim = (row: InsightsRow, d: string): string | null => (row[d] === null || row[d] === undefined ? null : String(row[d]));
 
 function countryLabel(code: string): Node {
   if (!code) return document.createTextNode('Unknown');
@@ -143,16 +146,12 @@ const CHANNEL_LABELS: Readonly<Record<string, string>> = {
 const channelLabel = (channel: string) => CHANNEL_LABELS[channel] ?? labelOrUnknown(channel);
 const CRAWLER_OPERATOR = new Map(AI_CRAWLERS.map((c) => [c.name, c.operator]));
 
-/**
- * Rows grouped by a second column, kept where the first column has `value`, folded by `keyOf` (rows whose key is
- * undefined are dropped) and summed: counts add up exactly. Largest first, then by key.
- */
-function foldRows(rows: StatsRow[], where: [StatsGroupBy, string], by: StatsGroupBy, keyOf: (value: string) => string | undefined): { key: string; value: number }[] {
+/** Rows folded by `keyOf` (rows whose key is undefined are dropped) and summed: counts add up exactly. Largest first, then by key. */
+function foldRows(rows: InsightsRow[], by: string, metric: string, keyOf: (value: string) => string | undefined): { key: string; value: number }[] {
   const sums = new Map<string, number>();
   for (const r of rows) {
-    if (cell(r, where[0]) !== where[1]) continue;
-    const key = keyOf(cell(r, by));
-    if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + Number(r.value));
+    const key = keyOf(dim(r, by) ?? '');
+    if (key !== undefined) sums.set(key, (sums.get(key) ?? 0) + num(r, metric));
   }
   return [...sums].map(([key, value]) => ({ key, value })).sort((a, b) => b.value - a.value || (a.key < b.key ? -1 : 1)).slice(0, LIST_LIMIT);
 }
@@ -170,8 +169,60 @@ function stopLive(): void {
 
 async function refreshLive(api: Api, state: ViewState): Promise<void> {
   const now = Date.now();
-  const answer = await api.stats({ metric: 'uniques', from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), event: state.event });
-  setNumber($('stat-live').querySelector<HTMLElement>('.value')!, single(answer.rows));
+  const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters) });
+  setNumber($('stat-live').querySelector<HTMLElement>('.value')!, num(answer.rows[0], 'visitors'));
+}
+
+/** The insights body of a panel: the range and the view's filters, plus what the panel asks. */
+type PanelQuery = Omit<InsightsBody, 'from' | 'to'>;
+
+/**
+ * The insights questions of the lists: one dimension each, by the metric the list shows, with the view's filters.
+ * dashboard.spec.ts asks the API the same questions and compares.
+ */
+const LISTS: ReadonlyArray<{ id: string; dimension: string; metric: 'visitors' | 'visits' | 'events'; header: string; label?: (v: string) => string | Node }> = [
+  { id: 'list-sources', dimension: 'source', metric: 'visitors', header: 'Visitors' },
+  { id: 'list-channels', dimension: 'channel', metric: 'visitors', header: 'Visitors', label: (v) => channelLabel(v) },
+  { id: 'list-pages', dimension: 'path', metric: 'visitors', header: 'Visitors' },
+  { id: 'list-entry-pages', dimension: 'entry_path', metric: 'visits', header: 'Visits' },
+  { id: 'list-exit-pages', dimension: 'exit_path', metric: 'visits', header: 'Visits' },
+  { id: 'list-countries', dimension: 'country', metric: 'visitors', header: 'Visitors', label: countryLabel },
+  { id: 'list-devices', dimension: 'device_type', metric: 'visitors', header: 'Visitors', label: labelOrUnknown },
+  { id: 'list-browsers', dimension: 'browser', metric: 'visitors', header: 'Visitors', label: labelOrUnknown },
+  { id: 'list-os', dimension: 'os', metric: 'visitors', header: 'Visitors', label: labelOrUnknown },
+  { id: 'list-events', dimension: 'event_name', metric: 'events', header: 'Events' },
+];
+
+const DIMENSION_LABELS: Readonly<Record<string, string>> = {
+  source: 'Source',
+  medium: 'Medium',
+  channel: 'Channel',
+  path: 'Page',
+  entry_path: 'Entry page',
+  exit_path: 'Exit page',
+  country: 'Country',
+  device_type: 'Device',
+  browser: 'Browser',
+  os: 'OS',
+  event_name: 'Event',
+};
+const dimensionLabel = (d: string) => (d.startsWith('prop:') ? `Property ${d.slice(5)}` : (DIMENSION_LABELS[d] ?? d));
+const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.value || '(empty)'}`;
+
+/** The filter pills: one per condition, each a button that removes it. */
+function renderFilters(state: ViewState): void {
+  const box = $('filters');
+  box.hidden = state.filters.length === 0;
+  box.replaceChildren(
+    el('span', { className: 'filters-title' }, 'Filtered to'),
+    ...state.filters.map((f) => {
+      const pill = el('button', { type: 'button', className: 'pill', onclick: () => navigate(withoutFilter(state, f.dimension)) }, filterText(f), el('span', { ariaHidden: 'true', className: 'pill-x' }, ' ×'));
+      pill.setAttribute('aria-label', `Remove filter: ${filterText(f)}`);
+      pill.dataset['filter'] = `${f.dimension}:${f.value}`;
+      return pill;
+    }),
+    ...(state.filters.length > 1 ? [el('button', { type: 'button', className: 'link', id: 'clear-filters', onclick: () => navigate({ ...state, filters: [] }) }, 'Clear all')] : []),
+  );
 }
 
 async function load(api: Api, state: ViewState): Promise<void> {
@@ -179,76 +230,78 @@ async function load(api: Api, state: ViewState): Promise<void> {
   document.body.dataset['state'] = 'loading';
   $('load-error').hidden = true;
   const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
-  const prev = previousRange(state.range);
-  const previous = { from: dayString(prev.from), to: dayString(prev.to) };
-  const event = state.event;
+  const filters = conditionsOf(state.filters);
+  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters] });
   const interval = intervalFor(state.range);
-  const listEvent = event ?? '$pageview';
   const current = () => mine === generation;
+  /** A click on a row with a value adds it as a filter; rows without one (null) cannot be filtered (`is` never holds for null). */
+  const select = (dimension: string, value: string | null) => (value === null ? undefined : () => navigate(withFilter(nav.now(), { dimension, value })));
 
-  // The range's visitors and pageviews feed both the headline and the chart's legend.
-  const visitors = api.stats({ metric: 'uniques', ...range, event });
-  const pageviews = api.stats({ ...range, event: '$pageview' });
+  // One call for the headline, against the previous period; its visitors and pageviews are the chart legend's totals.
+  const headline = ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
   const panels: Promise<void>[] = [
-    Promise.all([visitors, api.stats({ metric: 'uniques', ...previous, event })]).then(([a, b]) => {
-      if (current()) renderStat('stat-visitors', single(a.rows), single(b.rows));
-    }),
-    Promise.all([pageviews, api.stats({ ...previous, event: '$pageview' })]).then(([a, b]) => {
-      if (current()) renderStat('stat-pageviews', single(a.rows), single(b.rows));
-    }),
-    Promise.all([api.stats({ ...range, event }), api.stats({ ...previous, event })]).then(([a, b]) => {
-      if (current()) renderStat('stat-events', single(a.rows), single(b.rows));
+    headline.then((a) => {
+      if (!current()) return;
+      const row = a.rows[0];
+      const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
+      renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
+      renderStat('stat-visits', num(row, 'visits'), prev('visits'));
+      renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'));
+      renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share');
+      renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration');
+      renderStat('stat-events', num(row, 'events'), prev('events'));
     }),
     refreshLive(api, state),
-    Promise.all([api.stats({ metric: 'uniques', ...range, event, interval, limit: 1000 }), api.stats({ ...range, event: '$pageview', interval, limit: 1000 }), visitors, pageviews]).then(([v, p, vt, pt]) => {
+    Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => {
       if (!current()) return;
       const buckets = bucketStarts(state.range, interval);
       const now = Date.now();
+      const t = `time:${interval}`;
+      const as = (value: (r: InsightsRow) => number) => series.rows.map((r) => ({ bucket: r[t], value: value(r) }));
+      const previous = state.compare ? bucketValues(buckets, as((r) => Number((r['comparison'] as Record<string, number> | undefined)?.['visitors'] ?? 0)), Infinity) : undefined;
       chart?.destroy();
-      chart = drawChart($('chart'), { buckets, visitors: bucketValues(buckets, v.rows, now), pageviews: bucketValues(buckets, p.rows, now), totals: { visitors: single(vt.rows), pageviews: single(pt.rows) } }, interval);
-    }),
-    api.sources({ ...range, limit: LIST_LIMIT }).then((a) => {
-      if (!current()) return;
-      const rows = [...a.rows].sort((x, y) => y.uniques - x.uniques || y.events - x.events);
-      renderList(
-        'list-sources',
-        'Visitors',
-        rows.map((r) => ({
-          key: `${r.source}/${r.medium ?? ''}`,
-          label: `${r.source} / ${r.medium ?? ''}`,
-          value: r.uniques,
-          extra: r.paid_share > 0 ? `paid ${Math.round(r.paid_share * 100)}%` : undefined,
-        })),
+      chart = drawChart(
+        $('chart'),
+        {
+          buckets,
+          visitors: bucketValues(buckets, as((r) => num(r, 'visitors')), now),
+          pageviews: bucketValues(buckets, as((r) => num(r, 'pageviews')), now),
+          previous,
+          totals: { visitors: num(totals.rows[0], 'visitors'), pageviews: num(totals.rows[0], 'pageviews'), previous: Number((totals.rows[0]?.['comparison'] as Record<string, number> | undefined)?.['visitors'] ?? 0) },
+        },
+        interval,
       );
     }),
-    statsList(api, 'list-channels', 'Visitors', { metric: 'uniques', ...range, event }, 'channel', channelLabel),
-    // Pageviews from the AI assistant channel by assistant: one assistant arrives under several sources (a
-    // chatgpt.com referrer, utm_source=chatgpt.com), which counts add up across and visitor estimates would not.
-    api.stats({ ...range, event: '$pageview', group_by: 'channel,source', limit: 1000 }).then((a) => {
+    ...LISTS.map((l) =>
+      ask({ metrics: [l.metric], dimensions: [l.dimension], limit: LIST_LIMIT }).then((a) => {
+        if (!current()) return;
+        renderList(
+          l.id,
+          l.header,
+          a.rows.map((r) => {
+            const v = dim(r, l.dimension);
+            return { key: v ?? '', label: v === null ? '(none)' : l.label ? l.label(v) : v || '(empty)', value: num(r, l.metric), onSelect: select(l.dimension, v) };
+          }),
+        );
+      }),
+    ),
+    // Visits from the AI assistant channel by assistant: one assistant arrives under several sources (a chatgpt.com
+    // referrer, utm_source=chatgpt.com). A visit has one source (its entry's), so visits add up across them exactly.
+    ask({ metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }).then((a) => {
       if (!current()) return;
-      const rows = foldRows(a.rows, ['channel', 'ai_assistant'], 'source', (source) => aiAssistantOfSource(source) ?? source);
-      renderList('list-ai-assistants', 'Pageviews', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
+      const rows = foldRows(a.rows, 'source', 'visits', (source) => aiAssistantOfSource(source) ?? source);
+      renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
     }),
-    // Every event an AI company's crawler sent (device_type bot, browser the crawler's name).
-    api.stats({ ...range, event, group_by: 'device_type,browser', limit: 1000 }).then((a) => {
+    // Every event an AI company's crawler sent (bots: device_type bot, browser the crawler's name; insights count
+    // them only with include_bots).
+    ask({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true, limit: 1000 }).then((a) => {
       if (!current()) return;
-      const rows = foldRows(a.rows, ['device_type', 'bot'], 'browser', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
+      const rows = foldRows(a.rows, 'browser', 'events', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
       renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
-    statsList(api, 'list-pages', listEvent === '$pageview' ? 'Pageviews' : 'Events', { metric: 'count', ...range, event: listEvent }, 'path', (v) => v || '(no path)'),
-    statsList(api, 'list-countries', 'Visitors', { metric: 'uniques', ...range, event }, 'country', countryLabel),
-    statsList(api, 'list-devices', 'Visitors', { metric: 'uniques', ...range, event }, 'device_type', labelOrUnknown),
-    statsList(api, 'list-browsers', 'Visitors', { metric: 'uniques', ...range, event }, 'browser', labelOrUnknown),
-    statsList(api, 'list-os', 'Visitors', { metric: 'uniques', ...range, event }, 'os', labelOrUnknown),
-    api.stats({ ...range, event, group_by: 'event_name', limit: LIST_LIMIT }).then((a) => {
-      if (!current()) return;
-      renderList(
-        'list-events',
-        'Events',
-        a.rows.map((r) => ({ key: cell(r, 'event_name'), label: cell(r, 'event_name'), value: Number(r.value), onSelect: () => navigate({ ...state, event: cell(r, 'event_name') }) })),
-      );
-    }),
-    api.query({ ...range, event, limit: 20 }).then((a) => {
+    loadProperties(api, state, range, ask, current, select),
+    loadGoals(api, state, nav),
+    api.query({ ...range, event: eventOf(state), limit: 20 }).then((a) => {
       if (current()) renderRecent(a.rows);
     }),
   ];
@@ -269,13 +322,44 @@ async function load(api: Api, state: ViewState): Promise<void> {
   document.body.dataset['state'] = 'loaded';
   // Navigation to every panel filled: what tools/bench/dashboard.mjs measures.
   performance.mark('dashboard-filled');
+}
 
-  function statsList(api: Api, id: string, header: string, params: Record<string, string | undefined>, column: StatsGroupBy, label: (v: string) => string | Node): Promise<void> {
-    return api.stats({ ...params, group_by: column, limit: LIST_LIMIT }).then((a) => {
-      if (!current()) return;
-      renderList(id, header, a.rows.map((r) => ({ key: cell(r, column), label: label(cell(r, column)), value: Number(r.value) })));
-    });
+/**
+ * The properties panel: the range's keys (GET /v1/properties, most used first) in a picker, and the chosen key's values
+ * by visitors (insights `prop:<key>` with the view's filters), each a filter too. The chosen key is `prop=` in the URL.
+ */
+async function loadProperties(
+  api: Api,
+  state: ViewState,
+  range: { from: string; to: string },
+  ask: (q: PanelQuery) => ReturnType<Api['insights']>,
+  current: () => boolean,
+  select: (dimension: string, value: string | null) => (() => void) | undefined,
+): Promise<void> {
+  const keys = (await api.properties({ ...range })).rows.map((r) => r.key ?? '').filter((k) => k !== '');
+  if (!current()) return;
+  // A key from the URL is kept even when this range has none of it (its list is then empty).
+  const key = state.prop ?? keys[0];
+  const picker = $<HTMLSelectElement>('prop-key');
+  const options = key && !keys.includes(key) ? [key, ...keys] : keys;
+  picker.replaceChildren(...options.map((k) => el('option', { value: k, textContent: k, selected: k === key })));
+  picker.disabled = options.length === 0;
+  picker.onchange = () => navigate({ ...nav.now(), prop: picker.value });
+  if (!key) {
+    renderList('list-props', 'Visitors', []);
+    return;
   }
+  const d = `prop:${key}`;
+  const a = await ask({ metrics: ['visitors'], dimensions: [d], limit: LIST_LIMIT });
+  if (!current()) return;
+  renderList(
+    'list-props',
+    'Visitors',
+    a.rows.map((r) => {
+      const v = dim(r, d);
+      return { key: v ?? '', label: v === null ? '(not set)' : v || '(empty)', value: num(r, 'visitors'), onSelect: select(d, v) };
+    }),
+  );
 }
 
 function renderRecent(rows: QueryRow[]): void {
@@ -312,8 +396,10 @@ function renderControls(state: ViewState): void {
   );
   $<HTMLInputElement>('custom-from').value = dayString(state.range.from);
   $<HTMLInputElement>('custom-to').value = dayString(state.range.to - DAY_MS);
-  $('filter').hidden = !state.event;
-  $('filter-name').textContent = state.event ?? '';
+  renderFilters(state);
+  const compare = $<HTMLInputElement>('compare');
+  compare.checked = state.compare;
+  compare.onchange = () => navigate({ ...state, compare: compare.checked });
 }
 
 /** The Export button: the range shown (and its event filter) as a CSV download, fetched with the key, saved by the browser. */
@@ -322,7 +408,7 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
   button.disabled = true;
   button.textContent = 'Exporting…';
   try {
-    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: state.event });
+    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: eventOf(state) });
     const url = URL.createObjectURL(blob);
     const link = el('a', { href: url, download: name });
     document.body.append(link);
@@ -343,11 +429,33 @@ function navigate(state: ViewState): void {
   show();
 }
 
+let shownState: ViewState | undefined;
+let shownApi: Api | undefined;
+
+/** A change to the goals or to the open view: only that part is asked again (the other panels are unchanged). */
+function navigatePart(state: ViewState, part: 'goals' | 'view'): void {
+  if (!shownApi) return navigate(state);
+  history.pushState(null, '', writeState(state));
+  shownState = state;
+  renderControls(state);
+  void (part === 'goals' ? loadGoals(shownApi, state, nav) : loadView(shownApi, state, nav));
+}
+
+const nav: Nav = {
+  full: navigate,
+  part: navigatePart,
+  now: () => shownState ?? readState(location.search, Date.now()),
+  dimensionLabel,
+  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : value),
+};
+
 function show(): void {
   const key = sessionStorage.getItem(KEY_ITEM);
   if (!key) return showSignIn();
   const api = createApi(key);
   const state = readState(location.search, Date.now());
+  shownState = state;
+  shownApi = api;
   $('sign-in').hidden = true;
   $('dashboard').hidden = false;
   $('sign-out').hidden = false;
@@ -357,6 +465,7 @@ function show(): void {
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
   void load(api, state);
+  void loadView(api, state, nav);
 }
 
 function start(): void {
@@ -370,7 +479,7 @@ function start(): void {
     show();
   });
   $('sign-out').addEventListener('click', signOut);
-  $('clear-filter').addEventListener('click', () => navigate({ ...readState(location.search, Date.now()), event: undefined }));
+  setUpConversionForms(nav);
   $('custom-range').addEventListener('submit', (e) => {
     e.preventDefault();
     const from = parseDay($<HTMLInputElement>('custom-from').value);

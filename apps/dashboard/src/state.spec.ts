@@ -1,7 +1,10 @@
-import { COUNT_STEPS, DAY_MS, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+import { COUNT_STEPS, DAY_MS, type ViewState, conditionsOf, formatGoal, goalFilters, goalOf, parseGoal, withGoal, withStep, withoutGoal, withoutStep, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
 const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
+/** What readState gives for no goal, funnel or retention in the URL. */
+const DEFAULTS = { goals: [], funnel: { steps: [], window: 86_400, countBy: 'visitor' }, retention: { period: 'week', countBy: 'user' } } as const satisfies Partial<ViewState>;
+const plain = (s: Pick<ViewState, 'range' | 'filters' | 'compare'> & { prop?: string }): ViewState => ({ ...s, goals: [], funnel: { steps: [], window: 86_400, countBy: 'visitor' }, retention: { period: 'week', countBy: 'user' } });
 
 describe('dashboard view state', () => {
   it.each([
@@ -16,19 +19,78 @@ describe('dashboard view state', () => {
     expect(presetOf({ from: day(from), to: day(to) }, NOW)).toBe(id);
   });
 
-  it('reads from, to and event from the query string, and writes them back the same', () => {
+  it('reads an old event= link as an event_name filter, and writes filters as f=<dimension>:is:<value>', () => {
     const state = readState('?from=2026-03-02&to=2026-03-16&event=signup', NOW);
-    expect(state).toEqual({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, event: 'signup' });
-    expect(writeState(state)).toBe('?from=2026-03-02&to=2026-03-16&event=signup');
-    expect(writeState({ range: state.range, event: '$pageview' })).toBe('?from=2026-03-02&to=2026-03-16&event=%24pageview');
+    expect(state).toEqual({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [{ dimension: 'event_name', value: 'signup' }], compare: false, ...DEFAULTS });
+    expect(writeState(state)).toBe('?from=2026-03-02&to=2026-03-16&f=event_name:is:signup');
+    expect(writeState({ ...state, filters: [{ dimension: 'event_name', value: '$pageview' }] })).toBe('?from=2026-03-02&to=2026-03-16&f=event_name:is:%24pageview');
+  });
+
+  it('round-trips filters whose values and property keys hold the separator, spaces, & and non-ASCII, in order, with compare and prop', () => {
+    const filters = [
+      { dimension: 'source', value: 'google' },
+      { dimension: 'path', value: '/a:b c&d=e?f#g' },
+      { dimension: 'prop:plan:tier', value: 'pro:€ 100%' },
+      { dimension: 'prop:x', value: '' },
+    ];
+    const state = plain({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters, compare: true, prop: 'a b&c' });
+    const search = writeState(state);
+    expect(search).toBe('?from=2026-03-02&to=2026-03-16&f=source:is:google&f=path:is:%2Fa%3Ab%20c%26d%3De%3Ff%23g&f=prop:plan%3Atier:is:pro%3A%E2%82%AC%20100%25&f=prop:x:is:&compare=1&prop=a%20b%26c');
+    expect(readState(search, NOW)).toEqual(state);
+    expect(parseFilter(formatFilter(filters[2]!))).toEqual(filters[2]);
+  });
+
+  it('ignores malformed f= values, keeps one filter per dimension (the last), and adds and removes filters', () => {
+    const state = readState(`?from=2026-03-02&to=2026-03-16&f=source:is:a&f=source:is:b&f=nope&f=path:is_not:x&f=Bad-Dim:is:x&f=nosuch:is:x&f=prop::is:x&f=path:is:%E0%A4%A&f=path:is:${'a'.repeat(1025)}&f=prop:${'k'.repeat(257)}:is:x`, NOW);
+    expect(state.filters).toEqual([{ dimension: 'source', value: 'b' }]);
+    const more = withFilter(state, { dimension: 'country', value: 'DE' });
+    expect(more.filters).toEqual([{ dimension: 'source', value: 'b' }, { dimension: 'country', value: 'DE' }]);
+    expect(withoutFilter(more, 'source').filters).toEqual([{ dimension: 'country', value: 'DE' }]);
+    expect(conditionsOf(more.filters)).toEqual([['is', 'source', ['b']], ['is', 'country', ['DE']]]);
+    expect(eventOf(withFilter(more, { dimension: 'event_name', value: 'signup' }))).toBe('signup');
   });
 
   it.each(['', '?from=2026-03-10', '?from=2026-03-10&to=2026-03-10', '?from=2026-02-30&to=2026-03-02', '?from=yesterday&to=today'])(
     'falls back to the last 7 days for %j',
     (search) => {
-      expect(readState(search, NOW)).toEqual({ range: presetRange('7d', NOW) });
+      expect(readState(search, NOW)).toEqual({ range: presetRange('7d', NOW), filters: [], compare: false, ...DEFAULTS });
     },
   );
+
+  it('writes goals as g=<event>@<path> and a funnel as fs=<step>,<step>, keeping / $ * readable, and reads them back with the view and its options', () => {
+    const base = readState('?from=2026-03-02&to=2026-03-16', NOW);
+    let state = withGoal(withGoal(withGoal(base, { event: 'signup' }), { event: '$pageview', path: '/pricing' }), { path: '/blog/*' });
+    state = withStep(withStep(withStep(state, { event: '$pageview', path: '/pricing' }), { event: 'signup' }), { event: 'purchase' });
+    state = { ...state, funnel: { ...state.funnel, window: 3600, countBy: 'user', breakdown: 'channel' }, retention: { period: 'month', countBy: 'visitor' }, view: 'funnel' };
+    const search = writeState(state);
+    expect(search).toBe('?from=2026-03-02&to=2026-03-16&g=signup&g=$pageview@/pricing&g=@/blog/*&fs=$pageview@/pricing,signup,purchase&fw=3600&fc=user&fb=channel&rp=month&rc=visitor&view=funnel');
+    expect(readState(search, NOW)).toEqual(state);
+    // Defaults are not written; removing a goal or a step keeps the others in order.
+    expect(writeState({ ...base, view: 'retention' })).toBe('?from=2026-03-02&to=2026-03-16&view=retention');
+    expect(withoutGoal(state, 1).goals).toEqual([{ event: 'signup' }, { path: '/blog/*' }]);
+    expect(withoutStep(state, 0).funnel.steps).toEqual([{ event: 'signup' }, { event: 'purchase' }]);
+  });
+
+  it('round-trips goals whose parts hold the separators (@ , & =), spaces and non-ASCII', () => {
+    const goals = [{ event: 'a@b,c', path: '/x y/&z=1?€' }, { event: 'plan:pro' }, { path: '/@home' }];
+    for (const g of goals) expect(parseGoal(formatGoal(g))).toEqual(g);
+    const state = { ...plain({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [], compare: false }), goals };
+    state.funnel = { ...state.funnel, steps: [goals[0]!, goals[2]!] };
+    expect(readState(writeState(state), NOW)).toEqual(state);
+  });
+
+  it('ignores goals and funnels that do not parse, over the limits or with bad options; a goal is added once', () => {
+    const state = readState(`?from=2026-03-02&to=2026-03-16&g=&g=@&g=a@b@c&g=%E0%A4%A&g=@*&g=${'e'.repeat(129)}&g=ok&g=ok&fs=a,@&fw=0&fc=robot&fb=time:day&rp=year&rc=session&view=chart`, NOW);
+    expect(state).toEqual({ ...plain({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [], compare: false }), goals: [{ event: 'ok' }] });
+    expect(readState(`?fs=${Array.from({ length: 11 }, (_, i) => `e${i}`).join(',')}`, NOW).funnel.steps).toEqual([]);
+    expect(goalOf('  ', '')).toBeUndefined();
+    expect(goalOf(' signup ', ' /pricing ')).toEqual({ event: 'signup', path: '/pricing' });
+  });
+
+  it('turns a goal into the filters of the events completing it, none for a page prefix', () => {
+    expect(goalFilters({ event: 'signup', path: '/pricing' })).toEqual([{ dimension: 'event_name', value: 'signup' }, { dimension: 'path', value: '/pricing' }]);
+    expect(goalFilters({ path: '/blog/*' })).toBeUndefined();
+  });
 
   it('rejects days that are not calendar days', () => {
     expect(parseDay('2026-02-29')).toBeUndefined();

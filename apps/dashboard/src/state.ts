@@ -13,10 +13,52 @@ export interface DayRange {
   to: number;
 }
 
+/** A filter the dashboard applies to every insights call: `[is, dimension, [value]]` (one per dimension). */
+export interface Filter {
+  /** An insights dimension: a column (`source`, `path`, `event_name`, ...) or `prop:<key>`. */
+  dimension: string;
+  value: string;
+}
+
+/** A goal or a funnel step as the dashboard defines it: an event name, a path (a final `*`: a prefix), or both. */
+export interface Goal {
+  event?: string;
+  path?: string;
+}
+
+export type FunnelCountBy = 'visitor' | 'user' | 'session';
+export type RetentionPeriod = 'day' | 'week' | 'month';
+export type RetentionCountBy = 'user' | 'visitor';
+/** The view opened under the lists (its calls run only while it is open). */
+export type ConversionView = 'funnel' | 'retention';
+
+export interface FunnelState {
+  steps: Goal[];
+  /** Seconds from step 1 within which the later steps count (`window_s`). */
+  window: number;
+  countBy: FunnelCountBy;
+  /** An insights dimension the funnel is broken down by. */
+  breakdown?: string;
+}
+
+export interface RetentionState {
+  period: RetentionPeriod;
+  countBy: RetentionCountBy;
+}
+
 export interface ViewState {
   range: DayRange;
-  /** The event name every stats call is filtered to (`event=`), when one was clicked. */
-  event?: string;
+  /** The goals of the Goals panel, in the order added (`g=`). */
+  goals: Goal[];
+  funnel: FunnelState;
+  retention: RetentionState;
+  view?: ConversionView;
+  /** Conditions added by clicking a row, in the order they were added (the pills above the panels). */
+  filters: Filter[];
+  /** The chart draws the previous period's visitors too (`compare=1`). */
+  compare: boolean;
+  /** The property key the properties panel shows (`prop=`); the most used key when absent. */
+  prop?: string;
 }
 
 export const PRESETS: ReadonlyArray<{ id: PresetId; label: string }> = [
@@ -70,21 +112,185 @@ export function parseDay(text: string | null): number | undefined {
   return Number.isNaN(ms) || dayString(ms) !== text ? undefined : ms;
 }
 
-/** The state a URL's query string names; a missing or unusable range is the last 7 days. */
+// Filters in the URL: `f=<dimension>:is:<value>`, repeated, in the order added. Dimension and value are written with
+// encodeURIComponent, so a ':' inside either is `%3A` and the literal ':' only separates; a property dimension keeps
+// its own literal colon (`f=prop:plan:is:pro`). Read back with decodeURIComponent; a malformed `f=` is ignored.
+// The insights filter dimensions and limits (libs/schema's INSIGHT_DIMENSION_KINDS and INSIGHTS_LIMITS, kept here as
+// plain values: the bundle imports no values from libs); a link naming anything else is ignored, not sent.
+const FILTER_DIMENSIONS: ReadonlySet<string> = new Set(['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path']);
+const MAX_PROPERTY_KEY = 256;
+const MAX_FILTER_VALUE = 1024;
+
+/** One `f=` value (raw, as in the address) as a filter; undefined when it is not one. */
+export function parseFilter(raw: string): Filter | undefined {
+  const parts = raw.split(':');
+  const prop = parts[0] === 'prop';
+  const [dim, op, ...rest] = prop ? [`prop:${parts[1] ?? ''}`, ...parts.slice(2)] : parts;
+  if (op !== 'is' || rest.length !== 1 || dim === undefined) return undefined;
+  try {
+    const dimension = prop ? `prop:${decodeURIComponent(dim.slice(5))}` : decodeURIComponent(dim);
+    const value = decodeURIComponent(rest[0]!);
+    if (prop ? dimension.length <= 5 || dimension.length > 5 + MAX_PROPERTY_KEY : !FILTER_DIMENSIONS.has(dimension)) return undefined;
+    if (value.length > MAX_FILTER_VALUE) return undefined;
+    return { dimension, value };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A filter as its `f=` value. */
+export function formatFilter(f: Filter): string {
+  const dim = f.dimension.startsWith('prop:') ? `prop:${encodeURIComponent(f.dimension.slice(5))}` : encodeURIComponent(f.dimension);
+  return `${dim}:is:${encodeURIComponent(f.value)}`;
+}
+
+/** The state with `f` added; a filter on the same dimension is replaced (one value per dimension, as Plausible does). */
+export function withFilter(state: ViewState, f: Filter): ViewState {
+  return { ...state, filters: [...state.filters.filter((g) => g.dimension !== f.dimension), f] };
+}
+
+export function withoutFilter(state: ViewState, dimension: string): ViewState {
+  return { ...state, filters: state.filters.filter((g) => g.dimension !== dimension) };
+}
+
+// Goals and funnel steps in the URL: `<event>`, `@<path>` or `<event>@<path>`, each part written with
+// encodeURIComponent except that `/`, `$` and `*` stay as they are (`g=$pageview@/pricing`, `g=@/blog/*`,
+// `g=signup`); so `@` and `,` inside a part are `%40` and `%2C`. A funnel is its steps joined by `,` in one `fs=`.
+export const GOAL_LIMITS = { goals: 20, event: 128, path: 1024 } as const;
+export const FUNNEL_STEPS = { min: 2, max: 10 } as const;
+export const FUNNEL_WINDOW = { min: 1, max: 2_592_000, default: 86_400 } as const;
+/** The insights dimensions a funnel can be broken down by on the dashboard (its selector). */
+export const FUNNEL_BREAKDOWNS: readonly string[] = ['source', 'medium', 'campaign', 'channel', 'entry_path', 'path', 'country', 'device_type', 'browser', 'os'];
+const FUNNEL_COUNT_BYS: readonly string[] = ['visitor', 'user', 'session'];
+const RETENTION_PERIODS: readonly string[] = ['day', 'week', 'month'];
+const RETENTION_COUNT_BYS: readonly string[] = ['user', 'visitor'];
+const DEFAULT_FUNNEL: FunnelState = { steps: [], window: FUNNEL_WINDOW.default, countBy: 'visitor' };
+const DEFAULT_RETENTION: RetentionState = { period: 'week', countBy: 'user' };
+
+const encodePart = (text: string) => encodeURIComponent(text).replace(/%2F/g, '/').replace(/%24/g, '$').replace(/%2A/gi, '*');
+
+/** A goal as the user typed it (trimmed), or undefined when it names neither an event nor a path or is over the limits. */
+export function goalOf(event: string, path: string): Goal | undefined {
+  const e = event.trim();
+  const p = path.trim();
+  if (!e && !p) return undefined;
+  if (e.length > GOAL_LIMITS.event || p.length > GOAL_LIMITS.path || p === '*') return undefined;
+  return { ...(e ? { event: e } : {}), ...(p ? { path: p } : {}) };
+}
+
+/** One goal's URL form (raw, as in the address); undefined when it is not one. */
+export function parseGoal(raw: string): Goal | undefined {
+  const parts = raw.split('@');
+  if (parts.length > 2) return undefined;
+  try {
+    const event = decodeURIComponent(parts[0]!);
+    const path = parts.length === 2 ? decodeURIComponent(parts[1]!) : '';
+    if (parts.length === 2 && !path) return undefined;
+    return goalOf(event, path);
+  } catch {
+    return undefined;
+  }
+}
+
+export const formatGoal = (g: Goal): string => `${g.event === undefined ? '' : encodePart(g.event)}${g.path === undefined ? '' : `@${encodePart(g.path)}`}`;
+
+/** A goal in words: `signup`, `$pageview on /pricing`, `any event on /blog/*`. */
+export const goalText = (g: Goal): string => (g.event === undefined ? `Page ${g.path}` : g.path === undefined ? g.event : `${g.event} on ${g.path}`);
+
+/** The goal as the API takes it (`{ event?, path? }`). */
+export const goalBody = (g: Goal): Goal => ({ ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
+
+/**
+ * The filters a click on a goal adds: `event_name is <event>` and `path is <path>` (the events that complete it);
+ * undefined for a goal whose path is a prefix (`is` cannot say "starts with").
+ */
+export function goalFilters(g: Goal): Filter[] | undefined {
+  if (g.path?.endsWith('*')) return undefined;
+  return [...(g.event !== undefined ? [{ dimension: 'event_name', value: g.event }] : []), ...(g.path !== undefined ? [{ dimension: 'path', value: g.path }] : [])];
+}
+
+const sameGoal = (a: Goal, b: Goal) => a.event === b.event && a.path === b.path;
+
+/** The state with goal `g` added at the end (a goal already there is not added twice; at most GOAL_LIMITS.goals). */
+export function withGoal(state: ViewState, g: Goal): ViewState {
+  if (state.goals.some((h) => sameGoal(g, h)) || state.goals.length >= GOAL_LIMITS.goals) return state;
+  return { ...state, goals: [...state.goals, g] };
+}
+
+export const withoutGoal = (state: ViewState, index: number): ViewState => ({ ...state, goals: state.goals.filter((_, i) => i !== index) });
+
+/** The funnel with step `g` added at the end (at most FUNNEL_STEPS.max; a step may repeat). */
+export const withStep = (state: ViewState, g: Goal): ViewState =>
+  state.funnel.steps.length >= FUNNEL_STEPS.max ? state : { ...state, funnel: { ...state.funnel, steps: [...state.funnel.steps, g] } };
+
+export const withoutStep = (state: ViewState, index: number): ViewState => ({ ...state, funnel: { ...state.funnel, steps: state.funnel.steps.filter((_, i) => i !== index) } });
+
+/** The filters as insights conditions. */
+export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
+
+/** The event-name filter, if any (the recent events and the export follow it; they take no other filter). */
+export const eventOf = (state: ViewState): string | undefined => state.filters.find((f) => f.dimension === 'event_name')?.value;
+
+/**
+ * The state a URL's query string names; a missing or unusable range is the last 7 days. `event=<name>` (the links of
+ * earlier versions) reads as an `event_name` filter.
+ */
 export function readState(search: string, now: number): ViewState {
   const params = new URLSearchParams(search);
   const from = parseDay(params.get('from'));
   const to = parseDay(params.get('to'));
   const range = from !== undefined && to !== undefined && to > from ? { from, to } : presetRange('7d', now);
-  const event = params.get('event') || undefined;
-  return event ? { range, event } : { range };
+  let state: ViewState = { range, filters: [], compare: params.get('compare') === '1', goals: [], funnel: { ...DEFAULT_FUNNEL }, retention: { ...DEFAULT_RETENTION } };
+  const event = params.get('event');
+  if (event) state = withFilter(state, { dimension: 'event_name', value: event });
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    if (!part.startsWith('f=')) continue;
+    const f = parseFilter(part.slice(2));
+    if (f) state = withFilter(state, f);
+  }
+  const prop = params.get('prop');
+  if (prop) state.prop = prop;
+  // Goals and the funnel's steps are read from the raw address (like f=): their parts keep their own escapes.
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    if (part.startsWith('g=')) {
+      const g = parseGoal(part.slice(2));
+      if (g) state = withGoal(state, g);
+    } else if (part.startsWith('fs=')) {
+      const steps = part.slice(3).split(',').map(parseGoal);
+      // A funnel with a step that does not parse is dropped whole: its other steps would be another funnel.
+      if (steps.every((g): g is Goal => g !== undefined) && steps.length <= FUNNEL_STEPS.max) state.funnel.steps = steps;
+    }
+  }
+  const window = Number(params.get('fw'));
+  if (Number.isInteger(window) && window >= FUNNEL_WINDOW.min && window <= FUNNEL_WINDOW.max) state.funnel.window = window;
+  const fc = params.get('fc');
+  if (fc && FUNNEL_COUNT_BYS.includes(fc)) state.funnel.countBy = fc as FunnelCountBy;
+  const fb = params.get('fb');
+  if (fb && FUNNEL_BREAKDOWNS.includes(fb)) state.funnel.breakdown = fb;
+  const rp = params.get('rp');
+  if (rp && RETENTION_PERIODS.includes(rp)) state.retention.period = rp as RetentionPeriod;
+  const rc = params.get('rc');
+  if (rc && RETENTION_COUNT_BYS.includes(rc)) state.retention.countBy = rc as RetentionCountBy;
+  const view = params.get('view');
+  if (view === 'funnel' || view === 'retention') state.view = view;
+  return state;
 }
 
-/** The query string of a state (`?from=…&to=…[&event=…]`), what a bookmark or a shared link carries. */
+/** The query string of a state (`?from=…&to=…[&f=…][&compare=1][&prop=…]`), what a bookmark or a shared link carries. */
 export function writeState(state: ViewState): string {
-  const params = new URLSearchParams({ from: dayString(state.range.from), to: dayString(state.range.to) });
-  if (state.event) params.set('event', state.event);
-  return `?${params.toString()}`;
+  const parts = [`from=${dayString(state.range.from)}`, `to=${dayString(state.range.to)}`, ...state.filters.map((f) => `f=${formatFilter(f)}`)];
+  if (state.compare) parts.push('compare=1');
+  if (state.prop) parts.push(`prop=${encodeURIComponent(state.prop)}`);
+  parts.push(...state.goals.map((g) => `g=${formatGoal(g)}`));
+  const f = state.funnel;
+  if (f.steps.length) parts.push(`fs=${f.steps.map(formatGoal).join(',')}`);
+  if (f.window !== DEFAULT_FUNNEL.window) parts.push(`fw=${f.window}`);
+  if (f.countBy !== DEFAULT_FUNNEL.countBy) parts.push(`fc=${f.countBy}`);
+  if (f.breakdown) parts.push(`fb=${f.breakdown}`);
+  if (state.retention.period !== DEFAULT_RETENTION.period) parts.push(`rp=${state.retention.period}`);
+  if (state.retention.countBy !== DEFAULT_RETENTION.countBy) parts.push(`rc=${state.retention.countBy}`);
+  if (state.view) parts.push(`view=${state.view}`);
+  return `?${parts.join('&')}`;
 }
 
 /** The period of the same length just before the range, for the change figures. */

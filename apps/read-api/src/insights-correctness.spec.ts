@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { type EventRow, INSIGHT_METRICS, insightsBodySchema } from '@analytics/schema';
+import { buildInsights, readTablesOf } from '@analytics/event-store';
+import { type EventRow, INSIGHT_METRICS, type InsightDimension, dimensionKind, insightsBodySchema } from '@analytics/schema';
 import { expectedInsights, expectedProperties } from './test-support/expected-insights';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
 import { type Stores, openSeededService } from './test-support/seeded-service';
@@ -90,6 +91,10 @@ describe('the seeded data set', () => {
     for (const r of alpha) sizes.set(`${r.session_id}/${r.anonymous_id}`, (sizes.get(`${r.session_id}/${r.anonymous_id}`) ?? 0) + 1);
     expect([...sizes.values()].filter((n) => n === 1).length).toBeGreaterThan(10); // bounces, if pageviews
     expect([...sizes.values()].filter((n) => n > 3).length).toBeGreaterThan(10);
+    // sessions crossing midnight: a visit of a whole-days range is its rows of several days of the visits aggregate
+    const days = new Map<string, Set<number>>();
+    for (const r of alpha) days.set(`${r.session_id}/${r.anonymous_id}`, (days.get(`${r.session_id}/${r.anonymous_id}`) ?? new Set()).add(Math.floor(Date.parse(`${r.timestamp.replace(" ", "T")}Z`) / DAY_MS)));
+    expect([...days.values()].filter((d) => d.size > 1).length).toBeGreaterThan(0);
   });
 });
 
@@ -129,6 +134,59 @@ describe('POST /v1/insights matches the events', () => {
       const body = { from: iso(D0 + 3 * DAY_MS), to: iso(D0 + 10 * DAY_MS), ...c };
       expect(await post('alpha', body)).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse(body)));
     }
+  });
+
+  // Whole UTC days with visit dimensions only (grouped and filtered) and no goal are answered from the visits
+  // aggregate (migration 010), not the events: the same answers, sessions crossing midnight and the range's edges
+  // included.
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from the visits aggregate: whole days, visit dimensions and filters, exactly', async (name, every) => {
+    const visitOnly = (dims: unknown[]) => dims.every((d) => dimensionKind(d as InsightDimension) === 'visit');
+    const dimensionsOf = (c: unknown): unknown[] => ((c as unknown[])[0] === 'or' ? ((c as unknown[])[1] as unknown[]).flatMap(dimensionsOf) : [(c as unknown[])[1]]);
+    const dimensionSets = [...DIMENSIONS.filter(visitOnly), ['source', 'entry_path', 'exit_path'], ['campaign', 'channel']];
+    const filterSets = FILTERS.filter((f) => visitOnly(f.flatMap(dimensionsOf)));
+    const metricSets = [['visitors', 'visits', 'pageviews', 'events', 'bounce_rate', 'visit_duration', 'views_per_visit'], ['visitors'], ['events', 'pageviews']];
+    const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + 2 * DAY_MS, D0 + 3 * DAY_MS]];
+    let i = 0;
+    for (const dimensions of dimensionSets) {
+      for (const filters of filterSets) {
+        if (++i % every) continue;
+        const [from, to] = ranges[i % ranges.length]!;
+        const body = {
+          from: iso(from),
+          to: iso(to),
+          metrics: metricSets[i % metricSets.length],
+          dimensions,
+          filters,
+          ...(i % 2 ? { compare: 'previous_period' } : {}),
+          ...(i % 3 === 1 ? { include_bots: true } : {}),
+          limit: 10_000,
+        };
+        const parsed = insightsBodySchema.parse(body);
+        expect(buildInsights(readTablesOf(stores.events), ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
+        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], parsed));
+      }
+    }
+    expect(i).toBeGreaterThan(20);
+  });
+
+  it('reads the visits aggregate alone, joined to the events, or not at all, by the range and what is asked', () => {
+    const plan = (body: Record<string, unknown>) => {
+      const { sql } = buildInsights(readTablesOf(stores.events), ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
+      return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql) };
+    };
+    const alone = { visits: true, events: false };
+    const joined = { visits: true, events: true };
+    const events = { visits: false, events: true };
+    expect(plan({ dimensions: ['source'] })).toEqual(alone);
+    expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);
+    expect(plan({ dimensions: ['country'] })).toEqual(joined);
+    expect(plan({ filters: [['is', 'path', ['/']]] })).toEqual(joined);
+    expect(plan({ dimensions: ['time:day'] })).toEqual(joined);
+    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source'] })).toEqual(joined);
+    expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(events);
+    expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(events);
+    expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(events);
   });
 
   it('for the big project: visitors within the sketch error (exact up to 4,096 distinct, else 2%), the rest exact', async () => {

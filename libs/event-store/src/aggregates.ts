@@ -15,6 +15,40 @@ export const SESSION_ENTRY = {
   medium: (entry: string) => `substring(${entry}, 21 + toUInt32(substring(${entry}, 16, 5)))`,
 } as const;
 
+const MS = "leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0')";
+const len5 = (x: string) => `leftPad(toString(length(${x})), 5, '0')`;
+/** The number at the end of an encoded string `e`, `back` 5-digit fields from its end (1 = the last). */
+const tail = (e: string, back: number) => `toUInt32(substring(${e}, length(${e}) - ${5 * back - 1}, 5))`;
+
+/**
+ * A visit's entry (the `visits` aggregate, insights): one sortable string, so a plain `min` picks the first event in
+ * the order /v1/sources and insights use (timestamp, length(source), source, medium), and source, medium, channel and
+ * campaign all come from that ONE event:
+ * '<15-digit epoch ms><5-digit length of source><source><medium>\0<channel><0 | 1 + campaign>' followed by the
+ * 5-digit lengths of campaign, channel and medium (read from the end). The NUL after medium makes a medium that is a
+ * prefix of another sort first, as in the tuple order (a medium holding a NUL byte could sort otherwise).
+ */
+export const VISIT_ENTRY = {
+  encode: `concat(${MS}, ${len5('source')}, source, medium, '\\0', channel, if(campaign IS NULL, '0', concat('1', ifNull(campaign, ''))), ${len5("ifNull(campaign, '')")}, ${len5('channel')}, ${len5('medium')})`,
+  source: (e: string) => `substring(${e}, 21, toUInt32(substring(${e}, 16, 5)))`,
+  medium: (e: string) => `substring(${e}, 21 + toUInt32(substring(${e}, 16, 5)), ${tail(e, 1)})`,
+  channel: (e: string) => `substring(${e}, 22 + toUInt32(substring(${e}, 16, 5)) + ${tail(e, 1)}, ${tail(e, 2)})`,
+  campaign: (e: string) => {
+    const at = `22 + toUInt32(substring(${e}, 16, 5)) + ${tail(e, 1)} + ${tail(e, 2)}`;
+    return `if(substring(${e}, ${at}, 1) = '1', substring(${e}, ${at} + 1, ${tail(e, 3)}), NULL)`;
+  },
+} as const;
+
+/**
+ * A visit's first or last `$pageview` (the `visits` aggregate: min and max of it, NULL for events that are not
+ * pageviews): '<15-digit epoch ms><event_id>\0<0 | 1 + path><5-digit length of event_id>', ordered as insights order
+ * entry and exit pages, (timestamp, event_id).
+ */
+export const VISIT_PAGE = {
+  encode: `if(event_name = '$pageview', concat(${MS}, event_id, '\\0', if(path IS NULL, '0', concat('1', ifNull(path, ''))), ${len5('event_id')}), NULL)`,
+  path: (e: string) => `if(substring(${e}, 17 + ${tail(e, 1)}, 1) = '1', substring(${e}, 18 + ${tail(e, 1)}, length(${e}) - 22 - ${tail(e, 1)}), NULL)`,
+} as const;
+
 /** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
 const UNIQUES_STATE = "uniqCombinedStateIf(anonymous_id, anonymous_id != '')";
 
@@ -23,7 +57,7 @@ const ROLLUP_GRAIN = ['project_id', 'day', 'event_name', 'source', 'medium', 'co
 
 /** One aggregate table as the SELECT that folds a set of events into its rows: its states, grouped by its grain. */
 export interface Aggregate {
-  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions';
+  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions' | 'visits';
   /** The table's columns the SELECT fills, in its order (the builder adds built_seq). */
   columns: readonly string[];
   /** The SELECT list: the grain's columns and the states. */
@@ -74,6 +108,27 @@ export const AGGREGATES: readonly Aggregate[] = [
       "countIf(medium = 'paid') AS paid_events",
     ],
     grain: ['project_id', 'day', 'session_id', 'anonymous_id'],
+  },
+  {
+    // Insights' visits (migration 010): per day, session and bot flag, what a visit's metrics and visit dimensions
+    // need. A range of whole days merges a session's rows of those days: the visit cut to the range, as insights count it.
+    table: 'visits',
+    columns: ['project_id', 'day', 'session_key', 'bot', 'anonymous_id', 'entry', 'entry_page', 'exit_page', 'first_ts', 'last_ts', 'events', 'pageviews'],
+    select: [
+      'project_id',
+      'toDate(timestamp) AS day',
+      'cityHash64(session_id, anonymous_id) AS session_key',
+      "toUInt8(device_type = 'bot') AS bot",
+      'anonymous_id',
+      `min(${VISIT_ENTRY.encode}) AS entry`,
+      `min(${VISIT_PAGE.encode}) AS entry_page`,
+      `max(${VISIT_PAGE.encode}) AS exit_page`,
+      'min(timestamp) AS first_ts',
+      'max(timestamp) AS last_ts',
+      'count() AS events',
+      "countIf(event_name = '$pageview') AS pageviews",
+    ],
+    grain: ['project_id', 'day', 'session_id', 'anonymous_id', 'bot'],
   },
 ];
 

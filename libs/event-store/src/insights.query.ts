@@ -13,11 +13,14 @@ import {
   type PropertiesResponse,
   dimensionKind,
 } from '@analytics/schema';
-import { toClickHouseTime } from './clickhouse-time';
+import { VISIT_ENTRY, VISIT_PAGE } from './aggregates';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
-// POST /v1/insights over the raw `events` table (exact; both store modes). The meanings are the README's "Insights".
+// POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
+// dimensions only and no goal are read from the `visits` aggregate (migration 010): its rows of the range merged per
+// visit hold every figure the per-visit rows below compute from events. Everything else reads the raw `events` table:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
@@ -66,6 +69,20 @@ export const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
   entry_path: ['path'],
   exit_path: ['path'],
 };
+
+/**
+ * A visit dimension's SQL over a visit merged from the `visits` aggregate (migration 010): `ent` its min(entry), `enp`
+ * its min(entry_page), `exp` its max(exit_page). The same values as DIMENSION_SQL over the visit's events.
+ */
+const VISITS_DIMENSION_SQL: Partial<Record<InsightColumnDimension, { sql: string; reads: 'ent' | 'enp' | 'exp' }>> = {
+  source: { sql: VISIT_ENTRY.source('ent'), reads: 'ent' },
+  medium: { sql: VISIT_ENTRY.medium('ent'), reads: 'ent' },
+  campaign: { sql: VISIT_ENTRY.campaign('ent'), reads: 'ent' },
+  channel: { sql: VISIT_ENTRY.channel('ent'), reads: 'ent' },
+  entry_path: { sql: VISIT_PAGE.path('enp'), reads: 'enp' },
+  exit_path: { sql: VISIT_PAGE.path('exp'), reads: 'exp' },
+};
+const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
 
 const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
 /** Time buckets are written as /v1/stats writes its buckets. */
@@ -205,13 +222,30 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
   // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
-  const visitsOnly = joined && goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
-  if (joined) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
-  if (joined && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+  const visitsOnly_ = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitsOnly = joined && visitsOnly_;
+  // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
+  // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
+  // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
+  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
+  const fromVisits = visitsOnly_ && wholeDays;
+  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+  if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
+  const visitRows = (columns: string[], key: string) =>
+    [
+      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])), ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`)].join(', ')}`,
+      `FROM ${tables.visits}`,
+      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
+      ...(q.include_bots ? [] : ['  AND bot = 0']),
+      `GROUP BY ${key}`,
+    ].join('\n');
+  const VDUR = 'toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur';
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
-    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,`,
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' cityHash64(session_id, anonymous_id) AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
     `FROM ${tables.events}`,
     "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
@@ -220,11 +254,24 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   const dimAliases = dims.map((_, i) => `d${i}`);
   const periods: Array<0 | 1> = compare ? [1, 0] : [1];
-  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined)} AS ${p ? 'm' : 'c'}${i}`));
+  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits)} AS ${p ? 'm' : 'c'}${i}`));
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
-  if (visitsOnly) {
+  if (fromVisits) {
+    const columns = [
+      'session_key AS visit',
+      'toUInt8(day >= {from_day:Date}) AS cur',
+      'any(anonymous_id) AS anon',
+      'sum(events) AS n',
+      'sum(pageviews) AS pv',
+      'n AS vn',
+      'pv AS vpv',
+      ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
+    ];
+    from = visitRows(columns, 'visit, cur') + (where.length > 0 ? `\nHAVING ${where.join(' AND ')}` : '');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (visitsOnly) {
     from = [
       `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
       `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,
@@ -233,6 +280,15 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
     ].join('\n');
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (joined && wholeDays) {
+    const visits = visitRows(['session_key AS vkey', 'toUInt8(day >= {from_day:Date}) AS vcur', 'sum(events) AS vn', 'sum(pageviews) AS vpv', VDUR], 'vkey, vcur');
+    from = [
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `FROM (${base}) AS e`,
+      `INNER JOIN (${visits}) AS v ON e.skey = v.vkey AND e.cur = v.vcur`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
+    ].join('\n');
   } else if (joined) {
     const visitCols = [
       'visit',

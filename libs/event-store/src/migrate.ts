@@ -4,14 +4,18 @@ import c001 from './migrations/clustered/001_events.sql';
 import c002 from './migrations/clustered/002_aggregates.sql';
 import c003 from './migrations/clustered/003_daily_uniques.sql';
 import c008 from './migrations/clustered/008_channel.sql';
+import c010 from './migrations/clustered/010_visits.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
 import e007 from './migrations/embedded/007_lightweight_forget.sql';
+import e010 from './migrations/embedded/010_visits.sql';
+import s010 from './migrations/server/010_visits.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
+import { aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
@@ -25,10 +29,13 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
   'clustered/008_channel.sql': c008,
+  'clustered/010_visits.sql': c010,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
   'embedded/007_lightweight_forget.sql': e007,
+  'embedded/010_visits.sql': e010,
+  'server/010_visits.sql': s010,
 };
 
 /** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */
@@ -40,7 +47,7 @@ export type EventStoreMode = 'embedded' | 'server' | 'cluster';
  */
 export const MODE_FOLDERS: Readonly<Record<EventStoreMode, readonly string[]>> = {
   embedded: ['unclustered', 'embedded'],
-  server: ['unclustered'],
+  server: ['unclustered', 'server'],
   cluster: ['clustered'],
 };
 
@@ -75,7 +82,8 @@ export function localTableOf(layout: TableLayout, table: string): string {
 }
 
 // SQL the files share with the code: filled in before the checksum, so a change to them is a change to the migration.
-const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL, channel_default: CHANNEL_DEFAULT_SQL };
+const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL, channel_default: CHANNEL_DEFAULT_SQL,
+  visits_select: aggregateOf('visits').select.join(', '), visits_grain: aggregateOf('visits').grain.join(', ') };
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];
 

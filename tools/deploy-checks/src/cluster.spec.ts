@@ -8,6 +8,7 @@ import {
   type EventStore,
   ForgetQueue,
   type TableLayout,
+  buildInsights,
   buildQueryEvents,
   buildSources,
   forgetUser,
@@ -18,7 +19,7 @@ import {
   runRetention,
   uniquesFits,
 } from '@analytics/event-store';
-import { type EventRow, type StatsParams, parseGroupBy } from '@analytics/schema';
+import { type EventRow, type StatsParams, insightsBodySchema, parseGroupBy } from '@analytics/schema';
 import { dockerDir, root } from './routes';
 
 // chDB (ClickHouse 26.x in-process) checks the cluster form of the event store with ClickHouse's own parser and
@@ -184,6 +185,7 @@ describe('the cluster topology answers like a single node', () => {
         events: 'Distributed', events_local: 'MergeTree', daily_rollup: 'Distributed', daily_rollup_local: 'AggregatingMergeTree',
         sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_rollup_mv: 'MaterializedView', sessions_mv: 'MaterializedView',
         daily_uniques: 'Distributed', daily_uniques_local: 'AggregatingMergeTree', daily_uniques_mv: 'MaterializedView',
+        visits: 'Distributed', visits_local: 'AggregatingMergeTree', visits_mv: 'MaterializedView',
       });
 
       const body = rows().map((r) => JSON.stringify(r)).join('\n');
@@ -195,8 +197,9 @@ describe('the cluster topology answers like a single node', () => {
       expect(count(`${cluster}.daily_rollup_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.sessions_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);
+      expect(count(`${cluster}.visits_local`)).toBeGreaterThan(0);
 
-      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions` });
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits` });
       const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
         const [a, b] = [single, cluster].map((db) => {
           const q = build(tables(db));
@@ -243,6 +246,15 @@ describe('the cluster topology answers like a single node', () => {
       expect(after[1]).toEqual(after[0]);
       both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', limit: 200 }));
       both((t) => buildSources(t, P, { ...range, breakdown: 'source', limit: 200 }));
+      // insights from the visits aggregate (whole days, visit dimensions) read through the Distributed visits
+      for (const body of [
+        { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'] },
+        { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'entry_path'], compare: 'previous_period' },
+      ]) {
+        const q = insightsBodySchema.parse({ from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString(), ...body });
+        expect(buildInsights(tables(single), P, q).sql).toMatch(/\.visits\n/);
+        both((t) => buildInsights(t, P, q));
+      }
     });
   });
 });

@@ -105,7 +105,7 @@ describe('events.properties_map (migration 009)', () => {
     await withDatabase(async (db) => {
       await migrateEventStore(store.client, { db });
       const P = randomUUID();
-      const odd = [{ a: 1e21, b: 1.5e300, c: 5e-324, s: 'x' }, { a: 1e20, s: 'x' }, { a: 12345678901234567890, s: 'x' }, ...PROPERTIES];
+      const odd = [{ a: 1e21, b: 1.5e300, c: 5e-324, s: 'x' }, { a: 1e20, s: 'x' }, ...PROPERTIES];
       await insert(db, odd.map((p, i) => testRow(P, { at: T0 + i, event_id: `odd-${i}`, properties: JSON.stringify(p) })));
       const keys = ['a', 'b', 'c', ...KEYS];
       const params = Object.fromEntries(keys.map((k, i) => [`k${i}`, k]));
@@ -116,7 +116,7 @@ describe('events.properties_map (migration 009)', () => {
       );
       expect(rows.map((r) => r.map)).toEqual(rows.map((r) => r.json));
       expect(rows.map((r) => r.keys)).toEqual(rows.map((r) => r.json_keys));
-      expect(rows.slice(0, 3).map((r) => r.map.slice(0, 3))).toEqual([['1e21', '1.5e300', '5e-324'], [null, null, null], ['12345678901234567000', null, null]]);
+      expect(rows.slice(0, 2).map((r) => r.map.slice(0, 3))).toEqual([['1e21', '1.5e300', '5e-324'], [null, null, null]]);
       expect(rows[1]!.keys).toEqual([]);
     });
   });

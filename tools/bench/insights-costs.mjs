@@ -29,4 +29,14 @@ run('  + entry source in the /v1/sources order (tuple key)', `SELECT count(DISTI
 run('  + entry source by timestamp alone', `SELECT count(DISTINCT x) FROM (SELECT argMin(source, timestamp) AS x ${byVisit})`);
 run('a LowCardinality column per event (country)', 'SELECT count(DISTINCT x) FROM (SELECT country AS x FROM bench.events)');
 run('a property per event (JSONExtractRaw)', "SELECT count(DISTINCT x) FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events)");
+// Migration 009: the same property from the map column, and GET /v1/properties' key list (keys per event, grouped).
+if (Number(session.query("SELECT count() FROM system.columns WHERE database = 'bench' AND table = 'events' AND name = 'properties_map'", 'CSV')) > 0) {
+  run('a property per event (properties_map, as prop:<key>)', "SELECT count(DISTINCT x) FROM (SELECT if(has(mapKeys(properties_map), 'plan'), properties_map['plan'], NULL) AS x FROM bench.events)");
+  run('the keys grouped: JSONExtractKeys', 'SELECT arrayJoin(JSONExtractKeys(properties)) AS k, count() FROM bench.events GROUP BY k');
+  run('the keys grouped: mapKeys alone (no null-valued keys)', 'SELECT arrayJoin(mapKeys(properties_map)) AS k, count() FROM bench.events GROUP BY k');
+  run(
+    'the keys grouped: mapKeys + null-valued keys (as served)',
+    "SELECT arrayJoin(arrayConcat(mapKeys(properties_map), if(position(properties, 'null') > 0, arrayFilter(k -> NOT has(mapKeys(properties_map), k), JSONExtractKeys(properties)), []))) AS k, count() FROM bench.events GROUP BY k",
+  );
+}
 session.cleanup?.();

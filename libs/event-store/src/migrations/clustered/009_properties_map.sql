@@ -3,8 +3,9 @@
 -- MATERIALIZED: ClickHouse computes it from `properties` at INSERT (the writer does not send it) and it stays out of
 -- `SELECT *`; rows stored before this migration compute it on read until their parts are merged. The values are those
 -- the JSON gave: strings as themselves, other values as their JSON text, null-valued keys left out.
--- events_local holds the column; the Distributed events declares it MATERIALIZED identically, so that reads through it
--- name the column and an INSERT through it neither sends nor expects it (each shard computes it).
+-- events_local holds the column; the Distributed events declares it MATERIALIZED identically (ClickHouse's advice for
+-- MATERIALIZED columns behind a Distributed table), so that reads through it can name the column and an INSERT
+-- through it, which does not name it, is accepted and stored with the map computed.
 ALTER TABLE ${db}.events_local ON CLUSTER ${cluster} ADD COLUMN IF NOT EXISTS properties_map Map(LowCardinality(String), String) MATERIALIZED
   ${properties_map}
   AFTER properties;

@@ -185,6 +185,11 @@ ALL_MIXES.push(
   ['insights one event dimension (country)', 'POST /v1/insights', INSIGHTS.eventDim],
   ['insights event dimension, event metrics only', 'POST /v1/insights', INSIGHTS.eventOnly],
   ['insights prop:plan dimension / filter', 'POST /v1/insights', INSIGHTS.prop],
+  // The same two shapes on a LowCardinality column (a quarter of the countries, as `pro` is a quarter of the plans).
+  ['insights prop:plan shapes on country instead', 'POST /v1/insights', [
+    insight({ metrics: ['visitors', 'events'], dimensions: ['country'] }),
+    insight({ metrics: ['visitors', 'visits'], filters: [['is', 'country', ['US', 'GB', 'DE', 'FR', 'JP']]] }),
+  ]],
   ['insights properties: keys / values of plan', '/v1/properties', [{ from: FROM, to: TO }, { from: FROM, to: TO, key: 'plan' }]],
   ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
   ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],

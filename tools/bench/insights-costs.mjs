@@ -31,7 +31,11 @@ run('a LowCardinality column per event (country)', 'SELECT count(DISTINCT x) FRO
 run('a property per event (JSONExtractRaw)', "SELECT count(DISTINCT x) FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events)");
 // Migration 009: the same property from the map column, and GET /v1/properties' key list (keys per event, grouped).
 if (Number(session.query("SELECT count() FROM system.columns WHERE database = 'bench' AND table = 'events' AND name = 'properties_map'", 'CSV')) > 0) {
-  run('a property per event (properties_map, as prop:<key>)', "SELECT count(DISTINCT x) FROM (SELECT if(has(mapKeys(properties_map), 'plan'), properties_map['plan'], NULL) AS x FROM bench.events)");
+  run('a property per event (properties_map, as prop:<key>)', "SELECT count(DISTINCT x) FROM (SELECT arrayElementOrNull(properties_map, 'plan') AS x FROM bench.events)");
+  run('a property per event (properties_map, has(mapKeys) + m[k])', "SELECT count(DISTINCT x) FROM (SELECT if(has(mapKeys(properties_map), 'plan'), properties_map['plan'], NULL) AS x FROM bench.events)");
+  run('a property per event grouped: JSONExtractRaw', "SELECT x, count() FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events) GROUP BY x");
+  run('a property per event grouped: properties_map (as prop:<key>)', "SELECT x, count() FROM (SELECT arrayElementOrNull(properties_map, 'plan') AS x FROM bench.events) GROUP BY x");
+  run('a LowCardinality column grouped (country)', 'SELECT country, count() FROM bench.events GROUP BY country');
   run('the keys grouped: JSONExtractKeys', 'SELECT arrayJoin(JSONExtractKeys(properties)) AS k, count() FROM bench.events GROUP BY k');
   run('the keys grouped: mapKeys alone (no null-valued keys)', 'SELECT arrayJoin(mapKeys(properties_map)) AS k, count() FROM bench.events GROUP BY k');
   run(

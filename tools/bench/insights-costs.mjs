@@ -38,4 +38,18 @@ run('visits:   + event and pageview sums', `SELECT count(), sum(n), sum(pv) FROM
 run('visits:   + any(anonymous_id)', `SELECT count(), sum(n), sum(pv), uniqCombined(a) FROM (SELECT session_key, any(anonymous_id) a, sum(events) n, sum(pageviews) pv ${W} GROUP BY session_key)`);
 run('visits:   min(entry) instead', `SELECT count(DISTINCT substring(e, 21, 5)) FROM (SELECT session_key, min(entry) e ${W} GROUP BY session_key)`);
 run('visits: visits with rows on several days', `SELECT count() FROM (SELECT session_key ${W} GROUP BY session_key HAVING count() > 1)`);
+// Migration 009: the same property from the map column, and GET /v1/properties' key list (keys per event, grouped).
+if (Number(session.query("SELECT count() FROM system.columns WHERE database = 'bench' AND table = 'events' AND name = 'properties_map'", 'CSV')) > 0) {
+  run('a property per event (properties_map, as prop:<key>)', "SELECT count(DISTINCT x) FROM (SELECT arrayElementOrNull(properties_map, 'plan') AS x FROM bench.events)");
+  run('a property per event (properties_map, has(mapKeys) + m[k])', "SELECT count(DISTINCT x) FROM (SELECT if(has(mapKeys(properties_map), 'plan'), properties_map['plan'], NULL) AS x FROM bench.events)");
+  run('a property per event grouped: JSONExtractRaw', "SELECT x, count() FROM (SELECT JSONExtractRaw(properties, 'plan') AS x FROM bench.events) GROUP BY x");
+  run('a property per event grouped: properties_map (as prop:<key>)', "SELECT x, count() FROM (SELECT arrayElementOrNull(properties_map, 'plan') AS x FROM bench.events) GROUP BY x");
+  run('a LowCardinality column grouped (country)', 'SELECT country, count() FROM bench.events GROUP BY country');
+  run('the keys grouped: JSONExtractKeys', 'SELECT arrayJoin(JSONExtractKeys(properties)) AS k, count() FROM bench.events GROUP BY k');
+  run('the keys grouped: mapKeys alone (no null-valued keys)', 'SELECT arrayJoin(mapKeys(properties_map)) AS k, count() FROM bench.events GROUP BY k');
+  run(
+    'the keys grouped: mapKeys + null-valued keys (as served)',
+    "SELECT arrayJoin(arrayConcat(mapKeys(properties_map), if(position(properties, 'null') > 0, arrayFilter(k -> NOT has(mapKeys(properties_map), k), JSONExtractKeys(properties)), []))) AS k, count() FROM bench.events GROUP BY k",
+  );
+}
 session.cleanup?.();

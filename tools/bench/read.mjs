@@ -190,6 +190,12 @@ ALL_MIXES.push(
   ['insights totals, raw events (range off whole days)', 'POST /v1/insights', INSIGHTS.totals.map((s) => ({ ...s, from: iso(D0 + 3_600_000) }))],
   ['insights one visit dimension (source), raw events (range off whole days)', 'POST /v1/insights', INSIGHTS.visitDim.map((s) => ({ ...s, from: iso(D0 + 3_600_000) }))],
   ['insights entry and exit pages (visits)', 'POST /v1/insights', [insight({ metrics: ['visits', 'bounce_rate'], dimensions: ['entry_path'] }), insight({ metrics: ['visits'], dimensions: ['exit_path'] })]],
+  // The same two shapes on a LowCardinality column (a quarter of the countries, as `pro` is a quarter of the plans).
+  ['insights prop:plan shapes on country instead', 'POST /v1/insights', [
+    insight({ metrics: ['visitors', 'events'], dimensions: ['country'] }),
+    insight({ metrics: ['visitors', 'visits'], filters: [['is', 'country', ['US', 'GB', 'DE', 'FR', 'JP']]] }),
+  ]],
+  ['insights properties: keys / values of plan', '/v1/properties', [{ from: FROM, to: TO }, { from: FROM, to: TO, key: 'plan' }]],
   ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
   ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],
 );

@@ -18,8 +18,15 @@ const tableColumns = async () =>
 
 describe('the event-column descriptor (libs/schema) against the table the migrations create', () => {
   it('names every stored column of events with its ClickHouse type, in table order', async () => {
-    const stored = (await tableColumns()).filter((c) => c.default_kind !== 'EPHEMERAL').map(({ name, type }) => ({ name, type }));
+    const stored = (await tableColumns()).filter((c) => c.default_kind !== 'EPHEMERAL' && c.default_kind !== 'MATERIALIZED').map(({ name, type }) => ({ name, type }));
     expect(EVENT_COLUMNS.map(({ name, type }) => ({ name, type }))).toEqual(stored);
+  });
+
+  it('leaves out only properties_map (migration 009): MATERIALIZED from properties, never inserted nor returned', async () => {
+    const derived = (await tableColumns()).filter((c) => c.default_kind === 'MATERIALIZED');
+    expect(derived).toEqual([{ name: 'properties_map', type: 'Map(LowCardinality(String), String)', default_kind: 'MATERIALIZED' }]);
+    expect(EVENT_INSERT_COLUMNS).not.toContain('properties_map');
+    expect(QUERY_SELECT_COLUMNS).not.toContain('properties_map');
   });
 
   it('inserts through exactly the insertable columns: every stored one but ip_hash, plus the EPHEMERAL ip_hash_hex it is made from', async () => {

@@ -4,6 +4,7 @@ import c001 from './migrations/clustered/001_events.sql';
 import c002 from './migrations/clustered/002_aggregates.sql';
 import c003 from './migrations/clustered/003_daily_uniques.sql';
 import c008 from './migrations/clustered/008_channel.sql';
+import c009 from './migrations/clustered/009_properties_map.sql';
 import c010 from './migrations/clustered/010_visits.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
@@ -15,8 +16,10 @@ import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
+import u009 from './migrations/unclustered/009_properties_map.sql';
 import { aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
+import { PROPERTIES_MAP_SQL } from './properties-map';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/migrations (a spec holds this list to the folder). */
@@ -25,10 +28,12 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/002_aggregates.sql': u002,
   'unclustered/003_daily_uniques.sql': u003,
   'unclustered/008_channel.sql': u008,
+  'unclustered/009_properties_map.sql': u009,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
   'clustered/008_channel.sql': c008,
+  'clustered/009_properties_map.sql': c009,
   'clustered/010_visits.sql': c010,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
@@ -82,8 +87,14 @@ export function localTableOf(layout: TableLayout, table: string): string {
 }
 
 // SQL the files share with the code: filled in before the checksum, so a change to them is a change to the migration.
-const FRAGMENTS: Record<string, string> = { events_sharding_key: EVENTS_SHARDING_KEY, uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL, channel_default: CHANNEL_DEFAULT_SQL,
-  visits_select: aggregateOf('visits').select.join(', '), visits_grain: aggregateOf('visits').grain.join(', ') };
+const FRAGMENTS: Record<string, string> = {
+  events_sharding_key: EVENTS_SHARDING_KEY,
+  uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
+  channel_default: CHANNEL_DEFAULT_SQL,
+  properties_map: PROPERTIES_MAP_SQL,
+  visits_select: aggregateOf('visits').select.join(', '),
+  visits_grain: aggregateOf('visits').grain.join(', '),
+};
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];
 

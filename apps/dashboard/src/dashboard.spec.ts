@@ -769,7 +769,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     const note = page.locator('section[aria-labelledby="recent-title"] #deleted-note');
     expect(await note.isVisible()).toBe(true);
-    expect(await note.textContent()).toMatch(/deleted by a forget[\s\S]*daily aggregates, which keep counting them/);
+    expect(await note.textContent()).toMatch(/deleted by a forget[\s\S]*daily visits aggregate, which keeps\s+counting them/);
     expect(problems).toEqual([]);
   });
 

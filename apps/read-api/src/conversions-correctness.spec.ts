@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { Builder, readTablesOf } from '@analytics/event-store';
+import { Builder, buildRetention, readTablesOf } from '@analytics/event-store';
 import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
 import { openTestStores } from '@analytics/testing';
 import { expectedFunnel, expectedRetention } from './test-support/expected-conversions';
@@ -153,5 +153,27 @@ describe('POST /v1/retention matches the events', () => {
       }
     }
     expect(returnedLater).toBeGreaterThan(0);
+  });
+
+  // Any event, by visitor, no filter, whole UTC days: answered from the visits aggregate (who was active which day).
+  it.each(['alpha', 'beta', 'd_daily'] as const)('for project %s from the visits aggregate: any event by visitor over whole days, exactly', async (name) => {
+    let compared = 0;
+    for (const period of ['day', 'week', 'month'] as const) {
+      for (const [from, to] of [[D0, D0 + 14 * DAY_MS], [D0 + 3 * DAY_MS, D0 + 30 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 6 * DAY_MS]] as Array<[number, number]>) {
+        for (const include_bots of [false, true]) {
+          const body = { from: iso(from), to: iso(to), period, count_by: 'visitor', ...(include_bots ? { include_bots } : {}) };
+          const parsed = retentionBodySchema.parse(body);
+          expect(buildRetention(readTablesOf(stores.events), ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
+          expect(await post('/v1/retention', name, body)).toEqual(expectedRetention(rows, ids[name], parsed));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(18);
+    // a goal, a filter, count_by user or a range off midnight read the events
+    const plan = (body: Record<string, unknown>) => buildRetention(readTablesOf(stores.events), ids.alpha, retentionBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), period: 'day', count_by: 'visitor', ...body })).sql;
+    for (const body of [{ start: { event: 'signup' } }, { return: { event: 'signup' } }, { filters: [['is', 'source', ['google']]] }, { count_by: 'user' }, { to: iso(D0 + 7 * DAY_MS + 1) }]) {
+      expect(plan(body)).not.toMatch(/\.visits\n/);
+    }
   });
 });

@@ -10,7 +10,7 @@ import {
   type RetentionQuery,
   type RetentionResponse,
 } from '@analytics/schema';
-import { toClickHouseTime } from './clickhouse-time';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query } from './insights.query';
 import { type ReadTables, readTablesOf } from './read-tables';
@@ -163,7 +163,17 @@ export function buildRetention(tables: ReadTables, projectId: string, q: Retenti
   const b = new Builder();
   const start = q.start ? b.goal(q.start) : '1';
   const ret = q.return ? b.goal(q.return) : '1';
-  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(${start} OR ${ret})`]);
+  // Any event as start and return, by visitor, no filter, whole UTC days: who was active on which day is in the visits
+  // aggregate (a row per visitor's session and day, its first event time), ~1 row per visit instead of every event.
+  const fromVisits = q.count_by === 'visitor' && !q.start && !q.return && q.filters.length === 0 && isUtcMidnight(q.from) && isUtcMidnight(q.to);
+  if (fromVisits) Object.assign(b.params, { project: projectId, from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  const rows = fromVisits
+    ? [
+        'SELECT anonymous_id AS ent, first_ts AS ts, 1 AS st, 1 AS rt',
+        `FROM ${tables.visits}`,
+        `WHERE project_id = {project:UUID} AND day >= {from_day:Date} AND day < {to_day:Date} AND anonymous_id != ''${q.include_bots ? '' : ' AND bot = 0'}`,
+      ].join('\n')
+    : eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(${start} OR ${ret})`]);
   const period = PERIOD_SQL[q.period];
   const perEntity = [
     `SELECT ent, ${period('minIf(ts, st)')} AS cohort, groupUniqArrayIf(${period('ts')}, rt) AS ps`,

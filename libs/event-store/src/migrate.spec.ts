@@ -89,7 +89,7 @@ const PINNED = {
     '006_daily_uniques_by embedded/006_daily_uniques_by.sql 9183a3b4d76974ae9b0b7e238c3c1eb4ae37b6a60eae4ef67d2513b89748302e',
     '007_lightweight_forget embedded/007_lightweight_forget.sql db4c60b16a2a7722194852a9401df17093112bf944bb37fc4ace8f5f429ccab9',
     '008_channel unclustered/008_channel.sql 738f06779466ba599b4bae1236455b9b0b7dee145aed24f48ced15fbd0edce1c',
-    '009_properties_map unclustered/009_properties_map.sql 5c98d142a43b8041e02115272b45dba8041a4902bab8c9f77cb3a06fec4f51f9',
+    '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits embedded/010_visits.sql 957a14f5d7bfecf9e4a6c2e3a8329a8ec8738663be2917e8d3425b0f27e1a7da',
   ],
   server: [
@@ -101,7 +101,7 @@ const PINNED = {
     '006_daily_uniques_by - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     '007_lightweight_forget - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     '008_channel unclustered/008_channel.sql 738f06779466ba599b4bae1236455b9b0b7dee145aed24f48ced15fbd0edce1c',
-    '009_properties_map unclustered/009_properties_map.sql 5c98d142a43b8041e02115272b45dba8041a4902bab8c9f77cb3a06fec4f51f9',
+    '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits server/010_visits.sql 06d086b1d6b415e314981b31f122cfc2a367e619170a246c321c6fb7b3234863',
   ],
   cluster: [
@@ -113,7 +113,7 @@ const PINNED = {
     '006_daily_uniques_by - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     '007_lightweight_forget - e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     '008_channel clustered/008_channel.sql 0abb7e13f43d30056a3558788648fd66f32f04a7699adc4a688c3f30c278091f',
-    '009_properties_map clustered/009_properties_map.sql d97fae0c95a2ec34435b5baf230324604281e31256acc17e09524205b3603150',
+    '009_properties_map clustered/009_properties_map.sql 865cd4a55d15f5eb426c84a7283ce37e98c07ebf4898485130f4172253906b1a',
     '010_visits clustered/010_visits.sql 7125da05e9151ae77de01871374739eac2f2da8cbd6c6b61cdf59e4098c73c3f',
   ],
 };

@@ -132,6 +132,26 @@ export const AGGREGATES: readonly Aggregate[] = [
   },
 ];
 
+/**
+ * The visits table (migration 010: the same in its embedded/, server/ and clustered/ files, as the fragments
+ * visits_columns and visits_column_names): the aggregate's columns with their types, and the builder's built_seq.
+ */
+export const VISITS_TABLE_COLUMNS = `(
+  project_id   UUID,
+  day          Date,
+  session_key  UInt64,
+  bot          UInt8,
+  anonymous_id SimpleAggregateFunction(any, String),
+  entry        SimpleAggregateFunction(min, String),
+  entry_page   SimpleAggregateFunction(min, Nullable(String)),
+  exit_page    SimpleAggregateFunction(max, Nullable(String)),
+  first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+  last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
+  events       SimpleAggregateFunction(sum, UInt64),
+  pageviews    SimpleAggregateFunction(sum, UInt64),
+  built_seq    SimpleAggregateFunction(max, UInt64) DEFAULT 0
+)`;
+
 /** The SELECT of an aggregate over `events` (all of them, as a view sees each INSERT's block, or those matching `where`), plus `extra` columns. */
 export function aggregateSelect(a: Aggregate, events: string, where?: string, extra: readonly string[] = []): string {
   const from = a.from ? a.from(events, where ?? '1') : `${events}${where ? ` WHERE ${where}` : ''}`;

@@ -19,8 +19,9 @@ import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
 // POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
-// dimensions only and no goal are read from the `visits` aggregate (migration 010): its rows of the range merged per
-// visit hold every figure the per-visit rows below compute from events. Everything else reads the raw `events` table:
+// dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
+// per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
+// visit dimensions join the events to visit rows from `visits`. Everything else reads the raw `events` table only:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
@@ -224,14 +225,14 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // The goal is checked per event (after the filters): `g` = the event completes it; per visit row, one of its events does.
   const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
-  // Only visit dimensions grouped and filtered (the base columns untouched): one pass, each visit's row is its events'.
-  const visitsOnly_ = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
-  const visitsOnly = joined && visitsOnly_;
+  // Only visit dimensions grouped and filtered, no goal (the base columns untouched): each visit's row is all its events'.
+  const visitShaped = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitsOnly = joined && visitShaped;
   // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
   // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
   const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
-  const fromVisits = visitsOnly_ && wholeDays;
+  const fromVisits = visitShaped && wholeDays;
   if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });

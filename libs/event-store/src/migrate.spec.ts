@@ -1,23 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineMigration } from '@analytics/migrations';
 import type { EventStore } from './event-store';
-import { useTestStore } from './test-support/test-store';
+import { useTestStore, withDatabase as withTestDatabase } from './test-support/test-store';
 import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore } from './migrate';
 
 // Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
 let store: EventStore;
 useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
-async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
-  const db = `t_${randomBytes(6).toString('hex')}`;
-  try {
-    await run(db);
-  } finally {
-    await store.command(`DROP DATABASE IF EXISTS ${db}`);
-  }
-}
+const withDatabase = (run: (db: string) => Promise<void>) => withTestDatabase(store, run);
 
 const layoutOf = (db: string, mode: 'embedded' | 'server'): TableLayout => (mode === 'embedded' ? { db, builder: true } : { db });
 const recorded = (db: string) =>

@@ -17,7 +17,7 @@ import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
-import { aggregateOf } from './aggregates';
+import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { PROPERTIES_MAP_SQL } from './properties-map';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
@@ -92,6 +92,8 @@ const FRAGMENTS: Record<string, string> = {
   uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
   channel_default: CHANNEL_DEFAULT_SQL,
   properties_map: PROPERTIES_MAP_SQL,
+  visits_columns: VISITS_TABLE_COLUMNS,
+  visits_column_names: aggregateOf('visits').columns.join(', '),
   visits_select: aggregateOf('visits').select.join(', '),
   visits_grain: aggregateOf('visits').grain.join(', '),
 };

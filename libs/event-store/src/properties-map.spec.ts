@@ -1,10 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EVENT_INSERT_COLUMNS, type EventRow, insightsBodySchema } from '@analytics/schema';
 import type { EventStore } from './event-store';
 import { PROPERTY_KEYS_SQL, buildInsights, buildProperties, propSql } from './insights.query';
 import { eventStoreMigrations, migrateEventStore, renderMigrations } from './migrate';
 import type { ReadTables } from './read-tables';
-import { useTestStore } from './test-support/test-store';
+import { useTestStore, withDatabase as withTestDatabase } from './test-support/test-store';
 import { testRow } from './test-support/test-rows';
 
 // Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
@@ -39,14 +39,7 @@ const KEYS = [...new Set(PROPERTIES.flatMap((p) => Object.keys(p)))].concat('abs
 const byteOrder = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : Buffer.compare(Buffer.from(a), Buffer.from(b)));
 const tablesOf = (db: string): ReadTables => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits` });
 
-async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
-  const db = `t_${randomBytes(6).toString('hex')}`;
-  try {
-    await run(db);
-  } finally {
-    await store.command(`DROP DATABASE IF EXISTS ${db}`);
-  }
-}
+const withDatabase = (run: (db: string) => Promise<void>) => withTestDatabase(store, run);
 
 const rowsOf = (P: string, tag: string): EventRow[] => PROPERTIES.map((p, i) => testRow(P, { at: T0 + i * 1000, event_id: `${tag}-${i}`, anonymous_id: `a-${i}`, properties: JSON.stringify(p) }));
 const insert = (db: string, rows: EventRow[]) => store.client.insert({ table: `${db}.events`, values: rows, format: 'JSONEachRow', columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]] });

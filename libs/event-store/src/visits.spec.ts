@@ -1,10 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EVENT_INSERT_COLUMNS, type EventRow } from '@analytics/schema';
 import { AggregateBuilder } from './aggregate-builder';
 import { aggregateOf, aggregateSelect } from './aggregates';
 import type { EventStore } from './event-store';
 import { eventStoreMigrations, migrateEventStore } from './migrate';
-import { useTestStore } from './test-support/test-store';
+import { useTestStore, withDatabase as withTestDatabase } from './test-support/test-store';
 import { testRow } from './test-support/test-rows';
 
 // The visits aggregate (migration 010) is filled three ways: by the builder (embedded store, with the others), by a
@@ -16,14 +16,7 @@ useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 2, 2);
 
-async function withDatabase(run: (db: string) => Promise<void>): Promise<void> {
-  const db = `t_${randomBytes(6).toString('hex')}`;
-  try {
-    await run(db);
-  } finally {
-    await store.command(`DROP DATABASE IF EXISTS ${db}`);
-  }
-}
+const withDatabase = (run: (db: string) => Promise<void>) => withTestDatabase(store, run);
 
 /** Sessions over two days and two INSERTs, bots beside people, pageviews and other events, a session without pageview. */
 function rowsOf(P: string): EventRow[][] {

@@ -44,3 +44,13 @@ export function useTestStore(use: (opened: TestStore) => void, config: Partial<E
   });
   afterAll(() => opened?.close());
 }
+
+/** Runs `run` with a fresh database name on the store's chDB (the test creates what it needs in it), dropped afterwards. */
+export async function withDatabase(store: EventStore, run: (db: string) => Promise<void>): Promise<void> {
+  const db = `t_${randomBytes(6).toString('hex')}`;
+  try {
+    await run(db);
+  } finally {
+    await store.command(`DROP DATABASE IF EXISTS ${db}`);
+  }
+}

@@ -5,26 +5,12 @@
 -- of the range's days (GROUP BY session_key): the visit cut to the range, exactly as the raw events answer, from
 -- ~1 row per visit instead of every event (insights.query.ts; BENCHMARKS.md, "Insights"). `bot` splits a session's
 -- bot events from the others (insights leave bots out unless asked). session_key = cityHash64(session_id,
--- anonymous_id), as in sessions. The SELECT list and GROUP BY are the fragments visits_select and visits_grain: the
--- aggregate of src/aggregates.ts, which the builder folds with too. Like the other aggregates, deletes (forget,
+-- anonymous_id), as in sessions. The columns, SELECT list and GROUP BY are fragments (visits_columns, visits_select,
+-- visits_grain): the aggregate of src/aggregates.ts, which the builder folds with too. Like the other aggregates, deletes (forget,
 -- retention) do not rewrite it.
 -- The embedded store: the aggregate builder fills it with the others.
 CREATE TABLE IF NOT EXISTS ${db}.visits
-(
-  project_id   UUID,
-  day          Date,
-  session_key  UInt64,
-  bot          UInt8,
-  anonymous_id SimpleAggregateFunction(any, String),
-  entry        SimpleAggregateFunction(min, String),
-  entry_page   SimpleAggregateFunction(min, Nullable(String)),
-  exit_page    SimpleAggregateFunction(max, Nullable(String)),
-  first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
-  last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
-  events       SimpleAggregateFunction(sum, UInt64),
-  pageviews    SimpleAggregateFunction(sum, UInt64),
-  built_seq    SimpleAggregateFunction(max, UInt64) DEFAULT 0
-)
+${visits_columns}
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, bot, session_key);
@@ -33,7 +19,7 @@ ORDER BY (project_id, day, bot, session_key);
 -- re-checks that range per table and month after a restart: visits has no row of it yet, so it builds that range's
 -- events into visits and skips the tables that have them). Events before 004 (insert_seq 0) are in it too. The rows
 -- carry that seq as built_seq, below the range's end. Migrations run before the builder starts and before any INSERT.
-INSERT INTO ${db}.visits (project_id, day, session_key, bot, anonymous_id, entry, entry_page, exit_page, first_ts, last_ts, events, pageviews, built_seq)
+INSERT INTO ${db}.visits (${visits_column_names}, built_seq)
 SELECT ${visits_select}, (SELECT argMax(seq_from, seq_to) FROM ${db}.aggregate_progress) AS built_seq
 FROM ${db}.events
 WHERE insert_seq <= (SELECT argMax(seq_from, seq_to) FROM ${db}.aggregate_progress)

@@ -5,27 +5,13 @@
 -- of the range's days (GROUP BY session_key): the visit cut to the range, exactly as the raw events answer, from
 -- ~1 row per visit instead of every event (insights.query.ts; BENCHMARKS.md, "Insights"). `bot` splits a session's
 -- bot events from the others (insights leave bots out unless asked). session_key = cityHash64(session_id,
--- anonymous_id), as in sessions. The SELECT list and GROUP BY are the fragments visits_select and visits_grain: the
--- aggregate of src/aggregates.ts, which the builder folds with too. Like the other aggregates, deletes (forget,
+-- anonymous_id), as in sessions. The columns, SELECT list and GROUP BY are fragments (visits_columns, visits_select,
+-- visits_grain): the aggregate of src/aggregates.ts, which the builder folds with too. Like the other aggregates, deletes (forget,
 -- retention) do not rewrite it.
 -- A ClickHouse server: filled by a view on every INSERT into events, as the aggregates of 002/003 (issue 28 moves
 -- them all to the builder).
 CREATE TABLE IF NOT EXISTS ${db}.visits
-(
-  project_id   UUID,
-  day          Date,
-  session_key  UInt64,
-  bot          UInt8,
-  anonymous_id SimpleAggregateFunction(any, String),
-  entry        SimpleAggregateFunction(min, String),
-  entry_page   SimpleAggregateFunction(min, Nullable(String)),
-  exit_page    SimpleAggregateFunction(max, Nullable(String)),
-  first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
-  last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
-  events       SimpleAggregateFunction(sum, UInt64),
-  pageviews    SimpleAggregateFunction(sum, UInt64),
-  built_seq    SimpleAggregateFunction(max, UInt64) DEFAULT 0
-)
+${visits_columns}
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, bot, session_key);
@@ -39,7 +25,7 @@ GROUP BY ${visits_grain};
 -- serve; an event written by a service that is still running the previous version while this statement runs can be
 -- folded twice (its visit's events and pageviews counted twice; visits, visitors, entry, exit and duration are
 -- unchanged by a repeat): run this migration before the ingest replicas take traffic.
-INSERT INTO ${db}.visits (project_id, day, session_key, bot, anonymous_id, entry, entry_page, exit_page, first_ts, last_ts, events, pageviews)
+INSERT INTO ${db}.visits (${visits_column_names})
 SELECT ${visits_select}
 FROM ${db}.events
 GROUP BY ${visits_grain}

@@ -82,4 +82,16 @@ describe('Redis unreachable', () => {
     expect(results.map((r) => r.allowed)).toEqual([true, true, false]);
     redis.disconnect();
   });
+
+  it('opens the stores and serves with Redis down at start (the subscription does not hold the start)', async () => {
+    const t0 = Date.now();
+    const stores = await openTestStores({ REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      const created = await stores.keyStore.createProject({ name: 'redis-down', allowed_origins: [] });
+      expect(await stores.authenticator.authenticate(`Bearer ${created.keys.sk}`, 'ingest')).toMatchObject({ project: { id: created.project.id } });
+    } finally {
+      await stores.close();
+    }
+  }, 30_000);
 });

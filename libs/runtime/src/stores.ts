@@ -69,9 +69,13 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
-  if (redis && !(await redisReady(redis))) logger.warn('redis not reachable at start: in-memory rate limits until it is');
+  const redisUp = redis ? await redisReady(redis) : false;
+  if (redis && !redisUp) logger.warn('redis not reachable at start: in-memory rate limits until it is');
   const bus = new InvalidationBus(authenticator, redis, subscriber, { logger });
-  await bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations propagate within the cache TTL'));
+  const subscribed = bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations propagate within the cache TTL'));
+  // With Redis down, SUBSCRIBE waits in the client's offline queue until Redis is back: the service starts without it
+  // (revocations reach it within the cache TTL until then) instead of hanging at start.
+  if (redisUp) await subscribed;
   keyStore.onMinted((prefix) => void bus.keyMinted(prefix));
   await authenticator.loadKnownPrefixes(env.KEY_PREFIX_RELOAD_MS);
   return {

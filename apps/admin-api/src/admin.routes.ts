@@ -9,6 +9,11 @@ export interface AdminRouterDeps {
   /** Called after a key is revoked or a project changed, so caches (this instance's, and others' via Redis) drop it. */
   onKeyRevoked?: (prefix: string) => void | Promise<void>;
   onProjectChanged?: (projectId: string) => void | Promise<void>;
+  /**
+   * Called with a new key's prefix before its 201: the other instances (via Redis) add it to their known prefixes, so
+   * the first requests with it are looked up rather than refused under the unknown-prefix lookup budget.
+   */
+  onKeyMinted?: (prefix: string) => void | Promise<void>;
 }
 
 // The bodies are libs/schema's; each origin is then normalised by libs/auth's rules (wildcards, public suffixes).
@@ -27,7 +32,15 @@ const patchProjectSchema = patchProjectInputSchema.extend({ allowed_origins: ori
 /** /admin/*: projects, keys, origins, retention, with `Authorization: Bearer <ADMIN_TOKEN>`. */
 export function createAdminRouter(deps: AdminRouterDeps): Router {
   const router = routerOf({ adminToken: deps.adminToken }, [
-    defineRoute(routes.createProject, ({ body }) => deps.keyStore.createProject(body, body.env), { body: createProjectSchema }),
+    defineRoute(
+      routes.createProject,
+      async ({ body }) => {
+        const created = await deps.keyStore.createProject(body, body.env);
+        await Promise.all(Object.values(created.keys).map((key) => deps.onKeyMinted?.(extractPrefix(key)!)));
+        return created;
+      },
+      { body: createProjectSchema },
+    ),
     defineRoute(routes.listProjects, async () => ({ projects: await deps.keyStore.listProjects() })),
     defineRoute(routes.getProject, async ({ params }) => ({ project: found(await deps.keyStore.getProject(params.id)) })),
     defineRoute(
@@ -39,7 +52,11 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       },
       { body: patchProjectSchema },
     ),
-    defineRoute(routes.createKey, async ({ body, params }) => found(await deps.keyStore.createKey(params.id, body.kind, body.env))),
+    defineRoute(routes.createKey, async ({ body, params }) => {
+      const created = found(await deps.keyStore.createKey(params.id, body.kind, body.env));
+      await deps.onKeyMinted?.(created.prefix);
+      return created;
+    }),
     defineRoute(routes.revokeKey, async ({ params }) => {
       const prefix = extractPrefix(params.prefix);
       const projectId = prefix ? await deps.keyStore.revokeKey(prefix) : null;

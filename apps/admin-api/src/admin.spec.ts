@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
-import { Authenticator, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
-import { createLogger } from '@analytics/service-kit';
-import { type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
+import type { Redis } from 'ioredis';
+import { Authenticator, InvalidationBus, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { createLogger, createRedis } from '@analytics/service-kit';
+import { type ContractCheck, REDIS, answerOf, contractChecked, systemServer } from '@analytics/testing';
 import { routes } from '@analytics/schema';
 import { buildApp } from './app';
+import { adminWiring } from './wiring';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
 let db: SqlPort;
@@ -179,5 +182,40 @@ describe('the contract (libs/schema API_ROUTES)', () => {
     expect([...contract.checked.keys()]).toEqual(
       expect.arrayContaining([answerOf(routes.createProject, 201), answerOf(routes.listProjects, 200), answerOf(routes.getProject, 200), answerOf(routes.updateProject, 200), answerOf(routes.createKey, 201), answerOf(routes.createProject, 400), answerOf(routes.listProjects, 401)]),
     );
+  });
+});
+
+// Keys minted through admin-api reach the other instances before the 201, so their first requests are looked up even
+// when the unknown-prefix lookup budget is spent (a burst of new-key requests used to meet 401s). Real Redis
+// (TEST_REDIS_URL, set by .ci/run).
+const REDIS_SERVER = systemServer(REDIS);
+REDIS_SERVER.describe('admin API through Redis: a minted key works at once on another instance', () => {
+  const clients: Redis[] = [];
+  const connect = (subscriber = false) => {
+    const c = createRedis(REDIS_SERVER.url!, createLogger({ level: 'silent' }), { subscriber });
+    clients.push(c);
+    return c;
+  };
+  afterAll(() => clients.forEach((c) => c.disconnect()));
+
+  it('announces the keys of a new project and a new key, and answers once the other instance has them', async () => {
+    const channel = `analytics:test-minted-${randomBytes(4).toString('hex')}`;
+    const keyStore = new KeyStore(db);
+    // the other instance: its own key store over the same database (no in-process minted listener shared)
+    const replica = new Authenticator(new KeyStore(db));
+    await replica.loadKnownPrefixes(3_600_000);
+    await new InvalidationBus(replica, connect(), connect(true), { channel }).start();
+    const adminBus = new InvalidationBus(undefined, connect(), connect(true), { channel });
+    await adminBus.start();
+    const withBus = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: adminBus }, TOKEN) }));
+    // spend the replica's budget of lookups for prefixes it does not know
+    for (let i = 0; i < 40; i++) await replica.resolve(`Bearer sk_live_${randomBytes(8).toString('hex')}_${randomBytes(16).toString('hex')}`).catch(() => undefined);
+
+    const created = await withBus.post('/admin/projects').set('authorization', `Bearer ${TOKEN}`).send({ name: 'minted' });
+    expect(created.status).toBe(201);
+    for (const key of Object.values(created.body.keys as Record<string, string>)) expect((await replica.resolve(`Bearer ${key}`)).project.id).toBe(created.body.project.id);
+    const minted = await withBus.post(`/admin/projects/${created.body.project.id}/keys`).set('authorization', `Bearer ${TOKEN}`).send({ kind: 'rk' });
+    expect(minted.status).toBe(201);
+    expect((await replica.resolve(`Bearer ${minted.body.key}`)).project.id).toBe(created.body.project.id);
   });
 });

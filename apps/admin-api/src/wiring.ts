@@ -1,12 +1,13 @@
 import type { InvalidationBus, KeyStore } from '@analytics/auth';
 import type { AdminRouterDeps } from './admin.routes';
 
-/** The admin routes over the key store; revocations and project changes go out on the bus (other instances via Redis). */
+/** The admin routes over the key store; new keys, revocations and project changes go out on the bus (other instances via Redis). */
 export function adminWiring(stores: { keyStore: KeyStore; bus: InvalidationBus }, adminToken: string): AdminRouterDeps {
   return {
     keyStore: stores.keyStore,
     adminToken,
     onKeyRevoked: (prefix) => stores.bus.keyRevoked(prefix),
     onProjectChanged: (id) => stores.bus.projectChanged(id),
+    onKeyMinted: (prefix) => stores.bus.keyMinted(prefix),
   };
 }

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import { DAILY_IDS_NOTE } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
 import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
-import { openReadService } from './test-support/seeded-service';
+import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/funnel, POST /v1/retention and goals in POST /v1/insights: the contract (scope, 400s saying what is
 // allowed) and the README's "Conversions" meanings pinned on a small hand-made data set: step order, equal
@@ -12,13 +12,10 @@ import { openReadService } from './test-support/seeded-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
-const ORIGIN = 'https://shop.example.com';
 const D0 = Date.UTC(2026, 2, 2);
 const HOUR = 3_600_000;
 const at = (h: number, s = 0) => new Date(D0 + h * HOUR + s * 1000).toISOString();
 const RANGE = { from: at(0), to: at(48) };
-const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
-const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 let stores: Stores;
 let app: Express;
@@ -28,10 +25,7 @@ let a: Keys;
 let b: Keys;
 let d: Keys;
 
-async function batch(sk: string, events: object[], ua = CHROME) {
-  const res = await request(ingestApp).post('/v1/batch').set('authorization', `Bearer ${sk}`).set('x-forwarded-for', '81.2.69.160').set('user-agent', ua).send({ events });
-  expect(res.status).toBe(202);
-}
+const batch = (sk: string, events: object[], ua: string = UA.chrome) => sendBatch(ingestApp, sk, events, { ua });
 const pv = (anon: string, h: number, s: number, path = '/', extra: object = {}) => ({ event: '$pageview', anonymous_id: anon, timestamp: at(h, s), url: `${ORIGIN}${path}`, ...extra });
 const ev = (event: string, anon: string, h: number, s: number, extra: object = {}) => ({ event, anonymous_id: anon, timestamp: at(h, s), url: `${ORIGIN}/app`, ...extra });
 
@@ -59,7 +53,7 @@ beforeAll(async () => {
     // u4: one pageview, on day 2
     pv('u4', 30, 0, '/docs', { user_id: 'U4' }),
   ]);
-  await batch(a.sk, [pv('bot', 4, 0), ev('signup', 'bot', 4, 1)], GOOGLEBOT);
+  await batch(a.sk, [pv('bot', 4, 0), ev('signup', 'bot', 4, 1)], UA.googlebot);
   await batch(b.sk, [pv('b1', 1, 0), ev('signup', 'b1', 1, 1), ev('purchase', 'b1', 1, 2)]);
   // project d: the browser SDK's daily ids (d_ + 32 hex), one per day
   await batch(d.sk, [pv(`d_${'a'.repeat(32)}`, 1, 0), ev('signup', `d_${'a'.repeat(32)}`, 1, 5), pv(`d_${'b'.repeat(32)}`, 25, 0)]);

@@ -2,20 +2,17 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { insightsBodySchema, routes } from '@analytics/schema';
 import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
-import { openReadService } from './test-support/seeded-service';
+import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/insights and GET /v1/properties: the contract (scope, 400s with the allowed values) and each meaning of the
 // README's "Insights" pinned on a small hand-made data set. insights-correctness.spec.ts checks every combination.
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
-const ORIGIN = 'https://shop.example.com';
 const D0 = Date.UTC(2026, 2, 2);
 const HOUR = 3_600_000;
 const at = (h: number) => new Date(D0 + h * HOUR).toISOString();
 const RANGE = { from: at(0), to: at(48) };
-const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
-const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 let stores: Stores;
 let app: Express;
@@ -24,10 +21,7 @@ let ingestApp: Express;
 let a: Keys;
 let b: Keys;
 
-async function batch(sk: string, events: object[], ua = CHROME, ip = '81.2.69.160') {
-  const res = await request(ingestApp).post('/v1/batch').set('authorization', `Bearer ${sk}`).set('x-forwarded-for', ip).set('user-agent', ua).send({ events });
-  expect(res.status).toBe(202);
-}
+const batch = (sk: string, events: object[], ua: string = UA.chrome, ip?: string) => sendBatch(ingestApp, sk, events, { ua, ip });
 
 beforeAll(async () => {
   const opened = await openReadService();
@@ -50,7 +44,7 @@ beforeAll(async () => {
     { event: 'clicked', anonymous_id: 'u1', session_id: 's3', timestamp: at(26.5), url: `${ORIGIN}/docs`, properties: { plan: 'pro' } },
   ]);
   // a crawler: left out unless include_bots
-  await batch(a.sk, [{ event: '$pageview', anonymous_id: 'bot1', session_id: 'sb', timestamp: at(5), url: `${ORIGIN}/` }], GOOGLEBOT);
+  await batch(a.sk, [{ event: '$pageview', anonymous_id: 'bot1', session_id: 'sb', timestamp: at(5), url: `${ORIGIN}/` }], UA.googlebot);
   // the previous period (48 h before): one bounce
   await batch(a.sk, [{ event: '$pageview', anonymous_id: 'u9', session_id: 's9', timestamp: at(-20), url: `${ORIGIN}/` }]);
   await batch(b.sk, [{ event: '$pageview', anonymous_id: 'b1', timestamp: at(2), url: `${ORIGIN}/b`, properties: { secret: 'b' } }]);

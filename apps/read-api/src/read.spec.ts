@@ -2,11 +2,10 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { STATS_GROUP_BY, routes } from '@analytics/schema';
 import { openTestStores, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
-import { openReadService } from './test-support/seeded-service';
+import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
-const ORIGIN = 'https://shop.example.com';
 const D0 = Date.UTC(2026, 2, 2);
 const DAY = 86_400_000;
 const FROM = new Date(D0).toISOString();
@@ -42,14 +41,11 @@ beforeAll(async () => {
     { event: 'b_only_event', anonymous_id: 'b-anon', user_id: 'b-user', timestamp: at(1), url: `${ORIGIN}/b-path?gclid=x`, properties: { secret: 'b' } },
     { event: 'b_only_event', anonymous_id: 'b-anon', user_id: 'a-user', timestamp: at(3), referrer: 'https://t.co/x' },
     { event: 'signup', anonymous_id: 'a-1', timestamp: at(2), url: `${ORIGIN}/signup?utm_source=newsletter&utm_medium=email` },
-  ], '133.242.0.1', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)');
+  ], '133.242.0.1', UA.googlebot);
 });
 afterAll(() => stores.close());
 
-async function batch(sk: string, events: object[], ip: string, ua = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36') {
-  const res = await request(ingestApp).post('/v1/batch').set('authorization', `Bearer ${sk}`).set('x-forwarded-for', ip).set('user-agent', ua).send({ events });
-  expect(res.status).toBe(202);
-}
+const batch = (sk: string, events: object[], ip: string, ua?: string) => sendBatch(ingestApp, sk, events, { ip, ua });
 
 const get = (path: string, key: string | undefined, query: Record<string, unknown> = {}) => {
   const req = request(app).get(path).query(query);

@@ -1,3 +1,4 @@
+import request from 'supertest';
 import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
@@ -25,6 +26,20 @@ export interface ReadService {
   ingestApp: Express;
   /** The read API over the same stores. */
   readApp: Express;
+}
+
+/** The site the hand-made specs' events come from (allowed origin of their projects). */
+export const ORIGIN = 'https://shop.example.com';
+/** User agents the hand-made specs send: a desktop browser, and a crawler (device_type `bot`). */
+export const UA = {
+  chrome: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+  googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+} as const;
+
+/** POST /v1/batch through the ingest API as a browser at `ip` with `ua` would send it; expects its 202. */
+export async function sendBatch(ingestApp: Express, sk: string, events: object[], { ua = UA.chrome, ip = '81.2.69.160' }: { ua?: string; ip?: string } = {}): Promise<void> {
+  const res = await request(ingestApp).post('/v1/batch').set('authorization', `Bearer ${sk}`).set('x-forwarded-for', ip).set('user-agent', ua).send({ events });
+  expect(res.status).toBe(202);
 }
 
 /** Real stores (`env`: their settings, as openTestStores takes them), the ingest API and the read API over them. */

@@ -12,6 +12,7 @@
 import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parse as parseCsv } from 'csv-parse/sync';
 
 const USAGE = `usage: npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
   --key      an sk_ key of the project to import into
@@ -84,35 +85,9 @@ async function* records(start) {
   if (pending.length > 0) yield { bytes: pending, end: offset + pending.length };
 }
 
-/** One CSV record (RFC 4180) into its fields; an unquoted \N is null, as ClickHouse writes it. */
+/** One CSV record (RFC 4180, csv-parse) into its fields; an unquoted \N is null, as ClickHouse writes it. */
 function csvFields(text) {
-  const out = [];
-  let i = 0;
-  for (;;) {
-    if (text[i] === '"') {
-      let v = '';
-      i++;
-      for (;;) {
-        const q = text.indexOf('"', i);
-        if (q === -1) throw new Error('unterminated quoted field');
-        v += text.slice(i, q);
-        i = q + 1;
-        if (text[i] === '"') {
-          v += '"';
-          i++;
-        } else break;
-      }
-      out.push(v);
-    } else {
-      let end = text.indexOf(',', i);
-      if (end === -1) end = text.length;
-      const raw = text.slice(i, end).replace(/\r$/, '');
-      out.push(raw === '\\N' ? null : raw);
-      i = end;
-    }
-    if (text[i] === ',') i++;
-    else return out;
-  }
+  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value) })[0] ?? [];
 }
 
 /** The CSV header, read from the start of the file whatever the resume position. */

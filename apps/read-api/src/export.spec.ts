@@ -4,6 +4,7 @@ import { type IncomingMessage, type Server, createServer, get as httpGet } from 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import type { Express } from 'express';
 import { type EventRow, QUERY_SELECT_COLUMNS, routes, toClickHouseTime } from '@analytics/schema';
@@ -104,43 +105,8 @@ async function queryRows(key: string, query: Record<string, string> = {}): Promi
   return rows.sort((x, y) => (x.timestamp! < y.timestamp! ? -1 : x.timestamp! > y.timestamp! ? 1 : x.event_id! < y.event_id! ? -1 : 1));
 }
 
-/** RFC 4180, with ClickHouse's unquoted \N for null. */
-function parseCsv(text: string): Array<Array<string | null>> {
-  const records: Array<Array<string | null>> = [];
-  let record: Array<string | null> = [];
-  let i = 0;
-  while (i < text.length) {
-    let value: string | null;
-    if (text[i] === '"') {
-      let v = '';
-      i++;
-      for (;;) {
-        const q = text.indexOf('"', i);
-        v += text.slice(i, q);
-        i = q + 1;
-        if (text[i] === '"') {
-          v += '"';
-          i++;
-        } else break;
-      }
-      value = v;
-    } else {
-      let end = i;
-      while (end < text.length && text[end] !== ',' && text[end] !== '\n') end++;
-      const raw = text.slice(i, end);
-      value = raw === '\\N' ? null : raw;
-      i = end;
-    }
-    record.push(value);
-    if (text[i] === ',') i++;
-    else {
-      records.push(record);
-      record = [];
-      i++;
-    }
-  }
-  return records;
-}
+/** RFC 4180 (csv-parse), with ClickHouse's unquoted \N for null. */
+const parseCsv = (text: string): Array<Array<string | null>> => parse(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value) });
 
 describe('GET /v1/export', () => {
   it('ndjson: the rows of /v1/query, oldest first (timestamp then event_id), with attachment headers', async () => {

@@ -2,10 +2,9 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { Builder, buildRetention, readTablesOf } from '@analytics/event-store';
 import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
-import { openTestStores } from '@analytics/testing';
 import { expectedFunnel, expectedRetention } from './test-support/expected-conversions';
-import { D0, DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, generateProject, ingestBatches, seededRandom } from './test-support/seeded-dataset';
-import { openReadService } from './test-support/seeded-service';
+import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
+import { type Stores, openSeededService } from './test-support/seeded-service';
 
 // The seeded data set of insights-correctness.spec.ts sent through the real ingest path, then POST /v1/funnel and
 // POST /v1/retention compared, exactly, with answers computed in plain TypeScript (test-support/expected-conversions.ts):
@@ -13,7 +12,6 @@ import { openReadService } from './test-support/seeded-service';
 // kind, filters, retention by day, week and month over ranges cutting periods, start and return goals, two tenants.
 // `d_daily`'s visitor ids start with `d_` (as the browser SDK's daily ids): its answers by visitor carry `notes`.
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const SEED = 20261131;
 const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, d_daily: { visitors: 40 } } as const;
 type Name = keyof typeof PROJECTS;
@@ -21,25 +19,11 @@ type Name = keyof typeof PROJECTS;
 let stores: Stores;
 let readApp: Express;
 let rows: EventRow[];
-const ids = {} as Record<Name, string>;
-const rk = {} as Record<Name, string>;
+let ids: Record<Name, string>;
+let rk: Record<Name, string>;
 
 beforeAll(async () => {
-  const opened = await openReadService();
-  stores = opened.stores;
-  const ingestApp = opened.ingestApp;
-  readApp = opened.readApp;
-  const sk = {} as Record<Name, string>;
-  for (const name of Object.keys(PROJECTS) as Name[]) {
-    const p = await stores.keyStore.createProject({ name, allowed_origins: [] });
-    ids[name] = p.project.id;
-    sk[name] = p.keys.sk;
-    rk[name] = p.keys.rk;
-  }
-  const rand = seededRandom(SEED);
-  const batches: SeededBatch[] = (Object.entries(PROJECTS) as Array<[Name, (typeof PROJECTS)[Name]]>).flatMap(([name, shape]) => generateProject(name, shape, rand));
-  await ingestBatches(ingestApp, (p) => sk[p as Name], batches);
-  rows = enrichBatches(batches, (p) => ids[p as Name]);
+  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
 }, 120_000);
 afterAll(() => stores.close());
 

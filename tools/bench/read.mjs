@@ -202,16 +202,16 @@ ALL_MIXES.push(
 // Conversions (issue 31) over the 30 days (no user_id in the synthetic data: retention counts visitors, which are not
 // daily ids here; 30 days hold 5 weekly cohorts, so 8 weekly cohorts are not reachable: daily cohorts are the heavier
 // case). The funnel is compared with ClickHouse's windowFunnel on the same steps, run in-process (no HTTP, no times,
-// no breakdown): with and without pre-filtering the rows to the OR of the steps.
+// no breakdown): with and without pre-filtering the rows to the OR of the steps; both group by anon_key, as the funnel.
 const FUNNEL4 = [{ event: '$pageview', path: '/pricing' }, { event: 'clicked_pricing' }, { event: 'signup' }, { event: 'purchase' }];
 const funnel = (body) => ({ from: FROM, to: TO, steps: FUNNEL4, ...body });
 const windowFunnelSql = (prefilter) => {
   const steps = ["event_name = '$pageview' AND path = '/pricing'", "event_name = 'clicked_pricing'", "event_name = 'signup'", "event_name = 'purchase'"];
   return [
     'SELECT level, count() AS n FROM (',
-    `  SELECT anonymous_id AS ent, windowFunnel(86400000)(toUInt64(toUnixTimestamp64Milli(timestamp)), ${steps.join(', ')}) AS level`,
+    `  SELECT anon_key AS ent, windowFunnel(86400000)(toUInt64(toUnixTimestamp64Milli(timestamp)), ${steps.join(', ')}) AS level`,
     `  FROM ${db}.events WHERE project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}`,
-    `    AND device_type != 'bot' AND anonymous_id != ''${prefilter ? ` AND (${steps.map((x) => `(${x})`).join(' OR ')})` : ''}`,
+    `    AND device_type != 'bot' AND anon_key != reinterpretAsUInt128(sipHash128(''))${prefilter ? ` AND (${steps.map((x) => `(${x})`).join(' OR ')})` : ''}`,
     '  GROUP BY ent) GROUP BY level ORDER BY level',
   ].join('\n');
 };

@@ -13,6 +13,7 @@ import {
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
 import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query } from './insights.query';
+import { ANON_DAILY_SQL, HAS_ANON_KEY } from './event-keys';
 import { type ReadTables, readTablesOf } from './read-tables';
 
 // POST /v1/funnel and POST /v1/retention over the raw `events` table (exact: distinct entities). The meanings are
@@ -27,12 +28,17 @@ import { type ReadTables, readTablesOf } from './read-tables';
 // those of the highest level, and gives the times between steps and the breakdown value (that of its step-1 event).
 // Measured against windowFunnel itself: BENCHMARKS.md.
 
-/** The SQL of each entity kind; '' (no such id) is never counted. */
-const ENTITY_SQL = { visitor: 'anonymous_id', user: "ifNull(user_id, '')", session: 'session_id' } as const;
-const ENTITY_COLUMNS = { visitor: [], user: ['user_id'], session: [] } as const;
+/**
+ * The SQL of each entity kind; an event without one (no such id) is never counted. Visitors are grouped by anon_key
+ * (migration 011: the id's 128-bit SipHash, as exact as the id, 16 fixed bytes per event); `daily` says whether the
+ * entity is a daily visitor id (the answers' note).
+ */
+const ENTITY = {
+  visitor: { sql: 'anon_key', has: HAS_ANON_KEY, daily: 'anon_daily', columns: ['anon_key', 'anon_daily'] },
+  user: { sql: "ifNull(user_id, '')", has: "ifNull(user_id, '') != ''", daily: '0', columns: ['user_id'] },
+  session: { sql: 'session_id', has: "session_id != ''", daily: '0', columns: [] },
+} as const;
 
-/** The daily visitor ids of the browser SDK's default (README, "Ingest"): `d_` + 32 hex. */
-const DAILY_ID = "startsWith(ent, 'd_')";
 export const DAILY_IDS_NOTE =
   'Most visitor ids here are daily ids (the browser SDK\'s default persistence: \'none\' gives a visitor a new id every UTC day): a person coming back on another day counts as another visitor, so figures across days undercount. Send user_id and use count_by: "user" to follow people across days.';
 
@@ -53,16 +59,16 @@ function eventRows(
   tables: ReadTables,
   projectId: string,
   r: Range,
-  entity: keyof typeof ENTITY_SQL,
+  entity: keyof typeof ENTITY,
   cols: (b: Builder) => string[],
   where: (b: Builder) => string[],
   visitsNeeded?: string,
 ): string {
   Object.assign(b.params, { project: projectId, from: toClickHouseTime(r.from), to: toClickHouseTime(r.to) });
-  for (const c of ENTITY_COLUMNS[entity]) b.columns.add(c);
+  for (const c of ENTITY[entity].columns) b.columns.add(c);
   const filters = r.filters.map((c) => b.condition(c));
   const selected = cols(b);
-  const conditions = [...filters, ...where(b), `${ENTITY_SQL[entity]} != ''`];
+  const conditions = [...filters, ...where(b), ENTITY[entity].has];
   for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   const range = [
@@ -71,7 +77,8 @@ function eventRows(
   ];
   // No visit dimension: one flat SELECT over `events` (the engine moves the cheap conditions to PREWHERE and reads
   // the other columns only for the rows they keep; no visit hash is computed).
-  if (b.visitDims.length === 0) return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM ${tables.events}`, `WHERE ${[...range, ...conditions].join(' AND ')}`].join('\n');
+  const head = `SELECT ${ENTITY[entity].sql} AS ent, ${ENTITY[entity].daily} AS dly, ${selected.join(', ')}`;
+  if (b.visitDims.length === 0) return [head, `FROM ${tables.events}`, `WHERE ${[...range, ...conditions].join(' AND ')}`].join('\n');
   // Visit dimensions: each visit's values from all its events in the range, joined to the events that the conditions
   // not naming a visit dimension already kept (those are checked before the join, the others after it).
   const namesVisit = (c: string) => /\bvd\d+\b/.test(c);
@@ -82,18 +89,31 @@ function eventRows(
   const only = visitsNeeded && !namesVisit(visitsNeeded) && !conditions.some(namesVisit) ? ` AND visit IN (SELECT visit FROM (${kept}) WHERE ${visitsNeeded})` : '';
   const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}${only}) GROUP BY visit`;
   const after = conditions.filter(namesVisit);
-  return [`SELECT ${ENTITY_SQL[entity]} AS ent, ${selected.join(', ')}`, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
+  return [head, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }
+
+/** Bits below an event's time in its packed value (one per step, 10 at most): `(ms << 10) | steps it completes`. */
+const STEP_BITS = 10;
 
 /** Builds POST /v1/funnel as one statement (see the top of this file); every value is a bound parameter. */
 export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuery): Query {
   const b = new Builder();
   const steps = q.steps.map((g) => b.goal(g));
-  const bv = q.breakdown ? b.value(q.breakdown as InsightDimension) : 'NULL';
+  const bv = q.breakdown ? b.value(q.breakdown as InsightDimension) : null;
   b.params.window = q.window_s * 1000;
-  const rows = eventRows(b, tables, projectId, q, q.count_by, () => ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, ...steps.map((s, i) => `${s} AS s${i + 1}`)], () => [`(${steps.join(' OR ')})`], steps[0]);
-  // Per entity: a1 = its step-1 events (time, breakdown value), a2..an the times of the later steps, sorted.
-  const arrays = [`arraySort(groupArrayIf((ms, bv), s1)) AS a1`, ...steps.slice(1).map((_, i) => `arraySort(groupArrayIf(ms, s${i + 2})) AS a${i + 2}`)];
+  // Each kept event as one UInt64: its time in ms above STEP_BITS bits saying which steps it completes (2000-2100 fits
+  // in 42 bits). One array per entity sorted once (numbers) instead of one array of tuples per step: ~25% less CPU.
+  const mask = steps.map((st, i) => `bitShiftLeft(toUInt64(${st}), ${i})`).join(' + ');
+  const packed = `bitOr(bitShiftLeft(toUInt64(toUnixTimestamp64Milli(timestamp)), ${STEP_BITS}), ${mask}) AS x`;
+  const cols = () => [packed, ...(bv ? ['toUnixTimestamp64Milli(timestamp) AS ms', `${bv} AS bv`, `${steps[0]} AS s1`] : [])];
+  const rows = eventRows(b, tables, projectId, q, q.count_by, cols, () => [`(${steps.join(' OR ')})`], steps[0]);
+  // Per entity: a1 = its step-1 events as (time, breakdown value), a2..an the times of the later steps, each sorted.
+  const timesOf = (i: number) => `arrayMap(v -> toInt64(bitShiftRight(v, ${STEP_BITS})), arrayFilter(v -> bitTest(v, ${i}), a))`;
+  const arrays = [bv ? 'b1 AS a1' : `arrayMap(t -> (t, NULL), ${timesOf(0)}) AS a1`, ...steps.slice(1).map((_, i) => `${timesOf(i + 1)} AS a${i + 2}`)];
+  const grouped = [
+    `SELECT ent, max(dly) AS daily, arraySort(groupArray(x)) AS a${bv ? ', arraySort(groupArrayIf((ms, bv), s1)) AS b1' : ''}`,
+    `FROM (${rows}) GROUP BY ent HAVING arrayExists(v -> bitTest(v, 0), a)`,
+  ].join('\n');
   // chains: for each step-1 event, (time, value, [t1, t2, ...]) with NULL past the last step reached.
   // t1 = the start; t(j) = the first time of step j at or after t(j-1) and within the window (NULL: none, and so after).
   const t: string[] = ['toNullable(p.1)'];
@@ -101,12 +121,12 @@ export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuer
   const chains = `arrayMap(p -> (p.1, p.2, [${t.join(', ')}]), a1)`;
   const level = (c: string) => `arrayCount(t -> t IS NOT NULL, ${c}.3)`;
   const perEntity = [
-    `SELECT ent, best.2 AS bv, ${level('best')} AS level, arrayMap(i -> assumeNotNull(best.3[i + 1]) - assumeNotNull(best.3[i]), range(1, level)) AS d`,
-    `FROM (SELECT ent, arrayReverseSort(c -> (${level('c')}, c.1), ${chains})[1] AS best FROM (SELECT ent, ${arrays.join(', ')} FROM (${rows}) GROUP BY ent HAVING notEmpty(a1)))`,
+    `SELECT ent, daily, best.2 AS bv, ${level('best')} AS level, arrayMap(i -> assumeNotNull(best.3[i + 1]) - assumeNotNull(best.3[i]), range(1, level)) AS d`,
+    `FROM (SELECT ent, daily, arrayReverseSort(c -> (${level('c')}, c.1), ${chains})[1] AS best FROM (SELECT ent, daily, ${arrays.join(', ')} FROM (${grouped})))`,
   ].join('\n');
   const metrics = [
     'count() AS ents',
-    `countIf(${DAILY_ID}) AS daily`,
+    'countIf(daily = 1) AS daily',
     ...steps.map((_, i) => `countIf(level >= ${i + 1}) AS n${i + 1}`),
     ...steps.slice(1).map((_, i) => `quantileExactInclusiveIf(0.5)(d[${i + 1}], level >= ${i + 2}) AS m${i + 2}`),
   ];
@@ -169,18 +189,18 @@ export function buildRetention(tables: ReadTables, projectId: string, q: Retenti
   if (fromVisits) Object.assign(b.params, { project: projectId, from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
   const rows = fromVisits
     ? [
-        'SELECT anonymous_id AS ent, first_ts AS ts, 1 AS st, 1 AS rt',
+        `SELECT anonymous_id AS ent, ${ANON_DAILY_SQL} AS dly, first_ts AS ts, 1 AS st, 1 AS rt`,
         `FROM ${tables.visits}`,
         `WHERE project_id = {project:UUID} AND day >= {from_day:Date} AND day < {to_day:Date} AND anonymous_id != ''${q.include_bots ? '' : ' AND bot = 0'}`,
       ].join('\n')
     : eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(${start} OR ${ret})`]);
   const period = PERIOD_SQL[q.period];
   const perEntity = [
-    `SELECT ent, ${period('minIf(ts, st)')} AS cohort, groupUniqArrayIf(${period('ts')}, rt) AS ps`,
+    `SELECT ent, max(dly) AS daily, ${period('minIf(ts, st)')} AS cohort, groupUniqArrayIf(${period('ts')}, rt) AS ps`,
     `FROM (${rows}) GROUP BY ent HAVING countIf(st) > 0`,
   ].join('\n');
   const sql = [
-    `SELECT formatDateTime(cohort, '%Y-%m-%d') AS c, k, count() AS n, countIf(${DAILY_ID}) AS daily`,
+    "SELECT formatDateTime(cohort, '%Y-%m-%d') AS c, k, count() AS n, countIf(daily = 1) AS daily",
     `FROM (${perEntity})`,
     `ARRAY JOIN arrayConcat([-1], arrayFilter(k -> k >= 0, arrayMap(p -> ${PERIOD_DIFF[q.period]('p', 'cohort')}, ps))) AS k`,
     'GROUP BY c, k ORDER BY c, k',

@@ -22,11 +22,17 @@ describe('the event-column descriptor (libs/schema) against the table the migrat
     expect(EVENT_COLUMNS.map(({ name, type }) => ({ name, type }))).toEqual(stored);
   });
 
-  it('leaves out only properties_map (migration 009): MATERIALIZED from properties, never inserted nor returned', async () => {
+  it('leaves out only the MATERIALIZED columns (properties_map, migration 009; anon_key and anon_daily, 011): never inserted nor returned', async () => {
     const derived = (await tableColumns()).filter((c) => c.default_kind === 'MATERIALIZED');
-    expect(derived).toEqual([{ name: 'properties_map', type: 'Map(LowCardinality(String), String)', default_kind: 'MATERIALIZED' }]);
-    expect(EVENT_INSERT_COLUMNS).not.toContain('properties_map');
-    expect(QUERY_SELECT_COLUMNS).not.toContain('properties_map');
+    expect(derived).toEqual([
+      { name: 'anon_key', type: 'UInt128', default_kind: 'MATERIALIZED' },
+      { name: 'anon_daily', type: 'UInt8', default_kind: 'MATERIALIZED' },
+      { name: 'properties_map', type: 'Map(LowCardinality(String), String)', default_kind: 'MATERIALIZED' },
+    ]);
+    for (const name of derived.map((c) => c.name)) {
+      expect(EVENT_INSERT_COLUMNS).not.toContain(name);
+      expect(QUERY_SELECT_COLUMNS).not.toContain(name);
+    }
   });
 
   it('inserts through exactly the insertable columns: every stored one but ip_hash, plus the EPHEMERAL ip_hash_hex it is made from', async () => {

@@ -6,6 +6,7 @@ import c003 from './migrations/clustered/003_daily_uniques.sql';
 import c008 from './migrations/clustered/008_channel.sql';
 import c009 from './migrations/clustered/009_properties_map.sql';
 import c010 from './migrations/clustered/010_visits.sql';
+import c011 from './migrations/clustered/011_event_keys.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -17,8 +18,10 @@ import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
+import u011 from './migrations/unclustered/011_event_keys.sql';
 import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
+import { ANON_DAILY_SQL, ANON_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
@@ -29,12 +32,14 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/003_daily_uniques.sql': u003,
   'unclustered/008_channel.sql': u008,
   'unclustered/009_properties_map.sql': u009,
+  'unclustered/011_event_keys.sql': u011,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
   'clustered/008_channel.sql': c008,
   'clustered/009_properties_map.sql': c009,
   'clustered/010_visits.sql': c010,
+  'clustered/011_event_keys.sql': c011,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
@@ -92,6 +97,8 @@ const FRAGMENTS: Record<string, string> = {
   uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
   channel_default: CHANNEL_DEFAULT_SQL,
   properties_map: PROPERTIES_MAP_SQL,
+  anon_key: ANON_KEY_SQL,
+  anon_daily: ANON_DAILY_SQL,
   visits_columns: VISITS_TABLE_COLUMNS,
   visits_column_names: aggregateOf('visits').columns.join(', '),
   visits_select: aggregateOf('visits').select.join(', '),

@@ -68,7 +68,7 @@ describe('the visits aggregate', () => {
       await migrateEventStore(store.client, { db }, migrations.filter((m) => m.version < 10));
       const [first, second] = rowsOf(P);
       await store.client.insert({ table: `${db}.events`, values: first!, format: 'JSONEachRow', columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]] });
-      expect(await migrateEventStore(store.client, { db }, migrations)).toEqual([10]);
+      expect(await migrateEventStore(store.client, { db }, migrations.filter((m) => m.version <= 10))).toEqual([10]);
       await store.client.insert({ table: `${db}.events`, values: second!, format: 'JSONEachRow', columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]] });
       const { table, folded } = await held(db, P);
       expect(table).toEqual(folded);
@@ -87,7 +87,7 @@ describe('the visits aggregate', () => {
       await insert([...withSeq(first!.slice(0, 1), 0), ...withSeq(first!.slice(1, 2), 1), ...withSeq(first!.slice(2), 2)]);
       await insert([...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
-      expect(await migrateEventStore(store.client, { db, builder: true }, migrations)).toEqual([10]);
+      expect(await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version <= 10))).toEqual([10]);
 
       const backfilled = await held(db, P, 'insert_seq <= 2');
       expect(backfilled.table).toEqual(backfilled.folded);

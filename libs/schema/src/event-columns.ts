@@ -7,7 +7,7 @@ export const EVENT_COLUMNS = [
   { name: 'project_id', type: 'UUID', read: false, meaning: 'Project of the key that sent the event.' },
   { name: 'timestamp', type: "DateTime64(3, 'UTC')", read: 'spec', meaning: 'When the event happened (client timestamp or arrival).' },
   { name: 'event_id', type: 'String', read: 'extra', meaning: 'Event id (client-sent or generated).' },
-  { name: 'event_name', type: 'String', read: 'spec', meaning: 'The input `event`.' },
+  { name: 'event_name', type: 'LowCardinality(String)', read: 'spec', meaning: 'The input `event`.' },
   { name: 'anonymous_id', type: 'String', read: 'spec', meaning: 'Caller-supplied anonymous visitor id.' },
   { name: 'user_id', type: 'Nullable(String)', read: 'spec', meaning: 'Known user id, when sent.' },
   { name: 'session_id', type: 'String', read: 'extra', meaning: 'Session id (sent, or <anonymous_id>-<30-minute bucket>).' },

@@ -1,0 +1,14 @@
+// The visitor columns of migration 011, computed by ClickHouse at INSERT: what conversions and exact visitor counts
+// group and count by instead of the anonymous id's string (README "Conversions"; BENCHMARKS.md, "Conversions").
+
+/**
+ * anon_key: the anonymous id's 128-bit SipHash, the hash uniqExact itself keeps of a String, so a distinct count or a
+ * GROUP BY over anon_key is exactly as exact as over anonymous_id while reading 16 fixed bytes per event.
+ */
+export const ANON_KEY_SQL = 'reinterpretAsUInt128(sipHash128(anonymous_id))';
+
+/** anon_daily: 1 for a daily anonymous id ('d_' + 32 hex: the browser SDK's default persistence), else 0. */
+export const ANON_DAILY_SQL = "toUInt8(startsWith(anonymous_id, 'd_'))";
+
+/** Holds for an event with an anonymous id (anon_key of '' is the hash of the empty string; a constant). */
+export const HAS_ANON_KEY = "anon_key != reinterpretAsUInt128(sipHash128(''))";

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { Builder, buildRetention, readTablesOf } from '@analytics/event-store';
+import { Builder, buildFunnel, buildRetention, readTablesOf } from '@analytics/event-store';
 import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
 import { expectedFunnel, expectedRetention } from './test-support/expected-conversions';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
@@ -80,6 +80,33 @@ describe('POST /v1/funnel matches the events', () => {
     }
     expect([...counts].sort((a, b) => a - b)).toEqual(counts);
     expect(new Set(counts).size).toBeGreaterThan(2);
+  });
+});
+
+describe('POST /v1/funnel by a visit dimension over whole UTC days reads the visits aggregate', () => {
+  // The kept chain's step-1 visit takes its value from the `visits` aggregate (no visit dimension elsewhere in the body).
+  it.each(['alpha', 'beta', 'd_daily'] as const)('for project %s: every visit dimension x count_by x steps, exactly', async (name) => {
+    let compared = 0;
+    const dims = ['source', 'medium', 'channel', 'campaign', 'entry_path', 'exit_path'];
+    for (const [k, breakdown] of dims.entries()) {
+      for (const count_by of COUNT_BY) {
+        const [from, to] = [[D0, D0 + 14 * DAY_MS], [D0 + 3 * DAY_MS, D0 + 30 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 6 * DAY_MS]][k % 3]!;
+        const steps = [STEPS[0], STEPS[1], STEPS[4]][(k + compared) % 3];
+        const body = { from: iso(from!), to: iso(to!), steps, window_s: WINDOWS[k % WINDOWS.length], count_by, breakdown, filters: [[], [['is_not', 'country', ['US']]]][k % 2], ...(k % 2 ? { include_bots: true } : {}) };
+        const q = funnelBodySchema.parse(body);
+        expect(buildFunnel(readTablesOf(stores.events), ids[name], q).sql).toMatch(/FROM \w+\.visits WHERE/);
+        expect(await post('/v1/funnel', name, body)).toEqual(expectedFunnel(rows, ids[name], q));
+        compared++;
+      }
+    }
+    expect(compared).toBe(18);
+  });
+
+  it('reads the events instead off midnight, with a visit-dimension filter or step filter, or an event-dimension breakdown', () => {
+    const plan = (body: Record<string, unknown>) =>
+      buildFunnel(readTablesOf(stores.events), ids.alpha, funnelBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), steps: STEPS[0], breakdown: 'source', ...body })).sql;
+    expect(plan({})).toMatch(/\.visits WHERE/);
+    for (const body of [{ to: iso(D0 + 7 * DAY_MS + 1) }, { filters: [['is', 'medium', ['cpc']]] }, { steps: STEPS[3] }, { breakdown: 'country' }]) expect(plan(body)).not.toMatch(/\.visits\b/);
   });
 });
 

@@ -10,5 +10,8 @@ export const ANON_KEY_SQL = 'reinterpretAsUInt128(sipHash128(anonymous_id))';
 /** anon_daily: 1 for a daily anonymous id ('d_' + 32 hex: the browser SDK's default persistence), else 0. */
 export const ANON_DAILY_SQL = "toUInt8(startsWith(anonymous_id, 'd_'))";
 
-/** Holds for an event with an anonymous id (anon_key of '' is the hash of the empty string; a constant). */
-export const HAS_ANON_KEY = "anon_key != reinterpretAsUInt128(sipHash128(''))";
+/** The anon_key of an event without an anonymous id: the hash of '' (a constant the engine folds). */
+export const EMPTY_ANON_KEY = "reinterpretAsUInt128(sipHash128(''))";
+
+/** Holds for an event with an anonymous id. */
+export const HAS_ANON_KEY = `anon_key != ${EMPTY_ANON_KEY}`;

@@ -15,6 +15,7 @@ import {
 } from '@analytics/schema';
 import { VISIT_ENTRY, VISIT_PAGE } from './aggregates';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
+import { EMPTY_ANON_KEY } from './event-keys';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
@@ -84,6 +85,23 @@ const VISITS_DIMENSION_SQL: Partial<Record<InsightColumnDimension, { sql: string
   exit_path: { sql: VISIT_PAGE.path('exp'), reads: 'exp' },
 };
 const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
+
+/**
+ * A visit dimension's value from the `visits` aggregate over the range's whole UTC days ({from_day}, {to_day}): `rows`
+ * are its rows of those days (`vkey` = session_key, cityHash64(session_id, anonymous_id), and the column the value is
+ * merged from); grouped per visit, `merge` then `value` give the value of the visit cut to the range. Undefined for a
+ * dimension the aggregate does not hold.
+ */
+export function visitValueOf(tables: ReadTables, d: InsightDimension, includeBots: boolean): { rows: string; merge: string; value: string } | undefined {
+  const v = VISITS_DIMENSION_SQL[d as InsightColumnDimension];
+  if (!v) return undefined;
+  const column = { ent: 'entry', enp: 'entry_page', exp: 'exit_page' }[v.reads];
+  return {
+    rows: `SELECT session_key AS vkey, ${column} FROM ${tables.visits} WHERE project_id = {project:UUID} AND day >= {from_day:Date} AND day < {to_day:Date}${includeBots ? '' : ' AND bot = 0'}`,
+    merge: VISITS_MERGE[v.reads],
+    value: v.sql,
+  };
+}
 
 const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
 /** Time buckets are written as /v1/stats writes its buckets. */
@@ -179,11 +197,13 @@ export class Builder {
 function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
   const visits = `countIf(cur = ${cur})`;
   const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
-  const anon = joined ? 'anon' : 'anonymous_id';
-  // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors.
-  const converted = `uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur} AND g)`;
+  // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors: counted
+  // by anon_key (migration 011), the SipHash128 uniqExact would keep of each anonymous_id, so as exact, read not hashed.
+  const key = joined ? 'akey' : 'anon_key';
+  const counted = `${key} != ${EMPTY_ANON_KEY} AND cur = ${cur}`;
+  const converted = `uniqExactIf(${key}, ${counted} AND g)`;
   if (m === 'conversions') return converted;
-  if (m === 'conversion_rate') return `if(uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur}) = 0, 0, ${converted} / uniqExactIf(${anon}, ${anon} != '' AND cur = ${cur}))`;
+  if (m === 'conversion_rate') return `if(uniqExactIf(${key}, ${counted}) = 0, 0, ${converted} / uniqExactIf(${key}, ${counted}))`;
   if (!joined) {
     if (m === 'events') return `countIf(cur = ${cur})`;
     if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
@@ -210,7 +230,7 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
 }
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
-const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
+export const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
 
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
@@ -224,6 +244,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const where = q.filters.map((c) => b.condition(c));
   // The goal is checked per event (after the filters): `g` = the event completes it; per visit row, one of its events does.
   const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
+  if (goal !== '0') b.columns.add('anon_key');
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
   // Only visit dimensions grouped and filtered, no goal (the base columns untouched): each visit's row is all its events'.
   const visitShaped = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
@@ -287,7 +308,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   } else if (joined && wholeDays) {
     const visits = visitRows(['session_key AS vkey', 'toUInt8(day >= {from_day:Date}) AS vcur', 'sum(events) AS vn', 'sum(pageviews) AS vpv', VDUR], 'vkey, vcur');
     from = [
-      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
       `FROM (${base}) AS e`,
       `INNER JOIN (${visits}) AS v ON e.skey = v.vkey AND e.cur = v.vcur`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
@@ -302,7 +323,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d]} AS vd${i}`),
     ];
     from = [
-      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
       `FROM (${base}) AS e`,
       `INNER JOIN (SELECT ${visitCols.join(', ')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),

@@ -169,6 +169,29 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBeGreaterThan(20);
   });
 
+  // A goal over visit dimensions on whole days: the visit rows of the aggregate, each flagged when one of its events of
+  // the period completes the goal.
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from the visits aggregate: goals by visit dimensions, exactly', async (name, every) => {
+    const goals = [GOALS[0], GOALS[1], GOALS[2], { path: '/*', filters: [['not_contains', 'prop:step', ['0']], ['is', 'device_type', ['desktop', 'mobile']]] }];
+    const cases: Array<[unknown[], unknown[]]> = [[['source'], []], [['channel', 'entry_path'], [['is_not', 'channel', ['direct']]]], [[], [['is', 'source', ['google', 'facebook']]]], [['campaign'], []], [['exit_path', 'medium'], []]];
+    const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + 2 * DAY_MS, D0 + 3 * DAY_MS]];
+    let i = 0;
+    for (const [dimensions, filters] of cases) {
+      for (const goal of goals) {
+        if (++i % every) continue;
+        const [from, to] = ranges[i % ranges.length]!;
+        const metrics = i % 2 ? ['visitors', 'visits', 'conversions', 'conversion_rate', 'bounce_rate'] : ['conversions', 'conversion_rate', 'visit_duration'];
+        const body = { from: iso(from), to: iso(to), metrics, goal, dimensions, filters, ...(i % 3 ? { compare: 'previous_period' } : {}), ...(i % 4 === 1 ? { include_bots: true } : {}), limit: 10_000 };
+        const parsed = insightsBodySchema.parse(body);
+        const { sql } = buildInsights(readTablesOf(stores.events), ids[name], parsed);
+        expect(sql).toMatch(/FROM \w+\.visits\n/);
+        expect(sql).not.toMatch(/\.events\n/);
+        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], parsed));
+      }
+    }
+    expect(i).toBe(20);
+  });
+
   it('reads the visits aggregate alone, joined to the events, or not at all, by the range and what is asked', () => {
     const plan = (body: Record<string, unknown>) => {
       const { sql } = buildInsights(readTablesOf(stores.events), ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
@@ -182,7 +205,9 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ dimensions: ['country'] })).toEqual(joined);
     expect(plan({ filters: [['is', 'path', ['/']]] })).toEqual(joined);
     expect(plan({ dimensions: ['time:day'] })).toEqual(joined);
-    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source'] })).toEqual(joined);
+    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source'] })).toEqual(alone);
+    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup', filters: [['is', 'medium', ['cpc']]] }, dimensions: ['source'] })).toEqual(joined);
+    expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source', 'country'] })).toEqual(joined);
     expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(events);
     expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(events);

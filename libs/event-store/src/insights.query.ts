@@ -253,7 +253,11 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
   // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
   const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
-  const fromVisits = visitShaped && wholeDays;
+  // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
+  // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
+  // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
+  const goalOverVisits = goal !== '0' && joined && !/\bvd\d+\b/.test(goal) && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const fromVisits = (visitShaped || goalOverVisits) && wholeDays;
   if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
@@ -293,6 +297,15 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       'n AS vn',
       'pv AS vpv',
       ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
+      ...(goal === '0'
+        ? []
+        : [
+            `reinterpretAsUInt128(sipHash128(anon)) AS akey`,
+            [
+              `(visit, cur) IN (SELECT cityHash64(session_id, anonymous_id), ${cur} FROM ${tables.events}`,
+              `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
+            ].join(' '),
+          ]),
     ];
     from = visitRows(columns, 'visit, cur') + (where.length > 0 ? `\nHAVING ${where.join(' AND ')}` : '');
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;

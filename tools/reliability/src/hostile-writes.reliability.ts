@@ -77,9 +77,13 @@ describe('one key sends POST /v1/forget for random unknown users in 4 loops', ()
     expect(await server.stop()).toBe(0);
     expect(countOf(server, attacker.id, "AND user_id = 'kept-user'")).toBe(10);
     expect(countOf(server, bystander.id)).toBe(bystanderAcked);
-    // Unknown users submit no mutation: the storm left (at most) the real user's.
-    const mutations = queryEvents<{ n: string }>(server.dataDir, "SELECT count() AS n FROM system.mutations WHERE database = 'analytics'");
-    expect(Number(mutations[0]!.n)).toBeLessThanOrEqual(2);
+    // Unknown users submit no mutation: the storm left (at most) the real user's. The migrations' own mutations
+    // (009 and 011 rewrite columns of stored parts) are not the storm's.
+    const mutations = queryEvents<{ n: string }>(
+      server.dataDir,
+      "SELECT count() AS n FROM system.mutations WHERE database = 'analytics' AND command NOT LIKE '%MATERIALIZE COLUMN%' AND command NOT LIKE '%MODIFY COLUMN%'",
+    );
+    expect(Number(mutations[0]!.n)).toBeLessThanOrEqual(1);
   });
 });
 

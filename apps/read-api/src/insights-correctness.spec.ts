@@ -239,6 +239,21 @@ describe('POST /v1/insights matches the events', () => {
     expect(checked).toBeGreaterThan(0); // some answers were past the exact range
   });
 
+  it('for the big project: beside conversion_rate, visitors is the exact count the rate divides by', async () => {
+    let past = 0;
+    for (const dimensions of [[], ['source'], ['country']]) {
+      const body = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['visitors', 'conversions', 'conversion_rate'], goal: { event: '$pageview' }, dimensions, limit: 10_000 };
+      const parsed = insightsBodySchema.parse(body);
+      const actual = (await post('big', body)).rows as Array<Record<string, number>>;
+      expect(actual).toEqual(expectedInsights(rows, ids.big, parsed).rows);
+      for (const row of actual) {
+        expect(row.conversion_rate).toBeCloseTo(row.visitors === 0 ? 0 : row.conversions! / row.visitors!, 12);
+        if (row.visitors! > 4096) past++;
+      }
+    }
+    expect(past).toBeGreaterThan(0); // exact where the estimate would not be
+  });
+
   it('include_bots counts the crawler events, left out by default', async () => {
     const body = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['events', 'visitors'], dimensions: ['device_type'] };
     const without = await post('alpha', body);

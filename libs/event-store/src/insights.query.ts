@@ -194,7 +194,7 @@ export class Builder {
 }
 
 /** The metric over the per-visit rows (join path) or the events (events path) of period `cur` (1 requested, 0 previous). */
-function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
+function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: boolean): string {
   const visits = `countIf(cur = ${cur})`;
   const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
   // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors: counted
@@ -204,6 +204,9 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean): string {
   const converted = `uniqExactIf(${key}, ${counted} AND g)`;
   if (m === 'conversions') return converted;
   if (m === 'conversion_rate') return `if(uniqExactIf(${key}, ${counted}) = 0, 0, ${converted} / uniqExactIf(${key}, ${counted}))`;
+  // Asked beside conversion_rate, visitors is the exact count the rate divides by (computed once by the engine): the
+  // row's figures agree (conversions / visitors = conversion_rate), and the estimate would cost as much again.
+  if (m === 'visitors' && withRate) return `uniqExactIf(${key}, ${counted})`;
   if (!joined) {
     if (m === 'events') return `countIf(cur = ${cur})`;
     if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
@@ -283,7 +286,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   const dimAliases = dims.map((_, i) => `d${i}`);
   const periods: Array<0 | 1> = compare ? [1, 0] : [1];
-  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits)} AS ${p ? 'm' : 'c'}${i}`));
+  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'))} AS ${p ? 'm' : 'c'}${i}`));
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
@@ -302,7 +305,8 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
         : [
             `reinterpretAsUInt128(sipHash128(anon)) AS akey`,
             [
-              `(visit, cur) IN (SELECT cityHash64(session_id, anonymous_id), ${cur} FROM ${tables.events}`,
+              // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
+              compare ? `(visit, cur) IN (SELECT cityHash64(session_id, anonymous_id), ${cur} FROM ${tables.events}` : `visit IN (SELECT cityHash64(session_id, anonymous_id) FROM ${tables.events}`,
               `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
             ].join(' '),
           ]),

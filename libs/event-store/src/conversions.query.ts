@@ -83,7 +83,7 @@ function eventRows(
   // Visit dimensions: each visit's values from all its events in the range, joined to the events that the conditions
   // not naming a visit dimension already kept (those are checked before the join, the others after it).
   const namesVisit = (c: string) => /\bvd\d+\b/.test(c);
-  const visitCols = `SELECT ${[...b.columns].join(', ')}, cityHash64(session_id, anonymous_id) AS visit FROM ${tables.events}`;
+  const visitCols = `SELECT ${[...b.columns].join(', ')}, visit_key AS visit FROM ${tables.events}`;
   const kept = `${visitCols} WHERE ${[...range, ...conditions.filter((c) => !namesVisit(c))].join(' AND ')}`;
   // `visitsNeeded` (an event condition): only the visits with such an event are read for their values (less memory);
   // the other events keep their row (LEFT JOIN) with empty visit values, which nothing then reads.
@@ -93,8 +93,8 @@ function eventRows(
   return [head, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }
 
-/** The key of an event's visit, as the `visits` aggregate's session_key. */
-const VISIT_KEY = 'cityHash64(session_id, anonymous_id)';
+/** The key of an event's visit (migration 011), as the `visits` aggregate's session_key. */
+const VISIT_KEY = 'visit_key';
 
 /** Bits below an event's time in its packed value (one per step, 10 at most): `(ms << 10) | steps it completes`. */
 const STEP_BITS = 10;

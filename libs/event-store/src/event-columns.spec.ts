@@ -22,11 +22,12 @@ describe('the event-column descriptor (libs/schema) against the table the migrat
     expect(EVENT_COLUMNS.map(({ name, type }) => ({ name, type }))).toEqual(stored);
   });
 
-  it('leaves out only the MATERIALIZED columns (properties_map, migration 009; anon_key and anon_daily, 011): never inserted nor returned', async () => {
+  it('leaves out only the MATERIALIZED columns (properties_map, migration 009; anon_key, anon_daily and visit_key, 011): never inserted nor returned', async () => {
     const derived = (await tableColumns()).filter((c) => c.default_kind === 'MATERIALIZED');
     expect(derived).toEqual([
       { name: 'anon_key', type: 'UInt128', default_kind: 'MATERIALIZED' },
       { name: 'anon_daily', type: 'UInt8', default_kind: 'MATERIALIZED' },
+      { name: 'visit_key', type: 'UInt64', default_kind: 'MATERIALIZED' },
       { name: 'properties_map', type: 'Map(LowCardinality(String), String)', default_kind: 'MATERIALIZED' },
     ]);
     for (const name of derived.map((c) => c.name)) {

@@ -15,3 +15,6 @@ export const EMPTY_ANON_KEY = "reinterpretAsUInt128(sipHash128(''))";
 
 /** Holds for an event with an anonymous id. */
 export const HAS_ANON_KEY = `anon_key != ${EMPTY_ANON_KEY}`;
+
+/** visit_key: the key of the event's visit, as the `visits` and `sessions` aggregates key their rows (session_key). */
+export const VISIT_KEY_SQL = 'cityHash64(session_id, anonymous_id)';

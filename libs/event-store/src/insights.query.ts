@@ -277,7 +277,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
-    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' cityHash64(session_id, anonymous_id) AS skey,' : ''}`,
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' visit_key AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
     `FROM ${tables.events}`,
     "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
@@ -306,7 +306,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
             `reinterpretAsUInt128(sipHash128(anon)) AS akey`,
             [
               // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
-              compare ? `(visit, cur) IN (SELECT cityHash64(session_id, anonymous_id), ${cur} FROM ${tables.events}` : `visit IN (SELECT cityHash64(session_id, anonymous_id) FROM ${tables.events}`,
+              compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
               `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
             ].join(' '),
           ]),

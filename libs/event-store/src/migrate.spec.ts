@@ -83,7 +83,7 @@ const PINNED = {
     '008_channel unclustered/008_channel.sql 738f06779466ba599b4bae1236455b9b0b7dee145aed24f48ced15fbd0edce1c',
     '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits embedded/010_visits.sql 957a14f5d7bfecf9e4a6c2e3a8329a8ec8738663be2917e8d3425b0f27e1a7da',
-    '011_event_keys unclustered/011_event_keys.sql e3f48bb20a17bf2a4afffdc79c4d724c28629698672df4a833a2fd6579700d9a',
+    '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -96,7 +96,7 @@ const PINNED = {
     '008_channel unclustered/008_channel.sql 738f06779466ba599b4bae1236455b9b0b7dee145aed24f48ced15fbd0edce1c',
     '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits server/010_visits.sql 06d086b1d6b415e314981b31f122cfc2a367e619170a246c321c6fb7b3234863',
-    '011_event_keys unclustered/011_event_keys.sql e3f48bb20a17bf2a4afffdc79c4d724c28629698672df4a833a2fd6579700d9a',
+    '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -109,6 +109,6 @@ const PINNED = {
     '008_channel clustered/008_channel.sql 0abb7e13f43d30056a3558788648fd66f32f04a7699adc4a688c3f30c278091f',
     '009_properties_map clustered/009_properties_map.sql 865cd4a55d15f5eb426c84a7283ce37e98c07ebf4898485130f4172253906b1a',
     '010_visits clustered/010_visits.sql 7125da05e9151ae77de01871374739eac2f2da8cbd6c6b61cdf59e4098c73c3f',
-    '011_event_keys clustered/011_event_keys.sql b1f76b155c8ecf9314f0948879a31413e9bd2d49295a02c3b43626d884605bec',
+    '011_event_keys clustered/011_event_keys.sql c429f18cab97575c92492dcee9317d0208135fed075804d661dd87795ed3a352',
   ],
 };

@@ -21,7 +21,7 @@ import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
 import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
-import { ANON_DAILY_SQL, ANON_KEY_SQL } from './event-keys';
+import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
@@ -99,6 +99,7 @@ const FRAGMENTS: Record<string, string> = {
   properties_map: PROPERTIES_MAP_SQL,
   anon_key: ANON_KEY_SQL,
   anon_daily: ANON_DAILY_SQL,
+  visit_key: VISIT_KEY_SQL,
   visits_columns: VISITS_TABLE_COLUMNS,
   visits_column_names: aggregateOf('visits').columns.join(', '),
   visits_select: aggregateOf('visits').select.join(', '),

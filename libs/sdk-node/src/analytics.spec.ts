@@ -135,7 +135,8 @@ describe('Analytics against the real service', () => {
 
   it('insights and properties read back with an rk_ key, typed by the metrics and dimensions asked for', async () => {
     const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'sdk-node-insights' })).keys;
-    const at = (min: number) => new Date(Date.now() - 30 * 60_000 + min * 60_000);
+    const start = Date.now() - 30 * 60_000; // one clock reading: the steps are exactly whole minutes apart
+    const at = (min: number) => new Date(start + min * 60_000);
     await new Analytics({ endpoint: service.endpoint, key: sk }).batch([
       { event: '$pageview', anonymous_id: 'i-1', session_id: 'i-1-s', timestamp: at(0), url: 'https://shop.example.com/pricing', properties: { plan: 'pro' } },
       { event: 'signup', anonymous_id: 'i-1', session_id: 'i-1-s', timestamp: at(2), url: 'https://shop.example.com/signup', properties: { plan: 'pro' } },
@@ -169,7 +170,8 @@ describe('Analytics against the real service', () => {
 
   it('funnel, retention and goal conversions read back with an rk_ key; a one-step funnel is a 400 with its details', async () => {
     const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'sdk-node-conversions' })).keys;
-    const at = (min: number) => new Date(Date.now() - 30 * 60_000 + min * 60_000);
+    const start = Date.now() - 30 * 60_000; // one clock reading: the steps are exactly whole minutes apart
+    const at = (min: number) => new Date(start + min * 60_000);
     await new Analytics({ endpoint: service.endpoint, key: sk }).batch([
       { event: '$pageview', anonymous_id: 'c-1', user_id: 'U-1', timestamp: at(0), url: 'https://shop.example.com/pricing' },
       { event: 'signup', anonymous_id: 'c-1', user_id: 'U-1', timestamp: at(2), url: 'https://shop.example.com/signup' },

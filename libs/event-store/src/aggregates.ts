@@ -1,3 +1,4 @@
+import { VISIT_KEY_SQL } from './event-keys';
 import { MAX_PARTITIONS_PER_INSERT } from './insert-rows';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
@@ -98,7 +99,7 @@ export const AGGREGATES: readonly Aggregate[] = [
     select: [
       'project_id',
       'toDate(timestamp) AS day',
-      'cityHash64(session_id, anonymous_id) AS session_key',
+      `${VISIT_KEY_SQL} AS session_key`,
       'session_id',
       'anonymous_id',
       `min(${SESSION_ENTRY.encode}) AS entry`,
@@ -117,7 +118,7 @@ export const AGGREGATES: readonly Aggregate[] = [
     select: [
       'project_id',
       'toDate(timestamp) AS day',
-      'cityHash64(session_id, anonymous_id) AS session_key',
+      `${VISIT_KEY_SQL} AS session_key`,
       "toUInt8(device_type = 'bot') AS bot",
       'anonymous_id',
       `min(${VISIT_ENTRY.encode}) AS entry`,

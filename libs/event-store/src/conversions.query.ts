@@ -13,7 +13,7 @@ import {
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
 import type { EventStore } from './event-store';
-import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, dimensionsOf, visitValueOf } from './insights.query';
+import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, dimensionsOf, namesVisitDimension, visitValueOf } from './insights.query';
 import { ANON_DAILY_SQL, HAS_ANON_KEY } from './event-keys';
 import { type ReadTables, readTablesOf } from './read-tables';
 
@@ -82,14 +82,13 @@ function eventRows(
   if (b.visitDims.length === 0) return [head, `FROM ${tables.events}`, `WHERE ${[...range, ...conditions].join(' AND ')}`].join('\n');
   // Visit dimensions: each visit's values from all its events in the range, joined to the events that the conditions
   // not naming a visit dimension already kept (those are checked before the join, the others after it).
-  const namesVisit = (c: string) => /\bvd\d+\b/.test(c);
   const visitCols = `SELECT ${[...b.columns].join(', ')}, visit_key AS visit FROM ${tables.events}`;
-  const kept = `${visitCols} WHERE ${[...range, ...conditions.filter((c) => !namesVisit(c))].join(' AND ')}`;
+  const kept = `${visitCols} WHERE ${[...range, ...conditions.filter((c) => !namesVisitDimension(c))].join(' AND ')}`;
   // `visitsNeeded` (an event condition): only the visits with such an event are read for their values (less memory);
   // the other events keep their row (LEFT JOIN) with empty visit values, which nothing then reads.
-  const only = visitsNeeded && !namesVisit(visitsNeeded) && !conditions.some(namesVisit) ? ` AND visit IN (SELECT visit FROM (${kept}) WHERE ${visitsNeeded})` : '';
+  const only = visitsNeeded && !namesVisitDimension(visitsNeeded) && !conditions.some(namesVisitDimension) ? ` AND visit IN (SELECT visit FROM (${kept}) WHERE ${visitsNeeded})` : '';
   const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}${only}) GROUP BY visit`;
-  const after = conditions.filter(namesVisit);
+  const after = conditions.filter(namesVisitDimension);
   return [head, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }
 
@@ -115,7 +114,7 @@ export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuer
   const bv = visitValues ? VISIT_KEY : bd ? b.value(bd) : null;
   b.params.window = q.window_s * 1000;
   // Each kept event as one UInt64: its time in ms above STEP_BITS bits saying which steps it completes (2000-2100 fits
-  // in 42 bits). One array per entity sorted once (numbers) instead of one array of tuples per step: ~25% less CPU.
+  // in 42 bits). One array per entity sorted once (numbers) instead of one array per step (BENCHMARKS.md).
   const mask = steps.map((st, i) => `bitShiftLeft(toUInt64(${st}), ${i})`).join(' + ');
   const packed = `bitOr(bitShiftLeft(toUInt64(toUnixTimestamp64Milli(timestamp)), ${STEP_BITS}), ${mask}) AS x`;
   // A visit key is hashed only for step-1 events (the only ones whose value is read).

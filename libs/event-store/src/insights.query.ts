@@ -15,7 +15,7 @@ import {
 } from '@analytics/schema';
 import { VISIT_ENTRY, VISIT_PAGE } from './aggregates';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from './clickhouse-time';
-import { EMPTY_ANON_KEY } from './event-keys';
+import { EMPTY_ANON_KEY, anonKeyOf } from './event-keys';
 import type { EventStore } from './event-store';
 import { type ReadTables, readTablesOf } from './read-tables';
 
@@ -233,6 +233,8 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 }
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
+/** Whether SQL the Builder made (a condition, a goal) reads a visit dimension: a `vd<i>` column of the visit rows. */
+export const namesVisitDimension = (sql: string) => /\bvd\d+\b/.test(sql);
 export const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
 
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
@@ -249,8 +251,9 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
   if (goal !== '0') b.columns.add('anon_key');
   const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
+  const onlyVisitDims = [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
   // Only visit dimensions grouped and filtered, no goal (the base columns untouched): each visit's row is all its events'.
-  const visitShaped = goal === '0' && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const visitShaped = goal === '0' && onlyVisitDims;
   const visitsOnly = joined && visitShaped;
   // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
@@ -259,7 +262,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
   // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
   // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
-  const goalOverVisits = goal !== '0' && joined && !/\bvd\d+\b/.test(goal) && [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
   const fromVisits = (visitShaped || goalOverVisits) && wholeDays;
   if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
@@ -303,7 +306,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       ...(goal === '0'
         ? []
         : [
-            `reinterpretAsUInt128(sipHash128(anon)) AS akey`,
+            `${anonKeyOf('anon')} AS akey`,
             [
               // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
               compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,

@@ -10,24 +10,12 @@ const countOf = (server: Server, projectId: string, where = '') =>
 
 const acked = (...results: LoopResult[]) => results.reduce((n, r) => n + (r.statuses[202] ?? 0), 0);
 
-/** Two quiet windows as one: their latencies together, their mean rate. */
-const bothQuiet = (a: LoopResult, b: LoopResult): LoopResult => ({
-  latencies: [...a.latencies, ...b.latencies],
-  statuses: Object.fromEntries([...new Set([...Object.keys(a.statuses), ...Object.keys(b.statuses)])].map((k) => [k, (a.statuses[Number(k)] ?? 0) + (b.statuses[Number(k)] ?? 0)])),
-  perS: (a.perS + b.perS) / 2,
-});
-
-/**
- * The bystander warmed up, measured quiet, then again while `attack` runs (from 1 s before to its end), then quiet
- * again: the quiet figure is both quiet windows', so a stretch where the shared machine happened to be fast or slow
- * (a lone 5 s window ranged 178 to 511 req/s across CI runs) does not decide the comparison alone.
- */
+/** The bystander warmed up, measured quiet, then measured again while `attack` runs (from 1 s before to its end). */
 async function measure(server: Server, bystander: ProjectKeys, attack: (ms: number) => Promise<LoopResult>) {
   const warmup = await bystanderTrack(server, bystander.sk, 1_000);
-  const before = await bystanderTrack(server, bystander.sk, 5_000);
+  const quiet = await bystanderTrack(server, bystander.sk, 5_000);
   const [busy, attacked] = await Promise.all([sleep(1_000).then(() => bystanderTrack(server, bystander.sk, 5_000)), attack(6_000)]);
-  const after = await bystanderTrack(server, bystander.sk, 5_000);
-  return { bystanderAcked: acked(warmup, before, busy, after), quiet: bothQuiet(before, after), busy, attacked };
+  return { bystanderAcked: acked(warmup, quiet, busy), quiet, busy, attacked };
 }
 
 /** A fresh server with a bystander project and an attacker's, for one describe block. */

@@ -64,6 +64,10 @@ export function report(what: string, figures: Record<string, number | string>): 
 }
 
 /** The bound for a bystander under an attack: at least half its quiet throughput, p99 under twice quiet + 100 ms. */
+export const bystanderUnhurt = (quiet: LoopResult, busy: LoopResult): boolean =>
+  busy.perS >= 0.5 * quiet.perS && pct(busy.latencies, 99) < 2 * pct(quiet.latencies, 99) + 100;
+
+/** That bound as assertions, the figures reported first. */
 export function expectBystanderUnhurt(quiet: LoopResult, busy: LoopResult): void {
   report('bystander track', { 'quiet req/s': quiet.perS, 'attacked req/s': busy.perS, 'quiet p99 ms': pct(quiet.latencies, 99), 'attacked p99 ms': pct(busy.latencies, 99) });
   expect(Object.keys(quiet.statuses)).toEqual(['202']);

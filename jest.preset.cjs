@@ -1,6 +1,10 @@
 // Shared jest settings: swc for speed (types are checked by the typecheck target),
 // and the tsconfig path aliases mapped to source so tests run without a build.
 const path = require('node:path');
+
+// As in every bundle (tools/esbuild-options.mjs): embedded chDB statements hold libuv pool threads until they end.
+// Set before jest starts its workers (they inherit it) and before the in-band run first uses the pool.
+process.env.UV_THREADPOOL_SIZE ??= '16';
 const { compilerOptions } = require('./tsconfig.base.json');
 
 const moduleNameMapper = {};

@@ -21,13 +21,20 @@
 //     prop:<key> mixes; a BENCH_DIR loaded without them is not reused with them, and the reverse).
 //   Insights (POST /v1/insights, raw events): BENCH_MIX=insights npm run bench:read -- --properties
 //   Conversions (POST /v1/funnel, /v1/retention, goals in /v1/insights; windowFunnel compared): BENCH_MIX=conversions
+//   --harness (BENCH_HARNESS=1): the production shape's read path instead: the events go to the ClickHouse HTTP test
+//     harness (tools/topology: one chDB session behind ClickHouse's HTTP interface, in a process of its own, under
+//     BENCH_DIR/harness) through a store in server mode, a second store in this process builds the aggregates (as
+//     apps/aggregate-builder does), and the read API reads over HTTP as read-api does (by default without waiting on
+//     the builder; AGGREGATE_WAIT_MS=<ms> measures the read-your-writes wait before each read of an aggregate). Needs
+//     `npm run build` (dist/tools/clickhouse-harness). cpu then adds the harness's.
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bundleFromSource } from './lib.mjs';
+import { bundleFromSource, cpuMsOf } from './lib.mjs';
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -42,6 +49,7 @@ const D0 = Date.UTC(2026, 2, 1);
 const SPAN_DAYS = 30;
 const EVENTS_PER_SESSION = 5;
 const PROPERTIES = process.argv.includes('--properties') || process.env.BENCH_PROPERTIES === '1';
+const HARNESS = process.argv.includes('--harness') || process.env.BENCH_HARNESS === '1';
 
 const { lib } = await bundleFromSource('read-bench', [
   "export { buildApp } from './apps/read-api/src/app';",
@@ -55,13 +63,35 @@ const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-
 const logger = lib.createLogger({ level: 'warn', name: 'bench' });
 // READ_* (read limits) pass through: READ_MAX_EXECUTION_S=120 lets a slow shape be measured instead of refused.
 const readLimits = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('READ_')));
-const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench', SOURCES_REFRESH_MS: '3600000', ...readLimits });
+/** --harness: the ClickHouse HTTP test harness on BENCH_DIR/harness, in a process of its own; its URL. */
+async function startHarness() {
+  if (!existsSync('dist/tools/clickhouse-harness/main.js')) execFileSync(process.execPath, ['tools/build.mjs'], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['dist/tools/clickhouse-harness/main.js', '--path', join(dataDir, 'harness')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: '' } });
+  const port = await new Promise((done, fail) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c.toString();
+      const m = /"port":(\d+)/.exec(out);
+      if (m) done(Number(m[1]));
+    });
+    child.once('exit', (code) => fail(new Error(`harness exited with ${code}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+const harness = HARNESS ? await startHarness() : undefined;
+const env = lib.loadConfig(lib.envSchema, { DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'bench', SOURCES_REFRESH_MS: '3600000', ...(harness ? { CLICKHOUSE_URL: harness.url, ...(process.env.AGGREGATE_WAIT_MS ? { AGGREGATE_WAIT_MS: process.env.AGGREGATE_WAIT_MS } : {}) } : {}), ...readLimits });
 const stores = await lib.openStores(env, logger, dataDir);
+// --harness: the builder, as apps/aggregate-builder runs it (this store holds no lease: nothing else builds here).
+const builder = harness ? await lib.EventStore.open({ url: harness.url, database: 'bench', aggregateIntervalMs: 1000, sourcesRefreshMs: 3_600_000 }) : stores.events;
+if (harness) await builder.startBuilding();
 const db = stores.events.db;
 const count = async (sql) => Number((await stores.events.select(sql, {}))[0].c);
-// BENCH_DIR holding a finished load of the same size is reused (iterating on queries without reloading).
+// BENCH_DIR holding a finished load of the same size is reused (iterating on queries without reloading). The events
+// the "sources (last 2 days live)" mix adds (ids live-<n>) are not the load's: without leaving them out, every later
+// run found 10 more than EVENTS and loaded another EVENTS beside the first (a store of 20M, 30M ... events).
 const reuse =
-  (await count(`SELECT count() AS c FROM ${db}.events`)) === EVENTS && (await count(`SELECT count() AS c FROM (SELECT properties FROM ${db}.events LIMIT 1) WHERE properties != '{}'`)) === (PROPERTIES ? 1 : 0);
+  (await count(`SELECT count() AS c FROM ${db}.events WHERE NOT startsWith(event_id, 'live-')`)) === EVENTS &&
+  (await count(`SELECT count() AS c FROM (SELECT properties FROM ${db}.events LIMIT 1) WHERE properties != '{}'`)) === (PROPERTIES ? 1 : 0);
 const projectId = reuse
   ? (await stores.events.select(`SELECT toString(project_id) AS id FROM ${db}.events LIMIT 1`, {}))[0].id
   : (await stores.keyStore.createProject({ name: 'bench' })).project.id;
@@ -74,7 +104,7 @@ const rssMiB = () => Math.round(process.memoryUsage().rss / MiB);
 const rssBefore = rssMiB();
 
 const insertChunk = (offset, rows) =>
-  stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined, withProperties: PROPERTIES })));
+  stores.events.insertWith(rows, (seq, stamp) => stores.events.command(syntheticEventsSql({ db, projectId, fromMs: D0, spanDays: SPAN_DAYS, eventsPerSession: EVENTS_PER_SESSION, offset, rows, seq, stamp, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined, withProperties: PROPERTIES })));
 
 const loadStart = performance.now();
 for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {
@@ -83,23 +113,24 @@ for (let offset = 0; !reuse && offset < EVENTS; offset += CHUNK) {
 const loadMs = performance.now() - loadStart;
 // The aggregates: built by the embedded store's aggregate builder (a server's views built them during the load).
 const buildStart = performance.now();
-await stores.events.aggregatesCaughtUp();
+await builder.aggregatesCaughtUp();
 const buildMs = performance.now() - buildStart;
 if (reuse) console.log('reusing the events already loaded in BENCH_DIR');
 else console.log(`load: ${(loadMs / 1000).toFixed(1)} s (${Math.round(EVENTS / (loadMs / 1000)).toLocaleString('en')} events/s into events), then the aggregates caught up in ${(buildMs / 1000).toFixed(1)} s`);
 // sources_daily (embedded store): every day the load touched, recomputed from sessions.
 const refreshStart = performance.now();
-const refreshedDays = (await stores.events.refreshSources?.(true)) ?? 0;
+const refreshedDays = (await builder.refreshSources?.(true)) ?? 0;
 const refreshMs = performance.now() - refreshStart;
-if (stores.events.refreshSources) console.log(`sources_daily: ${refreshedDays} project-days refreshed in ${(refreshMs / 1000).toFixed(1)} s`);
+if (builder.refreshSources) console.log(`sources_daily: ${refreshedDays} project-days refreshed in ${(refreshMs / 1000).toFixed(1)} s`);
 const loadRate = reuse ? null : Math.round(EVENTS / ((loadMs + buildMs + refreshMs) / 1000));
 const rssAfterLoad = rssMiB();
 
 // Measure the steady state, not the load: wait for the background merges the inserts started.
 const settleStart = performance.now();
-const parts = () => count(`SELECT count() AS c FROM system.parts WHERE database = '${db}' AND active`);
+// aggregate_progress left out: a server's idle builder writes a row there every tick (what reads wait on).
+const parts = () => count(`SELECT count() AS c FROM system.parts WHERE database = '${db}' AND active AND table != 'aggregate_progress'`);
 for (let last = -1, now = await parts(); ; last = now, now = await parts()) {
-  const merging = await count(`SELECT count() AS c FROM system.merges WHERE database = '${db}'`);
+  const merging = await count(`SELECT count() AS c FROM system.merges WHERE database = '${db}' AND table != 'aggregate_progress'`);
   if (merging === 0 && now === last) break;
   await new Promise((r) => setTimeout(r, 2000));
 }
@@ -280,10 +311,14 @@ const measure = async (label, path, shapes) => {
     const shape = i % shapes.length;
     const t = performance.now();
     const c = process.cpuUsage();
+    const engineBefore = harness ? cpuMsOf(harness.child.pid) : 0;
     await get(path, shapes[shape]);
     const used = process.cpuUsage(c);
+    // --harness: the engine's CPU is the harness process's (read from /proc: 10 ms ticks, so per request it is coarse;
+    // the p50 over a mix is what to read).
+    const engineMs = harness ? cpuMsOf(harness.child.pid) - engineBefore : 0;
     if (i % 10 === 0) rssPeakQueries = Math.max(rssPeakQueries, rssMiB());
-    samples.push({ shape, wall: performance.now() - t, cpu: (used.user + used.system) / 1000 });
+    samples.push({ shape, wall: performance.now() - t, cpu: (used.user + used.system) / 1000 + engineMs });
   }
   const load = [loadBefore, loadavg()[0]].map((l) => +l.toFixed(2));
   results[label] = { ...summarize(samples), load, shapes: {} };
@@ -309,7 +344,10 @@ if (stores.events.sourcesDaily && 'sources (last 2 days live)'.includes(MIX_FILT
     user_id: null, session_id: `live-${i}`, source: 'google', medium: 'organic', campaign: null, source_confidence: 'high', source_rule_id: 'bench',
     referrer: null, url: null, path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', ip_hash_hex: '00'.repeat(16), properties: '{}',
   });
-  await stores.events.insertRows(Array.from({ length: 10 }, (_, i) => row(i)));
+  // Once per BENCH_DIR: a reused store has them already.
+  if ((await count(`SELECT count() AS c FROM ${db}.events WHERE startsWith(event_id, 'live-')`)) === 0) {
+    await stores.events.insertRows(Array.from({ length: 10 }, (_, i) => row(i)));
+  }
   await stores.events.aggregatesCaughtUp();
   const days = await lib.planSourceDays(stores.events, tables, projectId, lib.sourcesParamsSchema.parse({ from: FROM, to: TO }));
   console.log(`10 events added on the last day: ${days.fresh.length} days from sources_daily, ${days.stale.length} from sessions (${days.stale.join(', ')})`);
@@ -318,7 +356,9 @@ if (stores.events.sourcesDaily && 'sources (last 2 days live)'.includes(MIX_FILT
 console.log(`RSS during the queries: peak ${rssPeakQueries} MiB (sampled every 10th request)`);
 
 server.close();
+if (harness) await builder.close();
 await stores.close();
+harness?.child.kill('SIGTERM');
 if (!process.env.BENCH_DIR) rmSync(dataDir, { recursive: true, force: true });
 console.log(
   JSON.stringify({

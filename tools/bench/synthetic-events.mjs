@@ -4,8 +4,8 @@ const pick = (list, seed, key = 's') => `[${list.map((v) => `'${v}'`).join(',')}
 const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/social', 'direct/direct', 'newsletter/email', 'twitter/social', 'bing/organic', 'blog-example-org/referral', 'linkedin/paid', 'email/email', 'internal/direct'];
 /**
  * INSERT ... SELECT FROM numbers(offset, rows) of synthetic events for one project, generated inside ClickHouse: run it
- * through `store.insertWith(rows, (seq) => store.command(syntheticEventsSql({ ..., seq })))` so the embedded store's
- * aggregate builder folds it into the aggregates (a server's views do it inside the INSERT; seq is then undefined).
+ * through `store.insertWith(rows, (seq, stamp) => store.command(syntheticEventsSql({ ..., seq, stamp })))` so the
+ * aggregate builder folds it into the aggregates (a server's INSERT also carries the stamp's writer and row count).
  * `eventsPerSession` consecutive numbers make one session
  * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`.
  * Used by the read-path (read.mjs) and dashboard (dashboard.mjs) benchmarks.
@@ -16,9 +16,9 @@ const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/soc
  * `withProperties`: each event gets `{"plan": <one of 4, per visitor>, "step": <0..4>, "variant": <a|b>}` instead of
  * `{}` (the insights benchmark's prop:<key> cases; off by default so the other figures stay comparable).
  */
-export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq, totalRows, withProperties = false }) => `
+export const syntheticEventsSql = ({ db, projectId, fromMs, spanDays, eventsPerSession, offset, rows, seq, stamp, totalRows, withProperties = false }) => `
 INSERT INTO ${db}.events (project_id, timestamp, event_id, event_name, anonymous_id, user_id, session_id, source, medium, campaign,
-  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties${seq === undefined ? '' : ', insert_seq_in'})
+  source_confidence, source_rule_id, referrer, url, path, country, device_type, browser, os, ip_hash_hex, properties${seq === undefined ? '' : ', insert_seq_in'}${stamp ? ', insert_writer_in, insert_rows_in' : ''})
 SELECT
   toUUID('${projectId}'),
   toDateTime64(${fromMs / 1000}, 3, 'UTC') + toIntervalMillisecond(${
@@ -39,5 +39,5 @@ SELECT
   ${pick(['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'Chrome OS'], 8)},
   '00112233445566778899aabbccddeeff',
   ${withProperties ? `concat('{"plan":"', ${pick(['free', 'pro', 'team', 'enterprise'], 10)}, '","step":', toString(n % 5), ',"variant":"', ${pick(['a', 'b'], 11, 'n')}, '"}')` : "'{}'"}${seq === undefined ? '' : `,
-  toUInt64(${seq})`}
+  toUInt64(${seq})`}${stamp ? `, toUInt64(${stamp.writer}), toUInt32(${stamp.rows})` : ''}
 FROM (SELECT number AS n, intDiv(number, ${eventsPerSession}) AS s, ${pick(SOURCES, 9)} AS src FROM numbers(${offset}, ${rows}))`;

@@ -24,7 +24,7 @@ export function createBackupRouter(stores: Stores, adminToken: string, dataDir: 
     defineRoute(routes.backup, async ({ body }) => {
       const dir = body.dir;
       if (!isAbsolute(dir)) throw refuse('must be an absolute path on the server (npm run backup resolves it for you)');
-      if (!stores.keyDb.dumpDataDir || !stores.events.buildsAggregates) {
+      if (!stores.keyDb.dumpDataDir || !stores.events.embedded) {
         throw refuse('this instance does not run the embedded stores: back up ClickHouse with BACKUP ... TO S3 and PostgreSQL with pg_dump (docs/operations.md)');
       }
       if (await nonEmpty(dir)) throw refuse(`${dir} exists and is not empty: name a new or empty directory`);

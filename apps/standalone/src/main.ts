@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { openStores, rateRulesOf, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
+import { openStores, rateRulesOf, runMain, serve, serviceLimitsOf, startAggregateBuilding } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -18,6 +18,8 @@ async function main() {
   }
   loadGeo();
   const stores = await openStores(env, logger, dataDir);
+  // On a ClickHouse server the service builds the aggregates too, while it holds the builder's lease.
+  const building = startAggregateBuilding(stores, env, logger);
   // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
   const dashboardDir = resolve(__dirname, '../dashboard');
   // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.
@@ -25,7 +27,10 @@ async function main() {
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir });
-  const server = await serve(app, env.PORT, logger, () => stores.close());
+  const server = await serve(app, env.PORT, logger, async () => {
+    await building.stop();
+    await stores.close();
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const projectCount = (await stores.keyStore.listProjects()).length;

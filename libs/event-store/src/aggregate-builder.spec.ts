@@ -6,61 +6,16 @@ import type { EventStore } from './event-store';
 import { useTestStore } from './test-support/test-store';
 import { insertEventRows } from './insert-rows';
 import { migrateEventStore } from './migrate';
-import { testRow as row } from './test-support/test-rows';
+import { aggregatesAgainstRaw as againstRaw, builderRows, expectBuiltOnce } from './test-support/aggregates-vs-raw';
 
 // Real chDB. The store's own builder ticks once a minute here: the tests drive it with aggregatesCaughtUp().
 let store: EventStore;
 useTestStore((opened) => ({ store } = opened), { aggregateIntervalMs: 60_000 });
 
-const DAY = 86_400_000;
-const T0 = Date.UTC(2031, 0, 30); // three days before a month boundary: ranges span two partitions
 
-/** Each aggregate of `db` next to the same figures computed from its raw events: equal when built exactly once. */
-async function aggregatesAgainstRaw(db: string, p: string) {
-  const q = <T>(sql: string) => store.select<T>(sql, { p });
-  const grain = 'day, event_name, source, medium, country, device_type';
-  const sketch = "uniqCombinedIf(anonymous_id, anonymous_id != '')";
-  const entry = "min(concat(leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0'), leftPad(toString(length(source)), 5, '0'), source, medium))";
-  return {
-    rollup: await q(`SELECT ${grain}, toUInt64(sum(events)) AS n FROM ${db}.daily_rollup WHERE project_id = {p:UUID} GROUP BY ${grain} ORDER BY ${grain}`),
-    rawRollup: await q(`SELECT toDate(timestamp) AS day, event_name, source, medium, country, device_type, count() AS n FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY ${grain} ORDER BY ${grain}`),
-    uniques: await q(`SELECT day, event_name, uniqCombinedMerge(uniques) AS u FROM ${db}.daily_uniques WHERE project_id = {p:UUID} GROUP BY day, event_name ORDER BY day, event_name`),
-    rawUniques: await q(`SELECT toDate(timestamp) AS day, event_name, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, event_name ORDER BY day, event_name`),
-    uniquesBy: await q(`SELECT day, event_name, dim, dim_value, uniqCombinedMerge(uniques) AS u FROM ${db}.daily_uniques_by WHERE project_id = {p:UUID} GROUP BY day, event_name, dim, dim_value ORDER BY day, event_name, dim, dim_value`),
-    rawUniquesBy: await q(
-      `SELECT * FROM (${[
-        `SELECT toDate(timestamp) AS day, '' AS event_name, '' AS dim, '' AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day`,
-        ...['source', 'medium', 'country', 'device_type'].flatMap((d) => [
-          `SELECT toDate(timestamp) AS day, '' AS event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, dim_value`,
-          `SELECT toDate(timestamp) AS day, event_name, '${d}' AS dim, toString(${d}) AS dim_value, ${sketch} AS u FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY day, event_name, dim_value`,
-        ]),
-      ].join(' UNION ALL ')}) ORDER BY day, event_name, dim, dim_value`,
-    ),
-    sessions: await q(`SELECT session_id, anonymous_id, min(entry) AS e, toUInt64(sum(events)) AS n FROM ${db}.sessions WHERE project_id = {p:UUID} GROUP BY session_key, session_id, anonymous_id ORDER BY session_id, anonymous_id`),
-    rawSessions: await q(`SELECT session_id, anonymous_id, ${entry} AS e, count() AS n FROM ${db}.events WHERE project_id = {p:UUID} GROUP BY session_id, anonymous_id ORDER BY session_id, anonymous_id`),
-  };
-}
+const aggregatesAgainstRaw = (db: string, p: string) => againstRaw(store, db, p);
 
-function expectBuiltOnce(a: Awaited<ReturnType<typeof aggregatesAgainstRaw>>, events: number) {
-  expect(a.rawRollup.reduce((sum: number, r) => sum + Number((r as { n: string }).n), 0)).toBe(events);
-  expect(a.rollup).toEqual(a.rawRollup);
-  expect(a.uniques).toEqual(a.rawUniques);
-  expect(a.uniquesBy).toEqual(a.rawUniquesBy);
-  expect(a.sessions).toEqual(a.rawSessions);
-}
-
-const rowsFor = (p: string, n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) =>
-    row(p, {
-      at: T0 + (i % 5) * DAY + i * 1000,
-      event_id: `${tag}-${i}`,
-      session_id: `s-${i % 7}`,
-      anonymous_id: i % 11 === 0 ? '' : `v-${i % 13}`,
-      source: ['google', 'bing', 'direct'][i % 3],
-      medium: ['organic', 'paid', 'direct'][i % 3],
-      event_name: i % 4 ? '$pageview' : 'signup',
-    }),
-  );
+const rowsFor = builderRows;
 
 describe('AggregateBuilder', () => {
   it('folds every INSERT into the aggregates exactly once, however the INSERTs interleave and the builds fall between them', async () => {

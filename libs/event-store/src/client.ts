@@ -22,6 +22,12 @@ export interface EventStoreConfig {
   read?: Partial<ReadLimits>;
   /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
   aggregateIntervalMs?: number;
+  /**
+   * A ClickHouse server, in a process that does not build: how long a read of the aggregates waits for the builder to
+   * build what was acknowledged before it (AGGREGATE_WAIT_MS; default 0: reads do not wait, they answer from what is
+   * built). Deletes wait for the builder whatever it is (at least 5 s).
+   */
+  aggregateWaitMs?: number;
   /** Embedded store: a day of sources_daily is recomputed at most this often (SOURCES_REFRESH_MS). */
   sourcesRefreshMs?: number;
   /** Batching of forgets (one mutation per interval, bounded pending mutations). */
@@ -83,6 +89,8 @@ export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
   const builder = createChdbConnection({ path: config.chdbPath });
   // And the far lane a fifth: an INSERT spread over many month partitions runs beside the live lane's, not before it.
   const farWrites = createChdbConnection({ path: config.chdbPath });
+  // Every statement on these connections (and each export's stream) holds a thread of libuv's pool until it ends, so
+  // running side by side needs more than Node's default 4: our bundles and the jest preset set UV_THREADPOOL_SIZE to 16.
   const builderClient = createClient({ connection: builder } as never);
   // The engine's allocator keeps the pages a large INSERT freed resident for seconds, and successive large INSERTs
   // pile them up: they are handed back after such an INSERT (one call, instead of a decay paid on every free).

@@ -6,8 +6,8 @@ let store: EventStore;
 useTestStore((opened) => ({ store } = opened));
 
 type Column = { name: string; type: string; default_kind: string };
-/** The aggregate builder's bookkeeping (migration 004): EventStore stamps every INSERT with it; not an event field. */
-const BOOKKEEPING = new Set(['insert_seq', 'insert_seq_in']);
+/** The aggregate builder's bookkeeping (migrations 004 and 012): EventStore stamps every INSERT with it; not an event field. */
+const BOOKKEEPING = new Set(['insert_seq', 'insert_seq_in', 'insert_writer', 'insert_writer_in', 'insert_rows', 'insert_rows_in']);
 const tableColumns = async () =>
   (
     await store.select<Column>('SELECT name, type, default_kind FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position', {

@@ -31,10 +31,12 @@ export class EventStore {
   private readonly handle: ClickHouseHandle;
   private readonly writes: WriteSide;
   private readonly reads: ReadSide;
+  private readonly builderConfig: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'>;
 
   private constructor(handle: ClickHouseHandle, config: EventStoreConfig, writerOptions: EventWriterOptions) {
     this.handle = handle;
     this.client = handle.client;
+    this.builderConfig = { aggregateIntervalMs: config.aggregateIntervalMs, sourcesRefreshMs: config.sourcesRefreshMs, onAggregateError: config.onAggregateError };
     this.db = assertIdentifier(config.database, 'CLICKHOUSE_DATABASE');
     this.cluster = config.cluster ? assertIdentifier(config.cluster, 'CLICKHOUSE_CLUSTER') : undefined;
     const control = handle.control ?? (async (sql: string) => void (await this.client.command({ query: sql })));
@@ -43,6 +45,9 @@ export class EventStore {
       db: this.db,
       table: this.eventsTable,
       cluster: this.cluster !== undefined,
+      clusterName: this.cluster,
+      server: handle.builderClient === undefined,
+      aggregateWaitMs: config.aggregateWaitMs,
       control,
       // A server takes concurrent INSERTs on its connection pool; chDB runs one at a time per connection (one per lane).
       writer: { concurrency: config.url ? 4 : 1, ...writerOptions },
@@ -50,14 +55,14 @@ export class EventStore {
     const limits = { ...DEFAULT_READ_LIMITS, ...config.read };
     this.reads = new ReadSide(
       { ...limits, concurrency: limits.concurrency || (config.url ? 8 : 1) },
-      { select: (query, params) => this.select(query, params), control, caughtUp: () => this.aggregatesCaughtUp() },
+      { select: (query, params) => this.select(query, params), control, caughtUp: () => this.writes.beforeAggregateRead() },
     );
     this.forgets = new ForgetQueue(this, config.forget);
   }
 
   /** Opens the store and applies pending migrations. */
-  static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}): Promise<EventStore> {
-    const store = EventStore.connect(config, writerOptions);
+  static async open(config: EventStoreConfig, writerOptions: EventWriterOptions = {}, handle?: ClickHouseHandle): Promise<EventStore> {
+    const store = handle ? new EventStore(handle, config, writerOptions) : EventStore.connect(config, writerOptions);
     try {
       await migrateEventStore(store.client, { db: store.db, cluster: store.cluster, builder: store.handle.builderClient !== undefined });
       await store.writes.startBuilder(config);
@@ -95,8 +100,8 @@ export class EventStore {
 
   /**
    * Seconds the aggregate builder is behind: since the oldest acknowledged INSERT it has not built yet finished (GET
-   * /metrics: analytics_aggregate_lag_seconds). 0 when caught up, and always 0 on a server, where the views build the
-   * aggregates with each INSERT.
+   * /metrics: analytics_aggregate_lag_seconds). 0 when caught up; on a server, the builder's process reports it (since
+   * the oldest INSERT it had not built at its last scan took its seq) and every other process 0.
    */
   aggregateLagSeconds(now = Date.now()): number {
     return this.writes.aggregateLagMs(now) / 1000;
@@ -116,9 +121,35 @@ export class EventStore {
     return this.writes.aggregatesCaughtUp();
   }
 
-  /** Embedded store (after open()): the aggregate builder builds the aggregates, and the tables of 004-006 exist. */
+  /** The aggregate builder builds the aggregates and the tables of 004-006 exist: every store from migration 012 on. */
   get buildsAggregates(): boolean {
     return this.writes.buildsAggregates;
+  }
+
+  /** This process builds the aggregates now: the embedded store always, a server while it holds the builder's lease. */
+  get buildingAggregates(): boolean {
+    return this.writes.building;
+  }
+
+  /** The embedded chDB engine (not a ClickHouse server). */
+  get embedded(): boolean {
+    return this.handle.builderClient !== undefined;
+  }
+
+  /**
+   * A ClickHouse server: this process builds the aggregates from now on, having taken the builder's lease (`confirm`
+   * throws once it no longer holds it). apps/aggregate-builder and a standalone service on a server call it.
+   */
+  startBuilding(options: { confirm?: () => Promise<void>; settleMs?: number } = {}): Promise<void> {
+    return this.writes.startBuilding({ ...this.builderConfig, ...options });
+  }
+
+  /**
+   * A server: stops building; another holder takes over where this one stopped. At once when the lease was lost; at a
+   * shutdown, `catchUpMs` lets it build what has finished first (within that bound).
+   */
+  stopBuilding(catchUpMs = 0): Promise<void> {
+    return this.writes.stopBuilding(catchUpMs);
   }
 
   /** Embedded store: the keeper of sources_daily (GET /v1/sources per day); undefined on a server. */

@@ -21,3 +21,6 @@ export * from './sources-daily';
 export * from './uniques-by';
 export * from './retention';
 export * from './aggregate-builder';
+export * from './store-frontier';
+export * from './writer-slots';
+export { BUILD_TAG_PREFIX, killBuildsSql, killByTag, newCancelTag } from './cancel-tag';

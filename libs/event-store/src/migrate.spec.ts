@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { defineMigration } from '@analytics/migrations';
 import type { EventStore } from './event-store';
 import { useTestStore, withDatabase as withTestDatabase } from './test-support/test-store';
-import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore } from './migrate';
+import { EVENT_STORE_MIGRATION_FILES, type EventStoreMode, type TableLayout, eventStoreMigrations, migrateEventStore, renderMigrations } from './migrate';
 
 // Real chDB (one data path per process: closed in afterAll); each test migrates a database of its own through it.
 let store: EventStore;
@@ -24,7 +24,7 @@ function with002Changed() {
 describe('event-store migrations on chDB', () => {
   it.each(['embedded', 'server'] as const)('apply every migration to a fresh %s store and record each checksum', async (mode) => {
     await withDatabase(async (db) => {
-      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
       expect((await recorded(db)).map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected(mode));
       expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([]);
     });
@@ -64,6 +64,22 @@ describe('the event-store migration files', () => {
     for (const f of onDisk) expect(EVENT_STORE_MIGRATION_FILES[f]).toBe(readFileSync(join(root, f), 'utf8'));
   });
 
+  // No cluster runs here: 012's clustered form is checked as rendered (docs/cluster.md has the reasoning).
+  it('render 012 for a cluster: every DDL statement ON CLUSTER, the builder tables replicated, the views dropped on every node', () => {
+    const statements = renderMigrations({ db: 'analytics', cluster: 'main' })[11]!;
+    for (const s of statements.slice(0, -1)) expect(s).toContain('ON CLUSTER main');
+    const text = statements.join('\n');
+    for (const view of ['daily_rollup_mv', 'daily_uniques_mv', 'sessions_mv', 'visits_mv']) expect(statements).toContain(`DROP VIEW IF EXISTS analytics.${view} ON CLUSTER main`);
+    expect(text).toContain("ReplicatedReplacingMergeTree('/clickhouse/tables/all/analytics/aggregate_progress', '{shard}-{replica}', seq_to)");
+    expect(text).toContain("ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/analytics/daily_uniques_by_local', '{replica}')");
+    expect(text).toContain('ENGINE = Distributed(main, analytics, daily_uniques_by_local)');
+    expect(text).toContain('ENGINE = Distributed(main, analytics, sources_daily_local, cityHash64(project_id, day))');
+    for (const table of ['events_local', 'events']) for (const column of ['insert_seq', 'insert_writer', 'insert_rows']) expect(text).toContain(`ALTER TABLE analytics.${table} ON CLUSTER main ADD COLUMN IF NOT EXISTS ${column} `);
+    expect(statements.at(-1)).toMatch(/^INSERT INTO analytics\.daily_uniques_by [\s\S]*SETTINGS parallel_distributed_insert_select = 2/);
+    // And on a single server: no view survives 012.
+    expect(renderMigrations({ db: 'analytics' })[11]!.filter((s) => s.startsWith('DROP VIEW'))).toHaveLength(4);
+  });
+
   // A changed checksum here makes every store that applied the migration refuse to start: put the change in a new one.
   it('stay as they were applied: checksums pinned per mode', () => {
     const modes = ['embedded', 'server', 'cluster'] as const;
@@ -84,6 +100,7 @@ const PINNED = {
     '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits embedded/010_visits.sql 957a14f5d7bfecf9e4a6c2e3a8329a8ec8738663be2917e8d3425b0f27e1a7da',
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
+    '012_one_builder embedded/012_one_builder.sql ada7e62023ae383fb4d23e8772bfa4c3749b1232fe8a979f1e36055b6e359617',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -97,6 +114,7 @@ const PINNED = {
     '009_properties_map unclustered/009_properties_map.sql 22899a0b1b2fd23158a42044477b7f64601d3f575b313813026372befa0da6ec',
     '010_visits server/010_visits.sql 06d086b1d6b415e314981b31f122cfc2a367e619170a246c321c6fb7b3234863',
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
+    '012_one_builder server/012_one_builder.sql d28c430980685aa0da1b366f16b5207615c4115f85f2ee964ecc9c7d5860a692',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -110,5 +128,6 @@ const PINNED = {
     '009_properties_map clustered/009_properties_map.sql 865cd4a55d15f5eb426c84a7283ce37e98c07ebf4898485130f4172253906b1a',
     '010_visits clustered/010_visits.sql 7125da05e9151ae77de01871374739eac2f2da8cbd6c6b61cdf59e4098c73c3f',
     '011_event_keys clustered/011_event_keys.sql c429f18cab97575c92492dcee9317d0208135fed075804d661dd87795ed3a352',
+    '012_one_builder clustered/012_one_builder.sql 8f49a8a9300103be45183574e7c309a65d02b7b59fe568f5149b556252ff3624',
   ],
 };

@@ -7,23 +7,28 @@ import c008 from './migrations/clustered/008_channel.sql';
 import c009 from './migrations/clustered/009_properties_map.sql';
 import c010 from './migrations/clustered/010_visits.sql';
 import c011 from './migrations/clustered/011_event_keys.sql';
+import c012 from './migrations/clustered/012_one_builder.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
 import e007 from './migrations/embedded/007_lightweight_forget.sql';
 import e010 from './migrations/embedded/010_visits.sql';
+import e012 from './migrations/embedded/012_one_builder.sql';
 import s010 from './migrations/server/010_visits.sql';
+import s012 from './migrations/server/012_one_builder.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
+import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-builder';
 import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
-import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
+import { SOURCES_DAILY_COLUMNS } from './sources-daily';
+import { DAILY_UNIQUES_BY_COLUMNS, UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/migrations (a spec holds this list to the folder). */
 export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
@@ -40,12 +45,15 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/009_properties_map.sql': c009,
   'clustered/010_visits.sql': c010,
   'clustered/011_event_keys.sql': c011,
+  'clustered/012_one_builder.sql': c012,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
   'embedded/007_lightweight_forget.sql': e007,
   'embedded/010_visits.sql': e010,
+  'embedded/012_one_builder.sql': e012,
   'server/010_visits.sql': s010,
+  'server/012_one_builder.sql': s012,
 };
 
 /** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */
@@ -95,6 +103,9 @@ export function localTableOf(layout: TableLayout, table: string): string {
 const FRAGMENTS: Record<string, string> = {
   events_sharding_key: EVENTS_SHARDING_KEY,
   uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
+  sources_daily_columns: SOURCES_DAILY_COLUMNS,
+  aggregate_progress_columns: AGGREGATE_PROGRESS_COLUMNS,
+  daily_uniques_by_columns: DAILY_UNIQUES_BY_COLUMNS,
   channel_default: CHANNEL_DEFAULT_SQL,
   properties_map: PROPERTIES_MAP_SQL,
   anon_key: ANON_KEY_SQL,

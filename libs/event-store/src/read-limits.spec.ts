@@ -2,6 +2,8 @@ import { ApiError } from '@analytics/schema';
 import { EventStore } from './event-store';
 import { useTestStore } from './test-support/test-store';
 import { testRow } from './test-support/test-rows';
+import { createChdbConnection } from 'chdb/connection';
+import { cancelTagSetting, newCancelTag } from './cancel-tag';
 
 let dir: string;
 let store: EventStore;
@@ -25,25 +27,56 @@ describe('read limits in the engine', () => {
 });
 
 describe('preemption of a bursting tenant', () => {
+  const p = '00000000-0000-4000-8000-0000000000bb';
+  const slow = `SELECT sum(cityHash64(number)) AS s FROM numbers(1000000000) WHERE {p:UUID} != toUUID('00000000-0000-0000-0000-000000000000')`;
+
+  /** Three heavy reads of one project, then a quiet project's read while the second of them runs (bursting). */
+  async function burstThenQuiet(free: EventStore) {
+    const t0 = performance.now();
+    const expected = await free.read<{ s: string }>(p, slow, { p });
+    const single = performance.now() - t0;
+    const heavy = [1, 2, 3].map(() => free.read<{ s: string }>(p, slow, { p })); // the 2nd and 3rd run bursting
+    // The first is done, the second has just started (waiting for the first itself: on a loaded machine it can run
+    // longer than `single`, and the first of a burst is not preempted).
+    await heavy[0];
+    await new Promise((r) => setTimeout(r, single * 0.15));
+    const t1 = performance.now();
+    const quiet = await free.read<{ one: number }>('00000000-0000-4000-8000-0000000000cc', 'SELECT 1 AS one WHERE {x:UInt8} = 1', { x: 1 });
+    const waited = performance.now() - t1;
+    return { expected, single, quiet, waited, answers: await Promise.all(heavy) };
+  }
+
   it("cancels a bursting project's running read for a quiet project's, then runs it again to the same answer", async () => {
     const free = await EventStore.open({ chdbPath: dir, database: store.db, read: { maxExecutionS: 120 } });
     try {
-      const p = '00000000-0000-4000-8000-0000000000bb';
-      const slow = `SELECT sum(cityHash64(number)) AS s FROM numbers(1000000000) WHERE {p:UUID} != toUUID('00000000-0000-0000-0000-000000000000')`;
-      const t0 = performance.now();
-      const expected = await free.read<{ s: string }>(p, slow, { p });
-      const single = performance.now() - t0;
-      const heavy = [1, 2, 3].map(() => free.read<{ s: string }>(p, slow, { p })); // the 2nd and 3rd run bursting
-      await new Promise((r) => setTimeout(r, single * 1.15)); // the first is done, the second has just started
-      const t1 = performance.now();
-      const quiet = await free.read<{ one: number }>('00000000-0000-4000-8000-0000000000cc', 'SELECT 1 AS one WHERE {x:UInt8} = 1', { x: 1 });
-      const waited = performance.now() - t1;
+      const { expected, single, quiet, waited, answers } = await burstThenQuiet(free);
       expect(quiet).toEqual([{ one: 1 }]);
       expect(waited).toBeLessThan(single / 2);
-      for (const answer of await Promise.all(heavy)) expect(answer).toEqual(expected);
+      for (const answer of answers) expect(answer).toEqual(expected);
       const cancelled = await free.select<{ n: string }>("SELECT count() AS n FROM system.query_log WHERE exception_code = 394 AND type = 'ExceptionWhileProcessing'", {}).catch(() => [{ n: 'n/a' }]);
       expect(cancelled[0]!.n).not.toBe('0');
     } finally {
+      await free.close();
+    }
+  });
+
+  it("cancels it while long statements on the engine's other connections hold threads of Node's pool", async () => {
+    // Each embedded statement holds a thread of libuv's pool until it ends (4 threads unless UV_THREADPOOL_SIZE says
+    // more). With the builder's, the writer's and an export's statements running beside the bursting read, a pool of 4
+    // had no thread left for the KILL: the quiet read waited the whole heavy read (the CI failures of issue 28).
+    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: { maxExecutionS: 120 } });
+    const [killer, ...others] = [0, 1, 2, 3].map(() => createChdbConnection({ path: dir }));
+    const tag = newCancelTag('busy:');
+    const busy = others.map((c, i) => c.query({ query: `SELECT sum(cityHash64(number + ${i})) FROM numbers(1000000000000) SETTINGS ${cancelTagSetting(tag)}` }).catch((e: unknown) => e));
+    try {
+      const { expected, single, quiet, waited, answers } = await burstThenQuiet(free);
+      expect(quiet).toEqual([{ one: 1 }]);
+      expect(waited).toBeLessThan(single / 2);
+      for (const answer of answers) expect(answer).toEqual(expected);
+    } finally {
+      await killer!.command({ query: `KILL QUERY WHERE Settings['log_comment'] = '${tag}' ASYNC` });
+      await Promise.all(busy);
+      for (const c of [killer!, ...others]) await c.close();
       await free.close();
     }
   });

@@ -1,15 +1,22 @@
+import { AGGREGATES } from './aggregates';
 import { cancelTagSetting, killByTag, newCancelTag } from './cancel-tag';
 import { ReadGate } from './read-gate';
 import { type ReadLimits, clickHouseCodeOf, exportLimitError, exportSettingsClause, readLimitError, readSettingsClause } from './read-limits';
 
 const QUERY_WAS_CANCELLED = 394;
 
+/**
+ * A read naming one of these tables reads what the aggregate builder builds (every aggregate, and sources_daily which
+ * it refreshes); a read of `events` alone does not.
+ */
+const BUILT_TABLES = new RegExp(`\\.(${[...AGGREGATES.map((a) => a.table), 'sources_daily', 'sources_daily_days'].join('|')})\\b`);
+
 export interface ReadSideDeps {
   /** Runs one statement and returns its JSON rows. */
   select<T>(query: string, params: Record<string, unknown>): Promise<T[]>;
   /** Runs a statement beside the reads (KILL QUERY of a preempted read). */
   control(sql: string): Promise<void>;
-  /** Before every read: what was acknowledged before it is in the aggregates it reads. */
+  /** Before every read of the aggregates: what was acknowledged before it is in the aggregates it reads. */
   caughtUp(): Promise<void>;
 }
 
@@ -41,8 +48,8 @@ export class ReadSide {
 
   async read<T>(projectId: string, query: string, params: Record<string, unknown>): Promise<T[]> {
     const deadline = Date.now() + this.limits.queueWaitMs;
-    // A failing build is the builder's to report; the read goes on.
-    await this.deps.caughtUp().catch(() => undefined);
+    // Only reads of the aggregates wait for the builder (a failing build is the builder's to report; the read goes on).
+    if (BUILT_TABLES.test(query)) await this.deps.caughtUp().catch(() => undefined);
     for (;;) {
       const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
         // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then

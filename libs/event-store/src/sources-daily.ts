@@ -3,6 +3,21 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from './aggregates';
 import { DAY_MS, toClickHouseTime } from './clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from './session-days';
 
+/** sources_daily's columns, in every mode's migration (embedded 005, server and clustered 012): fragment sources_daily_columns. */
+export const SOURCES_DAILY_COLUMNS = `(
+  project_id UUID,
+  day        Date,
+  source     LowCardinality(String),
+  medium     LowCardinality(String),
+  sessions   UInt64,
+  events     UInt64,
+  uniques    AggregateFunction(uniqCombined, String),
+  version    UInt64
+)`;
+
+/** Days back from today that a restart checks for builds newer than their refresh. */
+const UNREFRESHED_DAYS = 62;
+
 export interface SourcesDailyOptions {
   db: string;
   /** The aggregate builder's connection (refreshes run between its builds, never beside them). */
@@ -25,15 +40,9 @@ export class SourcesDaily {
   /** `${project_id}|${day}` -> the project and day, waiting for a refresh. */
   private readonly dirty = new Map<string, { projectId: string; day: string }>();
   private readonly refreshedAt = new Map<string, number>();
-  /** Events with insert_seq up to this have had their days marked dirty. */
-  private scannedSeq: number;
   private readonly maxDaysPerTick: number;
 
-  constructor(
-    private readonly options: SourcesDailyOptions,
-    builtSeq: number,
-  ) {
-    this.scannedSeq = builtSeq;
+  constructor(private readonly options: SourcesDailyOptions) {
     this.maxDaysPerTick = options.maxDaysPerTick ?? 8;
   }
 
@@ -47,24 +56,44 @@ export class SourcesDaily {
     return this.dirty.size;
   }
 
+  /** A range was built: the days its events touch, and their neighbours, wait for a refresh. */
+  async noteBuilt(range: { sql: string; params: Record<string, unknown> }): Promise<void> {
+    const touched = await this.query<{ p: string; d: string }>(
+      `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM ${this.options.db}.events WHERE ${range.sql}`,
+      range.params,
+    );
+    for (const { p, d } of touched) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+  }
+
   /**
-   * Marks the days touched by events built since the last call (seq up to builtSeq) and refreshes the due ones.
-   * Runs between builds, with the aggregates built exactly up to builtSeq. `all` ignores the interval and the
-   * per-tick cap (benchmarks and tests settle with it).
+   * At start: the days of the last UNREFRESHED_DAYS that a build touched after their last refresh (or never refreshed),
+   * and their neighbours, wait for one. Nothing else remembers them across a restart: on a server the reads that find
+   * such a day stale run in other processes.
    */
-  async refresh(builtSeq: number, now: number, all = false): Promise<number> {
-    if (builtSeq > this.scannedSeq) {
-      const touched = await this.query<{ p: string; d: string }>(
-        `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM ${this.options.db}.events WHERE insert_seq > {lo:UInt64} AND insert_seq <= {hi:UInt64}`,
-        { lo: this.scannedSeq, hi: builtSeq },
-      );
-      for (const { p, d } of touched) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
-      this.scannedSeq = builtSeq;
-    }
+  async markUnrefreshed(): Promise<void> {
+    const db = this.options.db;
+    const stale = await this.query<{ p: string; d: string }>(
+      [
+        `SELECT toString(b.project_id) AS p, toString(b.day) AS d FROM`,
+        `  (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.daily_uniques WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS b`,
+        `LEFT JOIN (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.sources_daily_days WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS r`,
+        `  ON b.project_id = r.project_id AND b.day = r.day`,
+        `WHERE b.seq > r.seq`,
+      ].join('\n'),
+      {},
+    );
+    for (const { p, d } of stale) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+  }
+
+  /**
+   * Refreshes the due days, as of the aggregates built exactly up to the range stamped `stamp`. Runs between builds.
+   * `all` ignores the interval and the per-tick cap (benchmarks and tests settle with it).
+   */
+  async refresh(stamp: number, now: number, all = false): Promise<number> {
     let done = 0;
     for (const [key, { projectId, day }] of [...this.dirty]) {
       if (!all && (done >= this.maxDaysPerTick || now - (this.refreshedAt.get(key) ?? -Infinity) < this.options.refreshMs)) continue;
-      await this.refreshDay(projectId, day, builtSeq);
+      await this.refreshDay(projectId, day, stamp);
       this.dirty.delete(key);
       this.refreshedAt.set(key, now);
       done++;

@@ -124,11 +124,13 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
 
 export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
   const tables = readTablesOf(store);
+  // The keeper of sources_daily is the builder's: in a process that does not build (read-api on a server) stale days
+  // are not told to it; its own ranges and its start mark them (sources-daily.ts).
   const cache = store.sourcesDaily;
   let q: Query | undefined;
-  if (cache && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
+  if (tables.sourcesDaily && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
     const days = await planSourceDays(store, tables, projectId, params);
-    if (days.stale.length > 0) cache.markStale(projectId, days.stale);
+    if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
     q = buildSourcesFromDays(tables, projectId, params, days);
   } else {
     q = buildSources(tables, projectId, params);

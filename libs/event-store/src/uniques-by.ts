@@ -10,3 +10,14 @@ export const UNIQUES_BY_GROUP_BY = ['source', 'medium', 'country', 'device_type'
  * builder (from a range's events folded to that grain) expand rows with it, so both write the same groupings.
  */
 export const UNIQUES_BY_GROUPINGS_SQL = `[('', '', ''), ${UNIQUES_BY_GROUP_BY.map((c) => `('', '${c}', toString(${c})), (event_name, '${c}', toString(${c}))`).join(', ')}]`;
+
+/** daily_uniques_by's columns, in every mode's migration (embedded 006, server and clustered 012): fragment daily_uniques_by_columns. */
+export const DAILY_UNIQUES_BY_COLUMNS = `(
+  project_id UUID,
+  day        Date,
+  event_name String,
+  dim        LowCardinality(String),
+  dim_value  String,
+  uniques    AggregateFunction(uniqCombined, String),
+  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
+)`;

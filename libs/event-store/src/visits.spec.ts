@@ -50,10 +50,10 @@ async function held(db: string, P: string, where = '1'): Promise<{ table: unknow
 }
 
 describe('the visits aggregate', () => {
-  it('on a server: the view of migration 010 folds every INSERT as the aggregate does', async () => {
+  it('on a server before 012: the view of migration 010 folds every INSERT as the aggregate does', async () => {
     await withDatabase(async (db) => {
       const P = randomUUID();
-      await migrateEventStore(store.client, { db });
+      await migrateEventStore(store.client, { db }, eventStoreMigrations('server').filter((m) => m.version <= 11));
       for (const rows of rowsOf(P)) await store.client.insert({ table: `${db}.events`, values: rows, format: 'JSONEachRow', columns: EVENT_INSERT_COLUMNS as unknown as [string, ...string[]] });
       const { table, folded } = await held(db, P);
       expect(table).toEqual(folded);
@@ -88,6 +88,7 @@ describe('the visits aggregate', () => {
       await insert([...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
       expect(await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version <= 10))).toEqual([10]);
+      await migrateEventStore(store.client, { db, builder: true });
 
       const backfilled = await held(db, P, 'insert_seq <= 2');
       expect(backfilled.table).toEqual(backfilled.folded);

@@ -45,6 +45,7 @@ export const envSchema = z.object({
   EXPORT_CONCURRENCY: envInt(2, 1, 64),
   AGGREGATE_INTERVAL_MS: envInt(1_000, 10, 60_000),
   SOURCES_REFRESH_MS: envInt(60_000, 0, 86_400_000),
+  AGGREGATE_WAIT_MS: envInt(0, 0, 600_000),
   FAR_PARTITIONS_PER_S: envInt(25, 1),
   LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   // Unset: loopback origins (any port) only; set: exactly these (the key's project origins pass either way).

@@ -3,3 +3,4 @@ export * from './config';
 export * from './stores';
 export * from './serve';
 export * from './main';
+export * from './builder-lease';

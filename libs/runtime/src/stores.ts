@@ -46,6 +46,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
       chdbPath: join(dataDir, 'clickhouse'),
       aggregateIntervalMs: env.AGGREGATE_INTERVAL_MS,
       sourcesRefreshMs: env.SOURCES_REFRESH_MS,
+      aggregateWaitMs: env.AGGREGATE_WAIT_MS,
       onAggregateError: (e) => logger.error({ err: e }, 'building aggregates failed; retried on the next tick'),
       read: {
         maxExecutionS: env.READ_MAX_EXECUTION_S,

@@ -18,6 +18,8 @@ export interface EventStoreGauges {
   readonly readQueueDepth: number;
   /** Seconds the aggregate builder is behind the oldest acknowledged INSERT it has not built (0 when caught up). */
   aggregateLagSeconds(): number;
+  /** This process builds the aggregates (a server: it holds the builder's lease). */
+  readonly buildingAggregates?: boolean;
 }
 
 export interface MetricsOptions {
@@ -61,10 +63,18 @@ export class ServiceMetrics {
     const store = options.eventStore;
     new Gauge({
       name: 'analytics_aggregate_lag_seconds',
-      help: 'How far the aggregate builder is behind the oldest acknowledged insert it has not built (0 when caught up, and always 0 where the store builds aggregates with each insert).',
+      help: 'How far the aggregate builder is behind the oldest acknowledged insert it has not built (0 when caught up; on a ClickHouse server only the process that builds reports it, the others 0).',
       registers,
       collect() {
         this.set(store ? store.aggregateLagSeconds() : 0);
+      },
+    });
+    new Gauge({
+      name: 'analytics_aggregate_builder_active',
+      help: 'This process builds the aggregates (1): the embedded store always; on a ClickHouse server the one process holding the builder lease.',
+      registers,
+      collect() {
+        this.set(store?.buildingAggregates ? 1 : 0);
       },
     });
     new Gauge({

@@ -3,16 +3,23 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createClient } from '@clickhouse/client';
 import {
+  AggregateBuilder,
+  BUILD_TAG_PREFIX,
   EVENT_INSERT_COLUMNS,
   type EventStore,
+  StoreFrontier,
   ForgetQueue,
   type TableLayout,
   buildInsights,
   buildQueryEvents,
   buildSources,
   forgetUser,
+  killBuildsSql,
+  killByTag,
   migrateEventStore,
+  newCancelTag,
   planStats,
   renderMigrations,
   rollupFits,
@@ -23,8 +30,8 @@ import { type EventRow, type StatsParams, insightsBodySchema, parseGroupBy } fro
 import { dockerDir, root } from './routes';
 
 // chDB (ClickHouse 26.x in-process) checks the cluster form of the event store with ClickHouse's own parser and
-// config loader, and runs its topology (Distributed tables over *_local tables fed by the views) on a one-shard
-// cluster. It cannot run Keeper or ON CLUSTER DDL, so that run uses the rendered statements minus those two.
+// config loader, and runs its topology (Distributed tables over *_local tables, the aggregates built by the aggregate
+// builder through them) on a one-shard cluster. It cannot run Keeper or ON CLUSTER DDL, so that run uses the rendered statements minus those two.
 // One chDB connection at a time per process: sessions are opened one after the other.
 const chdb = require('chdb') as typeof import('chdb');
 type Session = InstanceType<typeof chdb.Session>;
@@ -101,6 +108,16 @@ describe('cluster-mode statements parse in ClickHouse', () => {
     expect(statements.some((s) => s.includes('ENGINE = Distributed(analytics, analytics, events_local, cityHash64(project_id, session_id))'))).toBe(true);
     expect(statements.some((s) => s.startsWith('ALTER TABLE analytics.events_local ON CLUSTER analytics DELETE WHERE project_id'))).toBe(true);
   });
+
+  it("the builder's cancels reach every node: a new lease holder's KILL of build statements and a halt's KILL of one", async () => {
+    const kills = [killBuildsSql(CLUSTER), killByTag(newCancelTag(BUILD_TAG_PREFIX), CLUSTER)];
+    for (const k of kills) expect(k).toMatch(/^KILL QUERY ON CLUSTER analytics WHERE /);
+    await withSession('parse-kill', undefined, (s) => {
+      for (const q of kills) expect(s.queryBind('SELECT formatQuery({q:String})', { q }, 'TSVRaw').trim()).toMatch(/^KILL QUERY ON CLUSTER analytics/);
+    });
+    // A single server: no ON CLUSTER.
+    expect(killBuildsSql()).toMatch(/^KILL QUERY WHERE /);
+  });
 });
 
 describe("compose's ClickHouse configuration (docker/clickhouse/config.d)", () => {
@@ -163,37 +180,58 @@ describe('the cluster topology answers like a single node', () => {
     return out;
   }
 
-  it('inserts through Distributed `events`, fills the *_local aggregates through the views, and reads the same answers', async () => {
+  it('inserts through Distributed `events`, builds the *_local aggregates through the Distributed ones, and reads the same answers', async () => {
     const config = join(tmp, 'one-shard.xml');
     writeFileSync(config, `<clickhouse><tcp_port>9000</tcp_port><macros><shard>01</shard><replica>r1</replica></macros>
       <remote_servers><${CLUSTER}><shard><internal_replication>true</internal_replication><replica><host>localhost</host><port>9000</port></replica></shard></${CLUSTER}></remote_servers></clickhouse>`);
     const single = `s_${randomBytes(4).toString('hex')}`;
     const cluster = `c_${randomBytes(4).toString('hex')}`;
-    await withSession('topology', config, (s) => {
+    await withSession('topology', config, async (s) => {
       const run = (q: string, params: Record<string, unknown> = {}) => s.queryBind(q, params, 'JSONEachRow');
       s.query(`CREATE DATABASE ${single}`);
       s.query(`CREATE DATABASE ${cluster}`);
       for (const q of renderMigrations({ db: single }).flat()) s.query(q);
       for (const q of renderMigrations({ db: cluster, cluster: CLUSTER }).flat()) {
         // chDB has no Keeper and no DDL queue: the same statements as plain tables on this one node.
-        const local = q.replace(` ON CLUSTER ${CLUSTER}`, '').replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/[\w/]+', '\{replica\}'\)/, '$1');
+        const local = q.replace(` ON CLUSTER ${CLUSTER}`, '').replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/[^']+', '[^']+'(?:, )?/, '$1(');
         expect(local).not.toMatch(/ON CLUSTER|Replicated/);
         s.query(local);
       }
       const engines = Object.fromEntries(jsonRows<{ name: string; engine: string }>(run('SELECT name, engine FROM system.tables WHERE database = {db:String}', { db: cluster })).map((t) => [t.name, t.engine]));
       expect(engines).toMatchObject({
         events: 'Distributed', events_local: 'MergeTree', daily_rollup: 'Distributed', daily_rollup_local: 'AggregatingMergeTree',
-        sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_rollup_mv: 'MaterializedView', sessions_mv: 'MaterializedView',
-        daily_uniques: 'Distributed', daily_uniques_local: 'AggregatingMergeTree', daily_uniques_mv: 'MaterializedView',
-        visits: 'Distributed', visits_local: 'AggregatingMergeTree', visits_mv: 'MaterializedView',
+        sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_uniques: 'Distributed', daily_uniques_local: 'AggregatingMergeTree',
+        visits: 'Distributed', visits_local: 'AggregatingMergeTree', daily_uniques_by: 'Distributed', daily_uniques_by_local: 'AggregatingMergeTree',
+        sources_daily: 'Distributed', sources_daily_local: 'ReplacingMergeTree', aggregate_progress: 'ReplacingMergeTree',
       });
+      // Migration 012: no view builds anything any more.
+      expect(Object.values(engines)).not.toContain('MaterializedView');
 
-      const body = rows().map((r) => JSON.stringify(r)).join('\n');
-      const cols = EVENT_INSERT_COLUMNS.join(', ');
-      s.query(`INSERT INTO ${single}.events (${cols}) FORMAT JSONEachRow\n${body}`);
-      s.query(`INSERT INTO ${cluster}.events (${cols}) SETTINGS insert_deduplicate = 0, insert_distributed_sync = 1 FORMAT JSONEachRow\n${body}`);
+      // Each INSERT as an ingest replica sends it (writer, seq, row count); through the Distributed events in the cluster.
+      // (A server sends them as the EPHEMERAL inputs, a cluster as the stored columns: insertEventRows' stampColumns.)
+      const seq = Date.now() * 1000;
+      const body = (inputs: boolean) =>
+        rows().map((r) => JSON.stringify({ ...r, ...(inputs ? { insert_seq_in: seq, insert_writer_in: 1, insert_rows_in: 400 } : { insert_seq: seq, insert_writer: 1, insert_rows: 400 }) })).join('\n');
+      const cols = (inputs: boolean) => [...EVENT_INSERT_COLUMNS, ...(inputs ? ['insert_seq_in', 'insert_writer_in', 'insert_rows_in'] : ['insert_seq', 'insert_writer', 'insert_rows'])].join(', ');
+      s.query(`INSERT INTO ${single}.events (${cols(true)}) FORMAT JSONEachRow\n${body(true)}`);
+      s.query(`INSERT INTO ${cluster}.events (${cols(false)}) SETTINGS insert_deduplicate = 0, insert_distributed_sync = 1 FORMAT JSONEachRow\n${body(false)}`);
       const count = (t: string) => Number(jsonRows<{ n: string }>(run(`SELECT count() AS n FROM ${t}`))[0]!.n);
       expect(count(`${cluster}.events_local`)).toBe(400);
+      // The stamps reached the shard's events_local, where the builder reads them.
+      expect(jsonRows(run(`SELECT DISTINCT insert_writer, insert_rows FROM ${cluster}.events_local`))).toEqual([{ insert_writer: 1, insert_rows: 400 }]);
+      // The aggregate builder, as apps/aggregate-builder runs it: single node, and through the Distributed tables.
+      const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+      const client = createClient({ connection: createChdbConnection({ path: join(tmp, 'topology') }) } as never);
+      try {
+        for (const [db, isCluster] of [[single, false], [cluster, true]] as const) {
+          const builder = new AggregateBuilder({ db, client, frontier: new StoreFrontier({ db, client }), cluster: isCluster, recordDone: true });
+          await builder.init();
+          await builder.catchUp();
+          expect(builder.state.built.get(1)).toBeGreaterThan(0);
+        }
+      } finally {
+        await client.close();
+      }
       expect(count(`${cluster}.daily_rollup_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.sessions_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);

@@ -5,7 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseTrustProxy } from '@analytics/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
-import { APPS, DASHBOARD_PATHS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';
+import { APPS, DASHBOARD_PATHS, INTERNAL_APPS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Loose; data?: Loose; stringData?: Loose };
 
@@ -99,8 +99,12 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(dep!.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': app });
     expect(dep!.spec.template.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': app });
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    // serve() force-exits 20 s after SIGTERM: the grace period outlasts it, so the app's own shutdown always runs.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
     const [c] = pod.containers;
     expect(c.image).toMatch(new RegExp(`^analytics/${app}:`));
+    // The image's own command (node dist/apps/$APP/main.js), not an override.
+    expect(c.command).toBeUndefined();
     for (const probe of ['livenessProbe', 'startupProbe']) expect(c[probe].httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(c.readinessProbe.timeoutSeconds).toBeGreaterThan(2); // the app bounds each store check at 2 s
@@ -134,6 +138,16 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(c.image).toMatch(/^analytics\/retention-worker:/);
   });
 
+  it('aggregate-builder: two replicas (one builds under the lease, the other is a ready standby), one evicted at a time', () => {
+    const dep = find('Deployment', 'aggregate-builder');
+    expect(dep?.spec.replicas).toBe(2);
+    // A rollout replaces one pod at a time and never goes below two: a standby is there whenever the holder stops.
+    expect(dep?.spec.strategy.rollingUpdate).toMatchObject({ maxUnavailable: 0 });
+    expect(find('HorizontalPodAutoscaler', 'aggregate-builder')).toBeUndefined();
+    const pdb = find('PodDisruptionBudget', 'aggregate-builder');
+    expect(pdb?.spec).toEqual({ minAvailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'aggregate-builder' } } });
+  });
+
   it('the Ingress routes exactly the public paths, to the right Services, and never /internal/', () => {
     const ing = find('Ingress', 'analytics');
     const paths = ing!.spec.rules.flatMap((r: Loose) => r.http.paths) as Array<{ path: string; pathType: string; backend: { service: { name: string } } }>;
@@ -141,6 +155,8 @@ describe('k8s manifests (docker/k8s)', () => {
       [...ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app as string })), ...DASHBOARD_PATHS.map((d) => ({ ...d, app: 'dashboard' }))].sort((a, b) => a.path.localeCompare(b.path)),
     );
     expect(paths.some((p) => p.path.startsWith('/internal'))).toBe(false);
+    // The internal deployables (retention-worker, aggregate-builder) are never a backend.
+    expect(paths.filter((p) => (INTERNAL_APPS as readonly string[]).includes(p.backend.service.name))).toEqual([]);
     // Prometheus scrapes the pods: /metrics is never routed.
     expect(paths.some((p) => p.path.startsWith('/metrics'))).toBe(false);
     expect(ing!.metadata).toMatchObject({ annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
@@ -175,7 +191,7 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(() => clientAddressOf('1', '10.0.0.1', '6.6.6.6')).toThrow(/trusts whoever connects/); // the check is live
   });
 
-  it('every app behind the Ingress admits only the Ingress controller (NetworkPolicy); the retention worker only pods of its namespace', () => {
+  it('every app behind the Ingress admits only the Ingress controller (NetworkPolicy); the internal ones (retention-worker, aggregate-builder) only pods of their namespace', () => {
     const policies = objects.filter((o) => o.obj.kind === 'NetworkPolicy').map((o) => o.obj);
     const admitted = (app: string) => {
       const labels = find('Deployment', app)!.spec.template.metadata.labels as Record<string, string>;
@@ -183,14 +199,18 @@ describe('k8s manifests (docker/k8s)', () => {
       expect({ app, isolated: isolating.length > 0 }).toEqual({ app, isolated: true });
       return isolating.flatMap((p) => (p.spec.ingress ?? []) as Array<{ from?: unknown[]; ports?: unknown[] }>);
     };
-    for (const app of [...APPS.filter((a) => a !== 'retention-worker'), 'dashboard']) {
+    for (const app of [...APPS.filter((a) => !INTERNAL_APPS.includes(a)), 'dashboard']) {
       for (const rule of admitted(app)) {
         // A rule without `from` admits every source; ipBlock would admit addresses outside the cluster's selectors.
         expect({ app, from: rule.from }).toEqual({ app, from: [INGRESS_CONTROLLER] });
         expect({ app, ports: rule.ports }).toEqual({ app, ports: [{ port: 'http', protocol: 'TCP' }] });
       }
     }
-    for (const rule of admitted('retention-worker')) expect(rule.from).toEqual([{ podSelector: {} }]);
+    for (const app of INTERNAL_APPS) {
+      const rules = admitted(app);
+      expect({ app, rules: rules.length }).toEqual({ app, rules: 1 });
+      for (const rule of rules) expect({ app, from: rule.from }).toEqual({ app, from: [{ podSelector: {} }] });
+    }
     // The selector the operator must match is the one the docs name.
     const docs = readDocker('README.md');
     expect(docs).toContain('kubernetes.io/metadata.name: ingress-nginx');
@@ -201,6 +221,12 @@ describe('k8s manifests (docker/k8s)', () => {
     const k = parse(readDocker('k8s/kustomization.yaml')) as { resources: string[] };
     const files = readdirSync(`${__dirname}/../../../docker/k8s`).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'secret.example.yaml');
     expect([...k.resources].sort()).toEqual(files.sort());
+  });
+
+  it("kustomization.yaml sets every app's image (and the dashboard's) to one release tag", () => {
+    const k = parse(readDocker('k8s/kustomization.yaml')) as { images: Array<{ name: string; newTag: string }> };
+    expect(k.images.map((i) => i.name).sort()).toEqual([...APPS, 'dashboard'].map((a) => `analytics/${a}`).sort());
+    expect(new Set(k.images.map((i) => i.newTag)).size).toBe(1);
   });
 });
 
@@ -260,6 +286,20 @@ describe('compose file (docker/compose.yml)', () => {
     }
   });
 
+  it('aggregate-builder: internal, scalable to a standby, started once ClickHouse and PostgreSQL (its lease) are healthy', () => {
+    const s = services['aggregate-builder'];
+    expect(s.image).toBe('analytics/aggregate-builder:local');
+    // A second one (`--scale aggregate-builder=2`) is a standby: no container_name, no host port.
+    expect(s.container_name).toBeUndefined();
+    expect(s.ports).toBeUndefined();
+    expect(s.depends_on).toEqual(services['read-api'].depends_on);
+    for (const dep of ['postgres', 'ch-s1-r1', 'ch-s2-r1']) expect(s.depends_on[dep]).toEqual({ condition: 'service_healthy' });
+    // The image's HEALTHCHECK (GET /healthz), as for the other apps.
+    expect(s.healthcheck).toBeUndefined();
+    expect(services.nginx.depends_on['aggregate-builder']).toBeUndefined();
+    for (const app of INTERNAL_APPS) expect(readDocker('nginx.d/upstreams.conf')).not.toContain(`${app}:8080`);
+  });
+
   it("nginx is built with the dashboard's static build under its prefix (Dockerfile target proxy)", () => {
     expect(services.nginx.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile', target: 'proxy' });
     expect(services.nginx.command).toEqual(expect.arrayContaining(['-p', '/var/cache/nginx/']));
@@ -275,6 +315,15 @@ describe('compose file (docker/compose.yml)', () => {
       expect(upstreams).toMatch(new RegExp(`upstream ${upstreamOf(app)} \\{[^}]*server ${app}:8080 resolve;`));
       expect(services[app]).toBeDefined();
     }
+  });
+});
+
+describe('Dockerfile (docker/Dockerfile)', () => {
+  it('names every app among the APP values, in its header and in the error a build without APP stops with', () => {
+    const dockerfile = readDocker('Dockerfile');
+    const header = /^# APP is one of: ([^(]*)\(/m.exec(dockerfile)?.[1];
+    const error = /build with --build-arg APP=<app> \(([^)]*)\)/.exec(dockerfile)?.[1];
+    for (const list of [header, error]) expect(list?.split(',').map((a) => a.trim()).filter(Boolean)).toEqual([...APPS]);
   });
 });
 

@@ -17,6 +17,8 @@ import { APPS, type App, ROUTES, dockerDir, root, upstreamOf } from './routes';
 // each started alone as in production (`node dist/apps/<app>/main.js`, its own port), on real PostgreSQL for keys
 // and each on its own embedded chDB (DATA_DIR: the documented opt-in when no ClickHouse server can run here).
 // Every app names itself in an X-Service header, so each check proves WHICH deployable answered.
+// aggregate-builder is not among them: it runs on a ClickHouse server only (the embedded store builds inside the
+// one process that opens it), so topology.spec.ts starts it, on the ClickHouse HTTP test harness.
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
@@ -33,16 +35,19 @@ async function startApp(app: App, env: NodeJS.ProcessEnv): Promise<Started> {
 }
 
 /** docker/nginx.conf, copied unchanged, in front of the apps on loopback (`nginx -t` first); returns the proxy's port. */
-async function startNginx(bin: string, ports: Record<App, number>): Promise<number> {
+async function startNginx(bin: string, ports: Partial<Record<App, number>>): Promise<number> {
   const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
   dataDirs.push(prefix);
   // The dashboard's build where nginx.conf serves it from: <prefix>/dashboard (the image copies it there).
   symlinkSync(resolve(root, 'dist/apps/dashboard'), join(prefix, 'dashboard'));
-  const upstreams = Object.fromEntries([...new Set(ROUTES.map((r) => r.app))].map((app) => [upstreamOf(app), [ports[app]]]));
+  const upstreams = Object.fromEntries([...new Set(ROUTES.map((r) => r.app))].map((app) => [upstreamOf(app), [ports[app]!]]));
   const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort());
   procs.push(nginx.proc);
   return nginx.port;
 }
+
+/** The deployables that start on DATA_DIR: all but the aggregate builder, which refuses it. */
+const ON_EMBEDDED = APPS.filter((app) => app !== 'aggregate-builder');
 
 let proxyPort = 0;
 let schema: string;
@@ -73,7 +78,7 @@ async function startDeployment(): Promise<void> {
   const base: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PORT: '0', LOG_LEVEL: 'info' };
   for (const k of ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'REDIS_URL']) delete base[k];
   await Promise.all(
-    APPS.map(async (app) => {
+    ON_EMBEDDED.map(async (app) => {
       const dataDir = mkdtempSync(join(tmpdir(), `deploy-${app}-`));
       dataDirs.push(dataDir);
       const env = {
@@ -87,7 +92,7 @@ async function startDeployment(): Promise<void> {
     }),
   );
 
-  proxyPort = await startNginx(NGINX.path, Object.fromEntries(APPS.map((app) => [app, apps.get(app)!.port])) as Record<App, number>);
+  proxyPort = await startNginx(NGINX.path, Object.fromEntries(ON_EMBEDDED.map((app) => [app, apps.get(app)!.port])));
 }
 
 async function stopDeployment(): Promise<void> {
@@ -108,6 +113,8 @@ describe('each app started alone without its settings', () => {
     'mcp-gateway': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, IP_HASH_SECRET',
     'admin-api': 'DATABASE_URL, ADMIN_TOKEN',
     'retention-worker': 'CLICKHOUSE_URL or DATA_DIR, DATABASE_URL, INTERNAL_SECRET',
+    // A ClickHouse server only (no DATA_DIR alternative), and the PostgreSQL of its lease.
+    'aggregate-builder': 'CLICKHOUSE_URL, DATABASE_URL',
   };
   it.each(APPS)('%s refuses to start and names what is missing', (app) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NODE_OPTIONS: '' };
@@ -121,7 +128,7 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   afterAll(stopDeployment, 60_000);
 
   it('passes nginx -t, and each app started alone answers /healthz with its own name and /readyz once its stores answer', async () => {
-    for (const app of APPS) {
+    for (const app of ON_EMBEDDED) {
       const r = await http(apps.get(app)!.port, 'GET', '/healthz');
       expect({ status: r.status, body: r.json(), service: r.service }).toEqual({ status: 200, body: { ok: true, service: app }, service: app });
       const ready = await http(apps.get(app)!.port, 'GET', '/readyz');
@@ -157,7 +164,7 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   });
 
   it('keeps /metrics inside: every app answers it on its own port, the proxy never routes it', async () => {
-    for (const app of APPS) {
+    for (const app of ON_EMBEDDED) {
       const direct = await http(apps.get(app)!.port, 'GET', '/metrics');
       expect({ app, status: direct.status, service: direct.service }).toEqual({ app, status: 200, service: app });
       expect(direct.body).toMatch(/^analytics_http_requests_total\{/m);
@@ -221,7 +228,7 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
     const port = (recorder.address() as AddressInfo).port;
     try {
-      const proxy = await startNginx(NGINX.path, Object.fromEntries(APPS.map((app) => [app, port])) as Record<App, number>);
+      const proxy = await startNginx(NGINX.path, Object.fromEntries(APPS.map((app) => [app, port])));
       const r = await http(proxy, 'POST', '/v1/track?x=1', { host: 'shop.example.com', 'x-forwarded-for': '8.8.8.8' }, '{}');
       expect(r.service).toBe('recorder');
       expect(seen[0]).toMatchObject({ 'x-forwarded-for': '8.8.8.8, 127.0.0.1', host: 'shop.example.com', 'x-forwarded-host': 'shop.example.com', 'x-forwarded-proto': 'http' });

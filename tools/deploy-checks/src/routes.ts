@@ -6,8 +6,11 @@ export const dockerDir = resolve(root, 'docker');
 export const readDocker = (path: string) => readFileSync(resolve(dockerDir, path), 'utf8');
 
 /** The deployables and, for each public path, the one that must answer it (docker/README.md, "Deploying"). */
-export const APPS = ['ingest-api', 'read-api', 'mcp-gateway', 'admin-api', 'retention-worker'] as const;
+export const APPS = ['ingest-api', 'read-api', 'mcp-gateway', 'admin-api', 'retention-worker', 'aggregate-builder'] as const;
 export type App = (typeof APPS)[number];
+
+/** The deployables no public path reaches: not in the Ingress or nginx.conf, only pods of their namespace call them. */
+export const INTERNAL_APPS: readonly App[] = ['retention-worker', 'aggregate-builder'];
 
 export interface Route {
   method: 'GET' | 'POST';

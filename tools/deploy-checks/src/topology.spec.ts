@@ -42,6 +42,8 @@ interface Running {
   proxy: number;
   clickhouseUrl: string;
   pids: Record<string, number>;
+  /** Each process's own port, as the CLI prints it (`<name> pid <pid> http://127.0.0.1:<port>`). */
+  ports: Record<string, number>;
   dataDir: string;
 }
 
@@ -61,7 +63,8 @@ function startTopologyCli(env: NodeJS.ProcessEnv): Promise<Running> {
       if (!ready) return;
       clearTimeout(timer);
       const pids = Object.fromEntries([...out.matchAll(/^(\S+)\s+pid (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
-      done({ cli, proxy: Number(ready[1]), clickhouseUrl: /clickhouse-harness\s+pid \d+\s+(http:\S+)/.exec(out)![1]!, pids, dataDir });
+      const ports = Object.fromEntries([...out.matchAll(/^(\S+)\s+pid \d+\s+http:\/\/127\.0\.0\.1:(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+      done({ cli, proxy: Number(ready[1]), clickhouseUrl: /clickhouse-harness\s+pid \d+\s+(http:\S+)/.exec(out)![1]!, pids, ports, dataDir });
     };
     cli.stdout!.on('data', onData);
     cli.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -183,6 +186,9 @@ NGINX.describe('the production shape: separate deployables on one shared store b
       startTopologyCli({
         ...base, DATABASE_URL: dbUrl, REDIS_URL, NGINX_BIN: NGINX.path, PROXY_PORT: '0', ADMIN_TOKEN, INTERNAL_SECRET: randomBytes(16).toString('hex'), IP_HASH_SECRET,
         RATE_LIMIT_TRACK_PER_S: String(TRACK_REFILL_PER_S),
+        // Reads of the aggregates wait for the builder (read-your-writes, off by default), so the topology's answers
+        // right after the writes compare with the embedded store's at one moment.
+        AGGREGATE_WAIT_MS: '20000',
       }),
       // The standalone service (npm start) on the embedded stores: the reference answers.
       startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET } }),
@@ -320,9 +326,57 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect([...acked].filter((id) => !stored.has(id))).toEqual([]);
   });
 
+  it('builds on one aggregate-builder at a time: a second one is a ready standby, and takes the lease when the holder stops', async () => {
+    /** analytics_aggregate_builder_active of a process's GET /metrics (on its own port: the proxy never routes it). */
+    const active = async (port: number) => {
+      const r = await http(port, 'GET', '/metrics');
+      expect(r.status).toBe(200);
+      return Number(/^analytics_aggregate_builder_active (\d+)$/m.exec(r.body)?.[1]);
+    };
+    // The deployables still running (the ingest replica killed above is not).
+    const apps = Object.keys(topo.ports).filter((name) => name !== 'clickhouse-harness' && name !== 'nginx' && alive(topo.pids[name]!));
+    expect(apps).toContain('aggregate-builder');
+    // Only the builder builds: every other deployable reports 0, so sum(analytics_aggregate_builder_active) is 1.
+    const byApp = Object.fromEntries(await Promise.all(apps.map(async (name) => [name, await active(topo.ports[name]!)] as const)));
+    expect(byApp).toEqual(Object.fromEntries(apps.map((name) => [name, name === 'aggregate-builder' ? 1 : 0])));
+    const health = await http(topo.ports['aggregate-builder']!, 'GET', '/healthz');
+    expect({ status: health.status, body: health.json() }).toEqual({ status: 200, body: { ok: true, service: 'aggregate-builder' } });
+
+    // The k8s Deployment's second replica: the same settings, the same stores.
+    const env = { PATH: process.env.PATH, NODE_OPTIONS: '', LOG_LEVEL: 'info', PORT: '0', CLICKHOUSE_URL: topo.clickhouseUrl, DATABASE_URL: dbUrl };
+    const standby = await startNode('aggregate-builder-standby', ['dist/apps/aggregate-builder/main.js'], { cwd: root, env });
+    try {
+      const ready = await http(standby.port, 'GET', '/readyz');
+      expect({ status: ready.status, ok: ready.json().ok }).toEqual({ status: 200, ok: true });
+      // It tried at start and keeps trying (every 2 s): the lease is held, so it stands by.
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(await active(standby.port)).toBe(0);
+      expect(await active(topo.ports['aggregate-builder']!)).toBe(1);
+
+      // A rollout's SIGTERM to the holder: it stops building and ends its lease session; the standby takes over.
+      const holder = topo.pids['aggregate-builder']!;
+      process.kill(holder, 'SIGTERM');
+      const until = Date.now() + 30_000;
+      while ((alive(holder) || (await active(standby.port)) !== 1) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+      expect(alive(holder)).toBe(false);
+      expect(await active(standby.port)).toBe(1);
+      expect(readFileSync(join(topo.dataDir, 'logs', 'aggregate-builder.log'), 'utf8')).toContain('lease given up (stopping)');
+      expect(standby.output()).toContain('lease taken, building');
+
+      // The new holder builds: counts read from daily_rollup (whole days) include events tracked after the takeover.
+      const t = await createProject(topo.proxy);
+      const events = Array.from({ length: 7 }, (_, i) => ({ event: 'after_takeover', anonymous_id: `t-${i}`, timestamp: new Date(DAY0 + 3 * HOUR).toISOString() }));
+      expect((await post(t.port, '/v1/batch', t.keys.sk, { events })).status).toBe(202);
+      const stats = await get(t.port, '/v1/stats', t.keys.rk, { ...WINDOW, group_by: 'event_name', interval: 'day' });
+      expect({ status: stats.status, rows: stats.json().rows }).toEqual({ status: 200, rows: [{ event_name: 'after_takeover', bucket: expect.any(String), value: 7 }] });
+    } finally {
+      await stopProcess(standby.proc);
+    }
+  });
+
   it('stops every process it started on SIGTERM', async () => {
     const pids = Object.values(topo.pids);
-    expect(pids.length).toBe(8);
+    expect(pids.length).toBe(9);
     await stopProcess(topo.cli, 30_000);
     expect(topo.cli.exitCode).toBe(0);
     expect(pids.filter(alive)).toEqual([]);

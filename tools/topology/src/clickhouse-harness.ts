@@ -153,16 +153,17 @@ export function createHarness(path: string): Harness {
     return run;
   };
 
+  /** Settings the last request changed: reset at the start of the next one, in the same engine call as its own. */
+  let dirty: string[] = [];
   async function run(url: URL, statement: string) {
     const prepared = prepare(url, statement);
     return serial(async () => {
+      const reset = dirty.map((k) => `SET ${k} = DEFAULT; `).join('');
+      dirty = prepared.changed;
       try {
-        return { prepared, result: await session.queryAsync(prepared.sql, { format: prepared.format }) };
+        return { prepared, result: await session.queryAsync(`${reset}${prepared.sql}`, { format: prepared.format }) };
       } catch (e) {
         throw asException(e);
-      } finally {
-        const reset = prepared.changed.map((k) => `SET ${k} = DEFAULT`);
-        if (reset.length) await session.queryAsync(reset.join('; ')).catch(() => undefined);
       }
     });
   }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Started, freePort, startNginx, startNode, stopProcess, waitFor200 } from './processes';
 
-/** The deployables of the production shape, each its own process; ingest-api twice (ops scale ingest alone). */
+/** The deployables of the production shape, each its own process; ingest-api twice (ops scale ingest alone), one builder. */
 export const PROCESSES = [
   { name: 'ingest-api-1', app: 'ingest-api' },
   { name: 'ingest-api-2', app: 'ingest-api' },
@@ -11,6 +11,8 @@ export const PROCESSES = [
   { name: 'mcp-gateway', app: 'mcp-gateway' },
   { name: 'admin-api', app: 'admin-api' },
   { name: 'retention-worker', app: 'retention-worker' },
+  // Builds the aggregates from what both ingest replicas write (libs/event-store/README.md, "One builder, every mode").
+  { name: 'aggregate-builder', app: 'aggregate-builder' },
 ] as const;
 export type ProcessName = (typeof PROCESSES)[number]['name'];
 

@@ -1,4 +1,5 @@
--- sources_daily, the per-day answer of GET /v1/sources (embedded store only, like 004; see sources-daily.ts).
+-- sources_daily, the per-day answer of GET /v1/sources (here the embedded store's; a server and a cluster get it in
+-- 012; see sources-daily.ts). Its columns are the fragment sources_daily_columns (every mode's file shares them).
 -- /v1/sources over 30 days merged every session row of the range per request (BENCHMARKS.md). A session
 -- belongs to the day of its first event, so a whole-day range is the union of its days' answers: one row per
 -- (project_id, day, entry source, entry medium) with the sessions, their events and a uniqCombined sketch of their
@@ -11,16 +12,7 @@
 -- a read uses a day only when no event built after s touches the day or its neighbours, and computes the others from
 -- `sessions` (see sources.query.ts). Deleting events (forget, retention) rewrites neither table.
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily
-(
-  project_id UUID,
-  day        Date,
-  source     LowCardinality(String),
-  medium     LowCardinality(String),
-  sessions   UInt64,
-  events     UInt64,
-  uniques    AggregateFunction(uniqCombined, String),
-  version    UInt64
-)
+${sources_daily_columns}
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, source, medium)

@@ -1,5 +1,6 @@
 -- daily_uniques_by, visitor sketches per day for GET /v1/stats metric=uniques without grouping or grouped by ONE
--- of source, medium, country, device_type (embedded store only, like 004; the planner's 'uniques_by' source).
+-- of source, medium, country, device_type (the planner's 'uniques_by' source; here the embedded store's, a server and a
+-- cluster get it in 012). Its columns are the fragment daily_uniques_by_columns (every mode's file shares them).
 -- daily_rollup holds those answers too, but split over its whole grain: a 30-day answer merged ~145k sketches;
 -- daily_uniques splits a day by event_name, so "all visitors" merged ~175 large sketches (BENCHMARKS.md).
 -- Here one sketch per (day, event_name or '' for all events, dimension, value): all visitors of 30 days
@@ -12,15 +13,7 @@
 -- index_granularity 32: a row holds a sketch of up to ~80 KB, and a read deserializes every row of the granules it
 -- touches; with 8,192-row granules 30 days of one dim read ~1,300 rows (5 parts) to use 34.
 CREATE TABLE IF NOT EXISTS ${db}.daily_uniques_by
-(
-  project_id UUID,
-  day        Date,
-  event_name String,
-  dim        LowCardinality(String),
-  dim_value  String,
-  uniques    AggregateFunction(uniqCombined, String),
-  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
-)
+${daily_uniques_by_columns}
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, dim, event_name, day, dim_value)

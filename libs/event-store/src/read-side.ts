@@ -4,6 +4,8 @@ import { ReadGate } from './read-gate';
 import { type ReadLimits, clickHouseCodeOf, exportLimitError, exportSettingsClause, readLimitError, readSettingsClause } from './read-limits';
 
 const QUERY_WAS_CANCELLED = 394;
+/** A preempted read's KILL is sent again this often (ms) until the read ends. */
+const KILL_RETRY_MS = 25;
 
 /**
  * A read naming one of these tables reads what the aggregate builder builds (every aggregate, and sources_daily which
@@ -55,12 +57,25 @@ export class ReadSide {
         // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
         // queues again, until its wait is over; after that it runs to the end.
         const tag = turn.bursting && Date.now() < deadline ? newCancelTag() : undefined;
-        if (tag) turn.preempt = () => void this.deps.control(killByTag(tag)).catch(() => undefined);
+        // The KILL is sent again until the read ends: one sent before the engine has registered the statement (its
+        // turn has begun, the statement is still on its way; under load, tens of ms) finds nothing, and the quiet
+        // read would wait for the whole bursting read.
+        let retry: NodeJS.Timeout | undefined;
+        if (tag) {
+          turn.preempt = () => {
+            if (retry) return;
+            const kill = () => void this.deps.control(killByTag(tag)).catch(() => undefined);
+            kill();
+            retry = setInterval(kill, KILL_RETRY_MS);
+          };
+        }
         try {
           return { rows: await this.deps.select<T>(`${query} ${this.settings}${tag ? `, ${cancelTagSetting(tag)}` : ''}`, params) };
         } catch (e) {
           if (turn.preempted && clickHouseCodeOf(e) === QUERY_WAS_CANCELLED) return { preempted: true };
           throw readLimitError(e, this.limits) ?? e;
+        } finally {
+          clearInterval(retry);
         }
       });
       if ('rows' in outcome) return outcome.rows;

@@ -27,8 +27,8 @@ import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
-import { SOURCES_DAILY_COLUMNS } from './sources-daily';
-import { DAILY_UNIQUES_BY_COLUMNS, UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
+import { SOURCES_DAILY_COLUMNS, SOURCES_DAILY_LAYOUT } from './sources-daily';
+import { DAILY_UNIQUES_BY_COLUMNS, DAILY_UNIQUES_BY_LAYOUT, UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/migrations (a spec holds this list to the folder). */
 export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
@@ -104,8 +104,10 @@ const FRAGMENTS: Record<string, string> = {
   events_sharding_key: EVENTS_SHARDING_KEY,
   uniques_by_groupings: UNIQUES_BY_GROUPINGS_SQL,
   sources_daily_columns: SOURCES_DAILY_COLUMNS,
+  sources_daily_layout: SOURCES_DAILY_LAYOUT,
   aggregate_progress_columns: AGGREGATE_PROGRESS_COLUMNS,
   daily_uniques_by_columns: DAILY_UNIQUES_BY_COLUMNS,
+  daily_uniques_by_layout: DAILY_UNIQUES_BY_LAYOUT,
   channel_default: CHANNEL_DEFAULT_SQL,
   properties_map: PROPERTIES_MAP_SQL,
   anon_key: ANON_KEY_SQL,

@@ -15,6 +15,11 @@ export const SOURCES_DAILY_COLUMNS = `(
   version    UInt64
 )`;
 
+/** sources_daily's partitions, sort key and granules, in every mode's migration: fragment sources_daily_layout. */
+export const SOURCES_DAILY_LAYOUT = `PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, day, source, medium)
+SETTINGS index_granularity = 64`;
+
 /** Days back from today that a restart checks for builds newer than their refresh. */
 const UNREFRESHED_DAYS = 62;
 

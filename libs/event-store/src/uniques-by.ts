@@ -21,3 +21,8 @@ export const DAILY_UNIQUES_BY_COLUMNS = `(
   uniques    AggregateFunction(uniqCombined, String),
   built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
 )`;
+
+/** daily_uniques_by's partitions, sort key and granules, in every mode's migration: fragment daily_uniques_by_layout. */
+export const DAILY_UNIQUES_BY_LAYOUT = `PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, dim, event_name, day, dim_value)
+SETTINGS index_granularity = 32`;

@@ -33,18 +33,14 @@ ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${db}/sources_dail
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily_local ON CLUSTER ${cluster}
 ${sources_daily_columns}
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${db}/sources_daily_local', '{replica}', version)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, day, source, medium)
-SETTINGS index_granularity = 64;
+${sources_daily_layout};
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily ON CLUSTER ${cluster} AS ${db}.sources_daily_local
 ENGINE = Distributed(${cluster}, ${db}, sources_daily_local, cityHash64(project_id, day));
 
 CREATE TABLE IF NOT EXISTS ${db}.daily_uniques_by_local ON CLUSTER ${cluster}
 ${daily_uniques_by_columns}
 ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/${db}/daily_uniques_by_local', '{replica}')
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, event_name, day, dim_value)
-SETTINGS index_granularity = 32;
+${daily_uniques_by_layout};
 CREATE TABLE IF NOT EXISTS ${db}.daily_uniques_by ON CLUSTER ${cluster} AS ${db}.daily_uniques_by_local
 ENGINE = Distributed(${cluster}, ${db}, daily_uniques_by_local);
 

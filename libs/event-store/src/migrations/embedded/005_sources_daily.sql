@@ -1,5 +1,6 @@
 -- sources_daily, the per-day answer of GET /v1/sources (here the embedded store's; a server and a cluster get it in
--- 012; see sources-daily.ts). Its columns are the fragment sources_daily_columns (every mode's file shares them).
+-- 012; see sources-daily.ts). Its columns and layout are the fragments sources_daily_columns and sources_daily_layout
+-- (every mode's file shares them).
 -- /v1/sources over 30 days merged every session row of the range per request (BENCHMARKS.md). A session
 -- belongs to the day of its first event, so a whole-day range is the union of its days' answers: one row per
 -- (project_id, day, entry source, entry medium) with the sessions, their events and a uniqCombined sketch of their
@@ -14,8 +15,6 @@
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily
 ${sources_daily_columns}
 ENGINE = ReplacingMergeTree(version)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, day, source, medium)
-SETTINGS index_granularity = 64;
+${sources_daily_layout};
 
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);

@@ -1,6 +1,7 @@
 -- daily_uniques_by, visitor sketches per day for GET /v1/stats metric=uniques without grouping or grouped by ONE
 -- of source, medium, country, device_type (the planner's 'uniques_by' source; here the embedded store's, a server and a
--- cluster get it in 012). Its columns are the fragment daily_uniques_by_columns (every mode's file shares them).
+-- cluster get it in 012). Its columns and layout are the fragments daily_uniques_by_columns and daily_uniques_by_layout
+-- (every mode's file shares them).
 -- daily_rollup holds those answers too, but split over its whole grain: a 30-day answer merged ~145k sketches;
 -- daily_uniques splits a day by event_name, so "all visitors" merged ~175 large sketches (BENCHMARKS.md).
 -- Here one sketch per (day, event_name or '' for all events, dimension, value): all visitors of 30 days
@@ -15,9 +16,7 @@
 CREATE TABLE IF NOT EXISTS ${db}.daily_uniques_by
 ${daily_uniques_by_columns}
 ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, event_name, day, dim_value)
-SETTINGS index_granularity = 32;
+${daily_uniques_by_layout};
 
 -- The rows the store already aggregated, from daily_rollup (whose grain holds every one of these groupings): merging
 -- its sketches gives exactly the sketches the builder would have built from the events, deleted events included,

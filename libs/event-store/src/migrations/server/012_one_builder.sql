@@ -25,23 +25,19 @@ CREATE TABLE IF NOT EXISTS ${db}.aggregate_progress
 ${aggregate_progress_columns}
 ENGINE = ReplacingMergeTree(seq_to) ORDER BY tuple();
 
--- sources_daily and daily_uniques_by, as the embedded store's 005 and 006 (the reasons are there; the columns are
--- the same fragments).
+-- sources_daily and daily_uniques_by, as the embedded store's 005 and 006 (the reasons are there; the columns and
+-- layout are the same fragments).
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily
 ${sources_daily_columns}
 ENGINE = ReplacingMergeTree(version)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, day, source, medium)
-SETTINGS index_granularity = 64;
+${sources_daily_layout};
 
 CREATE TABLE IF NOT EXISTS ${db}.sources_daily_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);
 
 CREATE TABLE IF NOT EXISTS ${db}.daily_uniques_by
 ${daily_uniques_by_columns}
 ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, event_name, day, dim_value)
-SETTINGS index_granularity = 32;
+${daily_uniques_by_layout};
 
 -- The views go first, then daily_uniques_by is filled from daily_rollup, which then holds exactly what the views
 -- counted (built_seq 0): nothing is counted twice, since the builder reads insert_seq > 0 only.

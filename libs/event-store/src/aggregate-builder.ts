@@ -274,7 +274,7 @@ export class AggregateBuilder {
     }
     const done = this.pending;
     if (this.options.recordDone) await this.record(done, true);
-    await this.sourcesDaily?.noteBuilt(rangeWhere(done.bounds));
+    if (done.bounds.length > 0) await this.sourcesDaily?.noteBuilt(rangeWhere(done.bounds));
     for (const seq of this.sizes.keys()) if (seq <= (done.after.get(EMBEDDED_WRITER) ?? 0)) this.sizes.delete(seq);
     this.built = done.after;
     this.stamp = done.stamp;
@@ -419,9 +419,15 @@ export function progressState(p: Progress): { built: Map<number, number>; stamp:
   return p.done ? { built: p.after, stamp: p.stamp, floor: p.floor } : { built: p.before, stamp: p.from, floor: p.floorFrom };
 }
 
+/**
+ * The newest aggregate_progress row: the highest stamp, its done row before its not-done one, the latest heartbeat
+ * (covered) among done rows of one stamp. readProgress and completeUnbuilt (store-frontier.ts) read it.
+ */
+export const NEWEST_PROGRESS_ROW = 'ORDER BY seq_to DESC, done DESC, covered DESC LIMIT 1';
+
 export async function readProgress(client: ClickHouseClient, db: string): Promise<Progress | undefined> {
   const rs = await client.query({
-    query: `SELECT seq_from, seq_to, floor, floor_from, covered, writers, froms, tos, done FROM ${db}.aggregate_progress ORDER BY seq_to DESC, done DESC, covered DESC LIMIT 1`,
+    query: `SELECT seq_from, seq_to, floor, floor_from, covered, writers, froms, tos, done FROM ${db}.aggregate_progress ${NEWEST_PROGRESS_ROW}`,
     format: 'JSONEachRow',
   });
   const [row] = await rs.json<{ seq_from: string; seq_to: string; floor: string; floor_from: string; covered: string; writers: string[]; froms: string[]; tos: string[]; done: number }>();

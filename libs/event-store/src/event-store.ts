@@ -152,14 +152,14 @@ export class EventStore {
     return this.writes.stopBuilding(catchUpMs);
   }
 
-  /** Embedded store: the keeper of sources_daily (GET /v1/sources per day); undefined on a server. */
+  /** The keeper of sources_daily (GET /v1/sources per day) in the process that builds; undefined in every other. */
   get sourcesDaily(): SourcesDaily | undefined {
     return this.writes.sourcesDaily;
   }
 
   /**
-   * Embedded store: recomputes the sources_daily days that are due (every day waiting, with `all`), after the
-   * builder's catch-up. The builder does it on every tick; benchmarks and tests call it to settle.
+   * In the process that builds: recomputes the sources_daily days that are due (every day waiting, with `all`), after
+   * the builder's catch-up. The builder does it on every tick; benchmarks and tests call it to settle.
    */
   refreshSources(all = false): Promise<number> {
     return this.writes.refreshSources(all);

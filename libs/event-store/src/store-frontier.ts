@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Frontier, FrontierStep, WriterBound } from './aggregate-builder';
+import { type Frontier, type FrontierStep, NEWEST_PROGRESS_ROW, type WriterBound } from './aggregate-builder';
 
 export interface StoreFrontierOptions {
   db: string;
@@ -150,7 +150,7 @@ export async function completeUnbuilt(client: ClickHouseClient, db: string): Pro
     query: [
       'WITH (',
       '  SELECT (if(done = 1, floor, floor_from), covered, writers, if(done = 1, tos, froms))',
-      `  FROM ${db}.aggregate_progress ORDER BY seq_to DESC, done DESC, covered DESC LIMIT 1`,
+      `  FROM ${db}.aggregate_progress ${NEWEST_PROGRESS_ROW}`,
       ') AS p, ifNull(p.1, 0) AS floor_, ifNull(p.2, 0) AS covered_',
       'SELECT toString(insert_writer) AS w, toString(insert_seq) AS s, count() AS n, any(insert_rows) AS r',
       `FROM ${db}.events`,

@@ -58,7 +58,7 @@ export class WriteSide {
   private readonly slots = new WriterSlots();
   /** A server, while this process builds: the builder's frontier (its lag). */
   private frontier: StoreFrontier | undefined;
-  /** Embedded store (after startBuilder()); unset on a server, where materialized views build the aggregates. */
+  /** The embedded store (after startBuilder()); a server while this process holds the builder's lease (startBuilding()). */
   private builder: AggregateBuilder | undefined;
   /** Set while quiesced() runs: INSERTs wait for it. */
   private held: Promise<void> | undefined;
@@ -71,7 +71,8 @@ export class WriteSide {
 
   /**
    * Embedded store, after the migrations: builds what a crash left unbuilt (before any forget or retention can delete
-   * it), then folds new INSERTs in every aggregateIntervalMs. Nothing on a server.
+   * it), then folds new INSERTs in every aggregateIntervalMs. A server: only measures the store's clock for the writer
+   * slots' seqs; the builder starts with the lease (startBuilding()).
    */
   async startBuilder(config: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'>): Promise<void> {
     if (this.options.server) {

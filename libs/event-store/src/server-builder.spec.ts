@@ -45,6 +45,11 @@ async function expectExact(db: string, p: string, events: number) {
   expect(visits.table).toEqual(visits.raw);
 }
 
+/** The events daily_rollup counts for `p`, read as read-api reads it (through the store's read side). */
+async function rollupEvents(store: EventStore, db: string, p: string): Promise<number> {
+  return Number((await store.read<{ n: string }>(p, `SELECT toUInt64(sum(events)) AS n FROM ${db}.daily_rollup WHERE project_id = {p:UUID}`, { p }))[0]!.n);
+}
+
 describe('the aggregate builder on a server (migration 012)', () => {
   it('builds what two ingest replicas write at once exactly once, and a read elsewhere waits for it', async () => {
     await withDatabase(test.store, async (db) => {
@@ -92,8 +97,7 @@ describe('the aggregate builder on a server (migration 012)', () => {
         await builder.stopBuilding();
         const p = randomUUID();
         await writer.write(rowsFor(p, 25, 'd1'));
-        const counted = async (store: EventStore) =>
-          Number((await store.read<{ n: string }>(p, `SELECT toUInt64(sum(events)) AS n FROM ${db}.daily_rollup WHERE project_id = {p:UUID}`, { p }))[0]!.n);
+        const counted = (store: EventStore) => rollupEvents(store, db, p);
         // Nobody builds: the default read does not wait for a builder (a waiting one would for 20 s); nothing is built.
         const t = Date.now();
         expect(await counted(reader)).toBe(0);
@@ -109,6 +113,29 @@ describe('the aggregate builder on a server (migration 012)', () => {
         await expectExact(db, p, 25);
       } finally {
         for (const s of [writer, reader, waiting, builder]) await s.close();
+      }
+    });
+  });
+
+  it('shows an acknowledged event in a default read of the aggregates within seconds, the builder on its default 1 s tick (SPEC: aggregates update within seconds after an insert)', async () => {
+    await withDatabase(test.store, async (db) => {
+      const writer = await serverStore(db);
+      const reader = await serverStore(db);
+      const builder = await serverStore(db, { aggregateIntervalMs: 1_000 });
+      try {
+        await builder.startBuilding();
+        const p = randomUUID();
+        await writer.write(rowsFor(p, 12, 'd1'));
+        const acknowledged = Date.now();
+        let seen = 0;
+        while (seen !== 12 && Date.now() - acknowledged < 5_000) {
+          await new Promise((r) => setTimeout(r, 100));
+          seen = await rollupEvents(reader, db, p);
+        }
+        expect(seen).toBe(12);
+        await expectExact(db, p, 12);
+      } finally {
+        for (const s of [writer, reader, builder]) await s.close();
       }
     });
   });

@@ -3,7 +3,7 @@ import { EventStore } from './event-store';
 import { useTestStore } from './test-support/test-store';
 import { testRow } from './test-support/test-rows';
 import { createChdbConnection } from 'chdb/connection';
-import { cancelTagSetting, newCancelTag } from './cancel-tag';
+import { cancelTagSetting, killByTag, newCancelTag } from './cancel-tag';
 
 let dir: string;
 let store: EventStore;
@@ -74,7 +74,7 @@ describe('preemption of a bursting tenant', () => {
       expect(waited).toBeLessThan(single / 2);
       for (const answer of answers) expect(answer).toEqual(expected);
     } finally {
-      await killer!.command({ query: `KILL QUERY WHERE Settings['log_comment'] = '${tag}' ASYNC` });
+      await killer!.command({ query: killByTag(tag) });
       await Promise.all(busy);
       for (const c of [killer!, ...others]) await c.close();
       await free.close();

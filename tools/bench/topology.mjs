@@ -48,7 +48,7 @@ function startTopology(dataDir) {
       const ready = /Ready: (http:\S+)/.exec(out);
       if (!ready) return;
       const pids = Object.fromEntries([...out.matchAll(/^(\S+)\s+pid (\d+)/gm)].map((m) => [m[1], Number(m[2])]));
-      done({ cli, url: ready[1], replicas: [pids['ingest-api-1'], pids['ingest-api-2']], builder: pids['aggregate-builder'], store: pids['clickhouse-harness'] });
+      done({ cli, url: ready[1], replicas: [pids['ingest-api-1'], pids['ingest-api-2']], builder: pids['aggregate-builder'], store: pids['clickhouse-harness'], readApi: pids['read-api'] });
     });
     cli.once('exit', (code) => fail(new Error(`topology exited with ${code}:\n${out}`)));
   });
@@ -102,6 +102,8 @@ async function readsDuringIngest(topology, project) {
   void load.then(() => (done = true));
   await new Promise((r) => setTimeout(r, 1000));
   const wall = [];
+  // read-api's own CPU over the reads (it serves nothing else here): per read, beside the wall-clock figures.
+  const readApiBefore = cpuSeconds(topology.readApi);
   while (!done) {
     const t = performance.now();
     const res = await fetch(`${topology.url}/v1/stats?${query}`, { headers: { authorization: `Bearer ${project.rk}` } });
@@ -109,10 +111,11 @@ async function readsDuringIngest(topology, project) {
     if (res.status !== 200) throw new Error(`stats ${res.status}`);
     wall.push(performance.now() - t);
   }
+  const readApiCpu = cpuSeconds(topology.readApi) - readApiBefore;
   const result = await load;
   wall.sort((a, b) => a - b);
   const pct = (p) => wall[Math.min(wall.length - 1, Math.ceil((p / 100) * wall.length) - 1)];
-  return { reads: wall.length, p50: pct(50), p95: pct(95), max: wall.at(-1), events: result['2xx'] * BATCH_SIZE, seconds: result.duration };
+  return { reads: wall.length, p50: pct(50), p95: pct(95), max: wall.at(-1), cpuPerRead: (readApiCpu / wall.length) * 1000, events: result['2xx'] * BATCH_SIZE, seconds: result.duration };
 }
 
 const READ_LOAD_CONNECTIONS = Number(arg('read-load-connections', 2));
@@ -144,7 +147,7 @@ try {
   console.log(
     `reads during live ingest (AGGREGATE_WAIT_MS=${process.env.AGGREGATE_WAIT_MS || '0'}): ${reads.reads} sequential GET /v1/stats (today, group_by=source, ` +
       `daily_rollup) while ${READ_LOAD_CONNECTIONS} connections sent ${fmt(reads.events / reads.seconds)} events/s in batches of ${BATCH_SIZE}: ` +
-      `p50 ${reads.p50.toFixed(1)} ms, p95 ${reads.p95.toFixed(1)} ms, max ${reads.max.toFixed(1)} ms`,
+      `p50 ${reads.p50.toFixed(1)} ms, p95 ${reads.p95.toFixed(1)} ms, max ${reads.max.toFixed(1)} ms; read-api CPU ${reads.cpuPerRead.toFixed(2)} ms per read`,
   );
 } finally {
   topology.cli.kill('SIGTERM');

@@ -45,7 +45,8 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
     expect([a.held, b.held]).toEqual([true, false]);
     await expect(b.confirm()).rejects.toThrow('the lease is not held');
     await a.stop();
-    await until(() => b.held);
+    // held is true once b has the lock; its acquired hook (a confirm round trip, then the log line) runs after that.
+    await until(() => b.held && log.length === 3);
     expect(log).toEqual(['a builds', 'a stops', 'b builds']);
   });
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,10 +38,8 @@ async function startApp(app: App, env: NodeJS.ProcessEnv): Promise<Started> {
 async function startNginx(bin: string, ports: Partial<Record<App, number>>): Promise<number> {
   const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
   dataDirs.push(prefix);
-  // The dashboard's build where nginx.conf serves it from: <prefix>/dashboard (the image copies it there).
-  symlinkSync(resolve(root, 'dist/apps/dashboard'), join(prefix, 'dashboard'));
   const upstreams = Object.fromEntries(PROXIED_APPS.map((app) => [upstreamOf(app), [ports[app]!]]));
-  const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort());
+  const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort(), resolve(root, 'dist/apps/dashboard'));
   procs.push(nginx.proc);
   return nginx.port;
 }

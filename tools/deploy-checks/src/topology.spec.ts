@@ -246,12 +246,13 @@ NGINX.describe('the production shape: separate deployables on one shared store b
         AGGREGATE_WAIT_MS: '20000',
       }),
       // The standalone service (npm start) on the embedded stores: the reference answers.
-      startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET } }),
+      // Opening the embedded stores can take longer than the default 60 s on a loaded, shared machine.
+      startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET }, timeoutMs: 150_000 }),
     ]);
     if (shape.status === 'fulfilled') topo = shape.value;
     if (reference.status === 'fulfilled') standalone = reference.value;
     for (const r of [shape, reference]) if (r.status === 'rejected') throw r.reason;
-  }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
-import { systemBinary, openTestStores, silentLogger } from '@analytics/testing';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { openTestStores, silentLogger } from '@analytics/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard is tested against the whole service it ships with
 import { buildApp } from '../../standalone/src/app';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
@@ -13,9 +13,7 @@ import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { aiCrawlerOf } from '@analytics/enrichment';
 import { QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { presetRange } from './state';
-
-/** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
-const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
+import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, gridOf, launchChromium, listOf, loaded, shown, signIn as signInAt, viewLoaded, watch } from './test-support/page';
 const WORKSPACE = join(__dirname, '../../..');
 const DIST = join(WORKSPACE, 'dist/apps/dashboard');
 const SCREENSHOTS = join(WORKSPACE, 'dist/screenshots');
@@ -55,39 +53,11 @@ async function openPage(options: { width?: number; colorScheme?: 'light' | 'dark
   const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, colorScheme: options.colorScheme ?? 'light' });
   contexts.push(context);
   const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('request', (r) => {
-    if (!r.url().startsWith(base) && !r.url().startsWith('data:')) problems.push(`other origin: ${r.url()}`);
-  });
-  page.on('response', (r) => {
-    if (r.status() >= 400) problems.push(`answered ${r.status()}: ${r.url()}`);
-    if (r.headers()['set-cookie']) problems.push(`cookie set by ${r.url()}`);
-  });
-  return { page, context, problems };
+  return { page, context, problems: watch(page, base) };
 }
 
-async function loaded(page: Page): Promise<void> {
-  await page.waitForSelector('body[data-state="loaded"]', { timeout: 30_000 });
-}
-
-/** Opens `path` and signs in through the form, as a person does. */
-async function signIn(page: Page, path: string, key = rk): Promise<void> {
-  await page.goto(`${base}${path}`);
-  await page.fill('#key-input', key);
-  await page.press('#key-input', 'Enter');
-  await loaded(page);
-}
-
-const shown = (page: Page, testId: string) => page.getAttribute(`[data-testid="${testId}"]`, 'data-value').then(Number);
-
-/** A top list as shown: [key, value] per bar, in order. */
-const listOf = (page: Page, id: string) =>
-  page.$$eval(`#${id} li`, (items) => items.map((li) => [(li as HTMLElement).dataset['key'] ?? '', Number((li.querySelector('.count') as HTMLElement).dataset['value'])]));
+/** Opens `path` of the service and signs in through the form, as a person does. */
+const signIn = (page: Page, path: string, key = rk) => signInAt(page, `${base}${path}`, key);
 
 type Condition = ['is', string, string[]];
 type Filters = Array<[string, string]>;
@@ -102,7 +72,6 @@ async function post<T>(path: string, body: Record<string, unknown>, key = rk): P
 const insights = async (body: Record<string, unknown>): Promise<Row[]> => (await post<{ rows: Row[] }>('/v1/insights', body)).rows;
 
 const goalsLoaded = (page: Page) => page.waitForSelector('#list-goals[data-state="loaded"]', { timeout: 30_000 });
-const viewLoaded = (page: Page) => page.waitForSelector('#conversions[data-state="loaded"]', { timeout: 30_000 });
 
 /** The Goals panel as shown: [URL form of the goal, conversions, conversion rate] per row. */
 const goalsOf = (page: Page) =>
@@ -118,34 +87,6 @@ async function expectGoalsMatchApi(page: Page, range: { from: string; to: string
   expect(await goalsOf(page)).toEqual(expected);
 }
 
-interface FunnelStepAnswer {
-  index: number;
-  count: number;
-  conversion_rate: number;
-  drop_off: number;
-  median_time_to_convert_s: number | null;
-}
-interface FunnelAnswer {
-  steps: FunnelStepAnswer[];
-  breakdown?: Array<{ value: string | null; steps: FunnelStepAnswer[] }>;
-  notes?: string[];
-}
-
-/** The funnel's bars as shown: [index, count, rate, drop-off, median ('' for none)] per step. */
-const funnelOf = (page: Page) =>
-  page.$$eval('#funnel-body .funnel li', (items) =>
-    items.map((li) => {
-      const v = (c: string) => (li.querySelector(c) as HTMLElement | null)?.dataset['value'];
-      return [Number((li as HTMLElement).dataset['index']), Number(v('.count')), Number(v('.rate')), Number(v('.drop')), v('.median')];
-    }),
-  );
-const funnelRows = (a: FunnelAnswer) => a.steps.map((s) => [s.index, s.count, s.conversion_rate, s.drop_off, s.median_time_to_convert_s === null ? '' : String(s.median_time_to_convert_s)]);
-
-/** The retention grid as shown: [cohort, size, ...returned] per row. */
-const gridOf = (page: Page) =>
-  page.$$eval('#retention-grid tbody tr', (rows) =>
-    rows.map((tr) => [(tr as HTMLElement).dataset['cohort'], Number((tr.querySelector('.size') as HTMLElement).dataset['value']), ...[...tr.querySelectorAll('td.cell .count')].map((c) => Number((c as HTMLElement).dataset['value']))]),
-  );
 
 /** The lists the dashboard shows: section id, dimension, metric (the same questions, asked independently here). */
 const LISTS: Array<[string, string, string]> = [
@@ -160,7 +101,6 @@ const LISTS: Array<[string, string, string]> = [
   ['list-os', 'os', 'visitors'],
   ['list-events', 'event_name', 'events'],
 ];
-const HEADLINE = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'] as const;
 
 /** Every headline number (and its previous period) and every list equals the insights answer for the range and filters. */
 async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, filters: Filters = []): Promise<void> {
@@ -221,10 +161,7 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
       const sent = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'user-agent': ua }, body: JSON.stringify({ events: crawl }) });
       expect(sent.status).toBe(202);
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM.path,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
 

@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
 import { openApiDocument } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
+import { sdkBuildFixture } from './test-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
@@ -21,6 +24,10 @@ const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500
 
 let stores: Stores;
 let app: Express;
+/** The same service where the browser SDK was not built: its /sdk paths answer 404. */
+let unbuilt: Express;
+const sdk = sdkBuildFixture();
+const noBuild = mkdtempSync(join(tmpdir(), 'sdk-unbuilt-'));
 let doc: Doc;
 let keys: { pk: string; sk: string; rk: string; projectId: string };
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
@@ -28,7 +35,8 @@ const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true
 beforeAll(async () => {
   stores = await openTestStores();
   // Track and batch buckets of 3 so that 429 is reachable in a few requests.
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } } });
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } }, sdkDir: sdk.dir });
+  unbuilt = buildApp({ stores, secrets: SECRETS, logger: silentLogger, sdkDir: noBuild });
   doc = (await request(app).get('/openapi.json')).body as Doc;
   const created = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name: 'contract', allowed_origins: [ORIGIN] });
   keys = { ...created.body.keys, projectId: created.body.project.id };
@@ -36,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stores.close();
   rmSync(`${stores.dataDir}-backup-contract`, { recursive: true, force: true });
+  for (const dir of [sdk.dir, noBuild]) rmSync(dir, { recursive: true, force: true });
 });
 
 // swagger-parser is ESM-only: it runs in a child Node, reading the document on stdin.
@@ -156,6 +165,10 @@ const cases = (): Case[] => [
   ['post', '/admin/backup', 401, () => post('/admin/backup', {}, { dir: '/tmp/x' })],
   ['post', '/admin/backup', 413, () => post('/admin/backup', { ...admin, 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
   ['post', '/admin/backup', 415, () => post('/admin/backup', { ...admin, 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
+  ['get', '/sdk/analytics.min.js', 200, () => get('/sdk/analytics.min.js')],
+  ['get', '/sdk/analytics.min.js', 404, () => request(unbuilt).get('/sdk/analytics.min.js')],
+  ['get', '/sdk/{version}/analytics.min.js', 200, () => get(`/sdk/${sdk.version}/analytics.min.js`)],
+  ['get', '/sdk/{version}/analytics.min.js', 404, () => get('/sdk/0.0.0-nope/analytics.min.js')],
   ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
   ['get', '/metrics', 401, () => get('/metrics')],
 ];

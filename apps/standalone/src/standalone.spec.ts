@@ -1,8 +1,10 @@
+import { rmSync } from 'node:fs';
 import request from 'supertest';
 import type { Express } from 'express';
 import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
 import { API_ROUTES, routes } from '@analytics/schema';
 import { buildApp } from './app';
+import { sdkBuildFixture } from './test-service';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const SECRETS = { ADMIN_TOKEN: 'admin-token-standalone-tests', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' };
@@ -10,13 +12,17 @@ const RANGE = 'from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z';
 let stores: Stores;
 let app: Express;
 let contract: ContractCheck;
+const sdk = sdkBuildFixture();
 
 beforeAll(async () => {
   stores = await openTestStores();
-  contract = contractChecked(buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'] }));
+  contract = contractChecked(buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], sdkDir: sdk.dir }));
   app = contract.app;
 });
-afterAll(() => stores.close());
+afterAll(async () => {
+  await stores.close();
+  rmSync(sdk.dir, { recursive: true, force: true });
+});
 
 const createProject = async (name: string) => {
   const res = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name, allowed_origins: ['https://shop.example.com'] });
@@ -79,7 +85,7 @@ describe('standalone: every app on one port', () => {
 describe('the declarations (libs/schema routes)', () => {
   it('serves every declared route at its declared method and path: none answers the routing 404 or 405', async () => {
     const p = await createProject('declared');
-    const params: Record<string, string> = { id: p.project.id, prefix: p.keys.rk.split('_')[2]! };
+    const params: Record<string, string> = { id: p.project.id, prefix: p.keys.rk.split('_')[2]!, version: sdk.version };
     const unserved: string[] = [];
     for (const route of API_ROUTES) {
       // The admin token, so that the admin router's own 401 for unknown /admin paths cannot hide a missing route.

@@ -1,6 +1,9 @@
 import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { type RequestListener, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -73,4 +76,15 @@ export const urlOf = (server: Server): string => `http://127.0.0.1:${(server.add
 export function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * A browser SDK build (what dist/libs/sdk-browser holds: the script and its package.json) in a fresh temp directory,
+ * for suites that only need the /sdk routes to answer; sdk-script.spec.ts serves the real build.
+ */
+export function sdkBuildFixture(version = '0.0.0-fixture'): { dir: string; version: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'sdk-build-'));
+  writeFileSync(join(dir, 'analytics.min.js'), 'window.analytics = {};\n');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: '@analytics/sdk-browser', version }));
+  return { dir, version };
 }

@@ -51,8 +51,46 @@ export const jsonRpcResponseSchema = z
   })
   .describe('A JSON-RPC 2.0 response: `result`, or `error` with the spec\'s codes.');
 
-/** The deployable that serves a route; `service` routes are served by every app. */
-export type ApiApp = 'ingest-api' | 'read-api' | 'admin-api' | 'retention-worker' | 'mcp-gateway' | 'service';
+/**
+ * The deployable that serves a route; `service` routes are served by every app, `standalone` routes by `npm start`
+ * only (they need its embedded stores).
+ */
+export type ApiApp = 'ingest-api' | 'read-api' | 'admin-api' | 'retention-worker' | 'mcp-gateway' | 'service' | 'standalone';
+
+/**
+ * Where a route is reached in the split deployment. The proxy routes of docker/nginx.conf and the k8s Ingress are
+ * generated from the `public` ones (`npm run proxy:routes`); the proxy answers every other path with its JSON 404.
+ * - `public`: through the proxy, to the app's upstream (nginx) or Service (Ingress);
+ * - `internal`: never through the proxy; pods of the cluster call the app's Service directly;
+ * - `pod`: each process answers it on its own port (probes, Prometheus, its own document); the proxy answers /healthz itself;
+ * - `standalone`: `npm start` only: no deployable of the split deployment serves it.
+ */
+export type Exposure = 'public' | 'internal' | 'pod' | 'standalone';
+
+/** A route's exposure follows from its app: a new app is a compile error here until it is decided. */
+const EXPOSURE: Record<ApiApp, Exposure> = {
+  'ingest-api': 'public',
+  'read-api': 'public',
+  'admin-api': 'public',
+  'mcp-gateway': 'public',
+  // POST /internal/retention/run: the CronJob's `--once` does the daily pass; an operator's pod may call it.
+  'retention-worker': 'internal',
+  service: 'pod',
+  standalone: 'standalone',
+};
+
+/** Where `route` is reached in the split deployment (see Exposure). */
+export const exposureOf = (route: ApiRoute): Exposure => EXPOSURE[route.app];
+
+/**
+ * An answer the proxy passes on as it is produced instead of buffering it whole: `file`, a download written while
+ * its query runs; `events`, an event stream (`text/event-stream`). `idleTimeoutS`: the longest pause between two
+ * chunks the proxy waits out, when it must be longer than its default 60 s.
+ */
+export interface Streaming {
+  kind: 'file' | 'events';
+  idleTimeoutS?: number;
+}
 
 /** What an API key is checked for: its kind's scope, and the Origin of pk_ keys. */
 export type KeyAccess = 'ingest' | 'read' | 'forget';
@@ -91,6 +129,8 @@ export interface ApiRoute {
   example?: unknown;
   /** A success answer that is a file, not JSON: its content types (and what each holds), in place of application/json. */
   produces?: Record<string, string>;
+  /** The answer is streamed: the proxy must not buffer it (and may have to wait longer between its chunks). */
+  streaming?: Streaming;
 }
 
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
@@ -101,6 +141,9 @@ const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large
 // Reads are bounded (query_too_expensive) and admitted through a gate (rate_limited while it is full).
 const READ_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'invalid_params', 'query_too_expensive', 'rate_limited'];
 const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
+
+const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
+const SDK_SCRIPT_TYPE = { 'text/javascript': 'The browser SDK as one classic script.' };
 
 const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
 
@@ -129,6 +172,15 @@ export const routes = {
     body: forgetInputSchema, responses: { 202: forgetResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'forget_requires_secret_key', 'forget_failed', ...ALWAYS], example: { user_id: 'user-42' },
   },
+  // The browser SDK for one script tag on any site (as Plausible's /js/script.js): no key, any origin may load it.
+  sdkScript: {
+    method: 'get', path: '/sdk/analytics.min.js', app: 'ingest-api', summary: 'The browser SDK for a script tag: the current build, cached 5 minutes', auth: 'none',
+    responses: { 200: SDK_SCRIPT }, errors: ['not_found', ...ALWAYS], produces: SDK_SCRIPT_TYPE,
+  },
+  sdkScriptVersion: {
+    method: 'get', path: '/sdk/{version}/analytics.min.js', app: 'ingest-api', summary: 'The browser SDK of one version only, cached a year (the URL to pin with an integrity hash)', auth: 'none',
+    pathParams: { version: 'The SDK version this instance serves (its package.json); any other answers 404.' }, responses: { 200: SDK_SCRIPT }, errors: ['not_found', ...ALWAYS], produces: SDK_SCRIPT_TYPE,
+  },
   query: {
     method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'], access: 'read' },
     query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
@@ -137,6 +189,8 @@ export const routes = {
     method: 'get', path: '/v1/export', app: 'read-api', summary: 'Every event of a range as a file (NDJSON, CSV or Parquet), oldest first, streamed', auth: { api_key: ['rk'], access: 'read' },
     query: exportParamsSchema, responses: { 200: z.string().describe('The events in the requested format (`Content-Disposition: attachment`), ordered by timestamp then event_id; each row has the fields of a /v1/query row.') },
     errors: [...READ_ERRORS, ...ALWAYS],
+    // Rows are sent while the query runs, for up to EXPORT_MAX_EXECUTION_S (300 s by default).
+    streaming: { kind: 'file', idleTimeoutS: 330 },
     produces: {
       'application/x-ndjson': 'format=ndjson: one /v1/query row as a JSON object a line.',
       'text/csv': 'format=csv: RFC 4180, a header row of the /v1/query field names; a null is \\N (unquoted), every string is quoted.',
@@ -205,7 +259,7 @@ export const routes = {
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
   },
   backup: {
-    method: 'post', path: '/admin/backup', app: 'admin-api',
+    method: 'post', path: '/admin/backup', app: 'standalone',
     summary: 'Back up the embedded stores of `npm start` (event store BACKUP, key store dump, secrets, manifest) to a directory on the server',
     auth: 'admin_token', body: backupInputSchema, responses: { 200: backupResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
     example: { dir: '/var/backups/analytics/2026-11-24' },
@@ -220,6 +274,8 @@ export const routes = {
     // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
     errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    // Streamable HTTP may answer with an event stream.
+    streaming: { kind: 'events' },
   },
   healthz: {
     method: 'get', path: '/healthz', app: 'service', summary: 'Liveness (no store touched)', auth: 'none', responses: { 200: healthResponseSchema }, errors: [],
@@ -246,8 +302,16 @@ export const API_ROUTES: readonly ApiRoute[] = Object.values(routes);
 /** Codes any route can answer beyond its own: an unknown path, or a known path with another method. */
 export const ROUTING_ERRORS: readonly ErrorCode[] = ['not_found', 'method_not_allowed'];
 
-const templateOf = (path: string) => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-const matchers = API_ROUTES.map((route) => ({ route, re: templateOf(route.path) }));
+/**
+ * A declared path as an anchored regular expression's source: `/admin/projects/{id}` -> `^/admin/projects/[^/]+$`
+ * (one path segment per parameter, every other character literal). The proxy generator writes it into nginx.conf.
+ */
+export const pathPattern = (path: string): string =>
+  `^${path
+    .split(/(\{[^}]+\})/)
+    .map((part, i) => (i % 2 ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .join('')}$`;
+const matchers = API_ROUTES.map((route) => ({ route, re: new RegExp(pathPattern(route.path)) }));
 
 /** The route a request reached, by method and path (without the query string). */
 export function routeOf(method: string, path: string): ApiRoute | undefined {

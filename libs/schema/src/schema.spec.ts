@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ApiError, ERROR_STATUS, LIMITS, batchInputSchema, eventInputSchema, propertiesJson, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, queryParamsSchema, statsParamsSchema, sourcesParamsSchema } from './index';
+import { ApiError, ERROR_STATUS, LIMITS, batchInputSchema, eventInputSchema, propertiesJson, forgetInputSchema, identifyInputSchema, parseIsoDate, parseOrThrow, pathPattern, queryParamsSchema, routeOf, routes, statsParamsSchema, sourcesParamsSchema } from './index';
 
 describe('event input', () => {
   const ok = (body: unknown) => eventInputSchema.safeParse(body).success;
@@ -228,5 +228,24 @@ describe('errors', () => {
       expect(body.error).toBe('invalid_payload');
       expect(body.details.fieldErrors.event).toBeDefined();
     }
+  });
+});
+
+describe('route paths', () => {
+  it('pathPattern matches one segment per parameter and every other character literally (the proxy routes by it)', () => {
+    const re = (path: string) => new RegExp(pathPattern(path));
+    expect(pathPattern('/admin/projects/{id}/keys')).toBe('^/admin/projects/[^/]+/keys$');
+    expect(re('/sdk/{version}/analytics.min.js').test('/sdk/1.2.3/analytics.min.js')).toBe(true);
+    for (const path of ['/sdk/1.2.3/analyticsXminXjs', '/sdk/a/b/analytics.min.js', '/sdk//analytics.min.js', '/sdk/1/analytics.min.js/x', 'x/sdk/1/analytics.min.js']) {
+      expect({ path, matches: re('/sdk/{version}/analytics.min.js').test(path) }).toEqual({ path, matches: false });
+    }
+    expect(re('/openapi.json').test('/openapi-json')).toBe(false);
+  });
+
+  it('routeOf finds the declaration a request reached by method and path', () => {
+    expect(routeOf('GET', '/admin/projects/0f6c')).toBe(routes.getProject);
+    expect(routeOf('PATCH', '/admin/projects/0f6c')).toBe(routes.updateProject);
+    expect(routeOf('GET', '/sdk/1.2.3/analytics.min.js')).toBe(routes.sdkScriptVersion);
+    expect(routeOf('GET', '/admin/projects/0f6c/x')).toBeUndefined();
   });
 });

@@ -1,15 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Router, type Response } from 'express';
-import { ApiError } from '@analytics/schema';
+import type { Response, Router } from 'express';
+import { ApiError, routes } from '@analytics/schema';
+import { ANSWERED, defineRoute, routerOf } from './define-route';
 
 const YEAR_S = 365 * 86_400;
 
 /**
- * The browser SDK's IIFE for one script tag on any site (as Plausible's /js/script.js and Umami's /script.js):
- * GET /sdk/analytics.min.js (the current build, cached 5 minutes) and GET /sdk/<version>/analytics.min.js (that
- * version only, cached a year, immutable: the URL to pin with an integrity hash). `dir` is the built package
- * (dist/libs/sdk-browser); without it the paths answer 404 not_found.
+ * The browser SDK's IIFE for one script tag on any site (as Plausible's /js/script.js and Umami's /script.js), at the
+ * paths `routes.sdkScript` and `routes.sdkScriptVersion` declare: the current build (cached 5 minutes), and one version
+ * only (cached a year, immutable: the URL to pin with an integrity hash). `dir` is the built package
+ * (dist/libs/sdk-browser); without a build there the paths answer 404 not_found.
  */
 export function sdkRouter(dir: string): Router {
   const file = join(dir, 'analytics.min.js');
@@ -22,12 +23,13 @@ export function sdkRouter(dir: string): Router {
       .type('text/javascript')
       .set({ 'Cache-Control': cacheControl, 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin', 'X-Content-Type-Options': 'nosniff' })
       .send(script);
+    return ANSWERED;
   };
-  const router = Router();
-  router.get('/sdk/analytics.min.js', (_req, res) => send(res, 'public, max-age=300'));
-  router.get('/sdk/:version/analytics.min.js', (req, res) => {
-    if (req.params.version !== version) throw new ApiError('not_found');
-    send(res, `public, max-age=${YEAR_S}, immutable`);
-  });
-  return router;
+  return routerOf({}, [
+    defineRoute(routes.sdkScript, (_input, _auth, { res }) => send(res, 'public, max-age=300')),
+    defineRoute(routes.sdkScriptVersion, ({ params }, _auth, { res }) => {
+      if (params.version !== version) throw new ApiError('not_found');
+      return send(res, `public, max-age=${YEAR_S}, immutable`);
+    }),
+  ]);
 }

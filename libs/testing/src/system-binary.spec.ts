@@ -16,12 +16,18 @@ systemBinary(spec(['/nonexistent/frob', NODE]), { env: { PATH: '' }, write }).de
 systemBinary(spec(['/nonexistent/frob', 'frob']), { env: { PATH: dirname(NODE) }, write }).describe('a suite whose program is missing', () => {
   it('is skipped', () => void ran.push('missing'));
 });
+describe('single tests', () => {
+  systemBinary(spec([NODE]), { env: { PATH: '' }, write }).it('a test whose program is installed', () => void ran.push('installed test'));
+  systemBinary(spec(['frob']), { env: { PATH: dirname(NODE) }, write }).it('a test whose program is missing', () => void ran.push('missing test'));
+  it('runs in its place, before a nested suite would', () => void ran.push('sibling'));
+});
 
 describe('systemBinary', () => {
-  it('runs the suite whose program is found, skips the other and prints one marked line naming suite, program and apt-get install', () => {
-    expect(ran).toEqual(['installed']);
+  it('runs the suite or test whose program is found, skips the other and prints one marked line naming it, program and apt-get install', () => {
+    expect(ran).toEqual(['installed', 'installed test', 'sibling']);
     expect(printed).toEqual([
       `${SKIP_MARKER} libs/testing/src/system-binary.spec.ts › a suite whose program is missing needs frobnicator (looked at FROB_BIN unset, /nonexistent/frob, frob); enable it with: apt-get update && apt-get install -y frob-light`,
+      `${SKIP_MARKER} libs/testing/src/system-binary.spec.ts › a test whose program is missing needs frobnicator (looked at FROB_BIN unset, frob); enable it with: apt-get update && apt-get install -y frob-light`,
     ]);
   });
 

@@ -23,6 +23,11 @@ export interface SystemBinary {
   readonly path: string;
   /** Declares a suite needing the program: run when found, else reported as skipped with one line on stderr. */
   describe(name: string, fn: () => void): void;
+  /**
+   * Declares one test needing the program, in its place among its siblings (jest runs a nested suite after them,
+   * too late for a test that shares a suite's running processes): run when found, else skipped with one line on stderr.
+   */
+  it(name: string, fn: jest.ProvidesCallback, timeout?: number): void;
 }
 
 function executable(file: string): boolean {
@@ -77,6 +82,12 @@ export function systemBinary(
       const file = currentTestFile();
       write(skipLine(file ? `${file} › ${name}` : name, spec, env));
       describe.skip(name, fn);
+    },
+    it(name, fn, timeout) {
+      if (resolved !== undefined) return it(name, fn, timeout);
+      const file = currentTestFile();
+      write(skipLine(file ? `${file} › ${name}` : name, spec, env));
+      it.skip(name, fn, timeout);
     },
   };
 }

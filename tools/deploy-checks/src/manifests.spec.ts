@@ -5,9 +5,11 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseTrustProxy } from '@analytics/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
-import { APPS, DASHBOARD_PATHS, INTERNAL_APPS, type Loose, ROUTES, cspHeadersOf, nginxRoutes, readDocker, upstreamOf } from './routes';
+import { pathPattern } from '@analytics/schema';
+import { INGRESS_CATCH_ALL } from './proxy-routes';
+import { APPS, INTERNAL_APPS, type Loose, PROXIED_APPS, PROXY_PATHS, PUBLIC_ROUTES, concretePath, cspHeadersOf, readDocker, upstreamOf } from './routes';
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Loose; data?: Loose; stringData?: Loose };
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Loose; data?: Loose; stringData?: Loose };
 
 /** Every object of every docker/k8s/*.yaml except the Kustomization, in file order. */
 function k8sObjects(): Array<{ file: string; obj: Obj }> {
@@ -148,18 +150,40 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(pdb?.spec).toEqual({ minAvailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'aggregate-builder' } } });
   });
 
-  it('the Ingress routes exactly the public paths, to the right Services, and never /internal/', () => {
-    const ing = find('Ingress', 'analytics');
-    const paths = ing!.spec.rules.flatMap((r: Loose) => r.http.paths) as Array<{ path: string; pathType: string; backend: { service: { name: string } } }>;
-    expect(paths.map((p) => ({ path: p.path, match: p.pathType === 'Exact' ? 'exact' : 'prefix', app: p.backend.service.name })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-      [...ROUTES.map((r) => ({ path: r.path, match: r.match, app: r.app as string })), ...DASHBOARD_PATHS.map((d) => ({ ...d, app: 'dashboard' }))].sort((a, b) => a.path.localeCompare(b.path)),
+  it('the Ingress objects route exactly the public paths, each to its app\'s Service, every other path to the dashboard\'s JSON 404', () => {
+    const ingresses = objects.filter((o) => o.obj.kind === 'Ingress').map((o) => o.obj);
+    type Path = { path: string; pathType: string; backend: { service: { name: string } } };
+    const paths = ingresses.flatMap((ing) => ing.spec.rules.flatMap((r: Loose) => r.http.paths) as Path[]);
+    expect(paths.map((p) => ({ path: p.path, service: p.backend.service.name })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
+      [...PROXY_PATHS.map((p) => ({ path: pathPattern(p.path).slice(1), service: p.app })), { path: '/', service: INGRESS_CATCH_ALL }].sort((a, b) => a.path.localeCompare(b.path)),
     );
-    expect(paths.some((p) => p.path.startsWith('/internal'))).toBe(false);
+    // use-regex on one Ingress of a host applies to every path of it: all say so, all paths are regexes.
+    for (const ing of ingresses) {
+      expect({ name: ing.metadata.name, annotations: ing.metadata.annotations }).toMatchObject({ name: ing.metadata.name, annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true', 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
+    }
+    expect([...new Set(paths.map((p) => p.pathType))]).toEqual(['ImplementationSpecific']);
     // The internal deployables (retention-worker, aggregate-builder) are never a backend.
     expect(paths.filter((p) => (INTERNAL_APPS as readonly string[]).includes(p.backend.service.name))).toEqual([]);
-    // Prometheus scrapes the pods: /metrics is never routed.
-    expect(paths.some((p) => p.path.startsWith('/metrics'))).toBe(false);
-    expect(ing!.metadata).toMatchObject({ annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '16m' } });
+
+    // ingress-nginx writes each path as `location ~* "^<path>"`, longest first, and takes the first that matches.
+    const locations = paths.map((p) => ({ re: new RegExp(`^${p.path}`, 'i'), length: p.path.length, service: p.backend.service.name })).sort((a, b) => b.length - a.length);
+    const serviceOf = (path: string) => locations.find((l) => l.re.test(path))?.service;
+    for (const { name, route } of PUBLIC_ROUTES) {
+      const path = concretePath(route.path, { id: '6f1c0a52-5b7e-4a43-9a55-1b0c1c3e2a10', prefix: 'sk_live_ab12cd34', version: '1.2.3' });
+      expect({ name, path, service: serviceOf(path) }).toEqual({ name, path, service: route.app });
+    }
+    for (const path of ['/', '/assets/dashboard.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/admin/', '/admin/nope', '/admin/projects/a/b', '/admin/keys/', '/internal/retention/run', '/metrics', '/healthz', '/sdk/', '/sdk/nope.js', '/sdk/a/b/analytics.min.js', '/openapi.json']) {
+      expect({ path, service: serviceOf(path) }).toEqual({ path, service: INGRESS_CATCH_ALL });
+    }
+
+    // Streamed answers: their Ingress passes them on unbuffered, with the declared wait between chunks; no other is unbuffered.
+    for (const ing of ingresses) {
+      const streamed = PROXY_PATHS.filter((p) => (ing.spec.rules.flatMap((r: Loose) => r.http.paths) as Path[]).some((q) => q.path === pathPattern(p.path).slice(1)) && p.streaming);
+      const annotations = ing.metadata.annotations as Record<string, string>;
+      expect({ name: ing.metadata.name, buffering: annotations['nginx.ingress.kubernetes.io/proxy-buffering'] }).toEqual({ name: ing.metadata.name, buffering: streamed.length ? 'off' : undefined });
+      const timeout = String(streamed[0]?.streaming?.idleTimeoutS ?? 60);
+      expect({ name: ing.metadata.name, read: annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'] }).toEqual({ name: ing.metadata.name, read: timeout });
+    }
   });
 
   it.each(APPS)('the %s Service carries the prometheus.io scrape annotations (port and path of GET /metrics)', (app) => {
@@ -199,7 +223,7 @@ describe('k8s manifests (docker/k8s)', () => {
       expect({ app, isolated: isolating.length > 0 }).toEqual({ app, isolated: true });
       return isolating.flatMap((p) => (p.spec.ingress ?? []) as Array<{ from?: unknown[]; ports?: unknown[] }>);
     };
-    for (const app of [...APPS.filter((a) => !INTERNAL_APPS.includes(a)), 'dashboard']) {
+    for (const app of [...PROXIED_APPS, 'dashboard']) {
       for (const rule of admitted(app)) {
         // A rule without `from` admits every source; ipBlock would admit addresses outside the cluster's selectors.
         expect({ app, from: rule.from }).toEqual({ app, from: [INGRESS_CONTROLLER] });
@@ -311,10 +335,13 @@ describe('compose file (docker/compose.yml)', () => {
   it('nginx mounts docker/nginx.conf and its compose upstreams, which name the compose services the routes need', () => {
     expect(services.nginx.volumes).toEqual(expect.arrayContaining(['./nginx.conf:/etc/nginx/nginx.conf:ro', './nginx.d:/etc/nginx/nginx.d:ro']));
     const upstreams = readDocker('nginx.d/upstreams.conf');
-    for (const app of new Set(ROUTES.map((r) => r.app))) {
+    for (const app of PROXIED_APPS) {
       expect(upstreams).toMatch(new RegExp(`upstream ${upstreamOf(app)} \\{[^}]*server ${app}:8080 resolve;`));
       expect(services[app]).toBeDefined();
     }
+    // nginx starts once every app it routes to is healthy, and waits on no other.
+    expect(Object.keys(services.nginx.depends_on).sort()).toEqual([...PROXIED_APPS].sort());
+    for (const app of PROXIED_APPS) expect(services.nginx.depends_on[app]).toEqual({ condition: 'service_healthy' });
   });
 });
 
@@ -328,11 +355,13 @@ describe('Dockerfile (docker/Dockerfile)', () => {
 });
 
 describe('nginx.conf routing rules (docker/nginx.conf)', () => {
-  it('routes exactly the public paths to the right upstreams and answers /internal/ itself', () => {
+  it('proxies only in the generated block (one location per public path) and answers /internal/ itself', () => {
     const conf = readDocker('nginx.conf');
-    expect(nginxRoutes(conf).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-      ROUTES.map((r) => ({ path: r.path, match: r.match, upstream: upstreamOf(r.app) })).sort((a, b) => a.path.localeCompare(b.path)),
-    );
+    const [before, rest] = conf.split(/^ *# BEGIN proxy routes.*$/m);
+    const [block, after] = rest!.split(/^ *# END proxy routes$/m);
+    expect(`${before}${after}`).not.toMatch(/proxy_pass/);
+    expect(block!.match(/proxy_pass http:\/\/\w+;/g)).toHaveLength(PROXY_PATHS.length);
+    expect(conf).toMatch(/location \/ \{ return 404 '\{"error":"not_found"\}\\n'; \}/);
     expect(conf).toMatch(/location \/internal\/ \{ return 404 /);
     expect(conf).toMatch(/location = \/metrics \{ return 404 /);
     expect(conf).toMatch(/client_max_body_size 16m;/);

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { type Started, freePort, startNginx as startProxy, startNode, stopProces
 import { http } from './http';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
-import { APPS, type App, ROUTES, dockerDir, root, upstreamOf } from './routes';
+import { APPS, type App, PROXIED_APPS, PUBLIC_ROUTES, concretePath, dockerDir, root, upstreamOf } from './routes';
 
 // docker/nginx.conf, validated by Debian's nginx (`nginx -t`) and served on loopback in front of the five apps,
 // each started alone as in production (`node dist/apps/<app>/main.js`, its own port), on real PostgreSQL for keys
@@ -38,10 +38,8 @@ async function startApp(app: App, env: NodeJS.ProcessEnv): Promise<Started> {
 async function startNginx(bin: string, ports: Partial<Record<App, number>>): Promise<number> {
   const prefix = mkdtempSync(join(tmpdir(), 'deploy-nginx-'));
   dataDirs.push(prefix);
-  // The dashboard's build where nginx.conf serves it from: <prefix>/dashboard (the image copies it there).
-  symlinkSync(resolve(root, 'dist/apps/dashboard'), join(prefix, 'dashboard'));
-  const upstreams = Object.fromEntries([...new Set(ROUTES.map((r) => r.app))].map((app) => [upstreamOf(app), [ports[app]!]]));
-  const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort());
+  const upstreams = Object.fromEntries(PROXIED_APPS.map((app) => [upstreamOf(app), [ports[app]!]]));
+  const nginx = await startProxy(bin, resolve(dockerDir, 'nginx.conf'), prefix, upstreams, await freePort(), resolve(root, 'dist/apps/dashboard'));
   procs.push(nginx.proc);
   return nginx.port;
 }
@@ -138,19 +136,25 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     expect({ status: own.status, body: own.json(), service: own.service }).toEqual({ status: 200, body: { ok: true, service: 'proxy' }, service: undefined });
   });
 
-  it.each(ROUTES.filter((r) => !r.open).map((r) => [r.method, r.match === 'prefix' ? `${r.path}projects` : r.path, r.app] as const))('%s %s reaches %s', async (method, path, app) => {
-    const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);
+  it.each(PUBLIC_ROUTES.map(({ name, route }) => [route.method.toUpperCase(), concretePath(route.path), route.app, name, route] as const))('%s %s reaches %s (%s)', async (method, path, app, _name, route) => {
+    const r = await http(proxyPort, method, path, {}, route.body ? '{}' : undefined);
     expect(r.service).toBe(app);
+    if (route.auth === 'none') return;
     // no credentials: the app's own auth answer, not nginx's
     expect(r.status).toBe(401);
-    expect(r.json().error).toBe(app === 'admin-api' ? 'invalid_session' : 'missing_bearer_token');
+    expect(r.json().error).toBe(route.auth === 'admin_token' ? 'invalid_session' : 'missing_bearer_token');
   });
 
   it('serves the browser SDK script from ingest-api through the proxy, loadable from any site', async () => {
     const r = await http(proxyPort, 'GET', '/sdk/analytics.min.js');
     expect({ status: r.status, service: r.service, type: r.headers['content-type'], cors: r.headers['access-control-allow-origin'], corp: r.headers['cross-origin-resource-policy'] })
       .toEqual({ status: 200, service: 'ingest-api', type: expect.stringMatching(/^text\/javascript/), cors: '*', corp: 'cross-origin' });
-    expect((await http(proxyPort, 'GET', '/sdk/nope.js')).service).toBe('ingest-api');
+    const { version } = JSON.parse(readFileSync(resolve(root, 'dist/libs/sdk-browser/package.json'), 'utf8')) as { version: string };
+    const pinned = await http(proxyPort, 'GET', `/sdk/${version}/analytics.min.js`);
+    expect({ status: pinned.status, service: pinned.service, cache: pinned.headers['cache-control'] }).toEqual({ status: 200, service: 'ingest-api', cache: 'public, max-age=31536000, immutable' });
+    // Another version is the app's 404; a path no declaration names is the proxy's.
+    expect((await http(proxyPort, 'GET', '/sdk/0.0.0-nope/analytics.min.js')).service).toBe('ingest-api');
+    for (const path of ['/sdk/', '/sdk/nope.js', '/sdk/a/b/analytics.min.js', '/sdk/analytics.min.js/x']) expect({ path, service: (await http(proxyPort, 'GET', path)).service }).toEqual({ path, service: undefined });
   });
 
   it('keeps /internal/ inside: retention answers directly but never through the proxy', async () => {
@@ -176,9 +180,13 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   });
 
   it('answers unknown paths itself with the API error envelope', async () => {
-    for (const path of ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v2/track', '/healthz/x']) {
-      const r = await http(proxyPort, 'GET', path);
-      expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
+    // Undeclared paths under the routed prefixes too: only the declared ones reach an app.
+    const undeclared = ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/V1/TRACK', '/v2/track', '/healthz/x', '/admin/', '/admin/nope', '/admin/projects/', '/admin/projects/a/b', '/admin/projects/a/keys/b', '/admin/keys/', '/admin/keys/a/b', '/admin/backup', '/openapi.json', '/docs'];
+    for (const path of undeclared) {
+      for (const method of ['GET', 'POST']) {
+        const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);
+        expect({ method, path, status: r.status, service: r.service, body: r.json() }).toEqual({ method, path, status: 404, service: undefined, body: { error: 'not_found' } });
+      }
     }
   });
 
@@ -215,6 +223,13 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
       expect({ path, status: r.status, type: r.headers['content-type'], csp: r.headers['content-security-policy'] }).toEqual({ path, status: 200, type, csp: DASHBOARD_CSP });
     }
     expect((await http(port, 'GET', '/assets/nope.js')).json()).toEqual({ error: 'not_found' });
+    // The Ingress sends it every path no route matches: each is the API's JSON 404, a body over its limit a JSON 413.
+    for (const path of ['/v1/unknown', '/admin/nope', '/internal/retention/run', '/metrics', '/sdk/nope.js']) {
+      const r = await http(port, 'POST', path, {}, '{}');
+      expect({ path, status: r.status, body: r.json() }).toEqual({ path, status: 404, body: { error: 'not_found' } });
+    }
+    const big = await http(port, 'POST', '/v1/unknown', {}, Buffer.alloc(4096, 0x20));
+    expect({ status: big.status, body: big.json() }).toEqual({ status: 413, body: { error: 'payload_too_large' } });
   });
 
   it('forwards the caller: X-Forwarded-For with the address nginx saw appended, Host, proto and a request id', async () => {

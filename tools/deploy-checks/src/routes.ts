@@ -1,61 +1,37 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { type ApiRoute, exposureOf, routes } from '@analytics/schema';
+import { proxyPaths } from './proxy-routes';
 
 export const root = resolve(__dirname, '../../..');
 export const dockerDir = resolve(root, 'docker');
 export const readDocker = (path: string) => readFileSync(resolve(dockerDir, path), 'utf8');
 
-/** The deployables and, for each public path, the one that must answer it (docker/README.md, "Deploying"). */
+/** The deployables, one image each (docker/README.md, "Deploying"). */
 export const APPS = ['ingest-api', 'read-api', 'mcp-gateway', 'admin-api', 'retention-worker', 'aggregate-builder'] as const;
 export type App = (typeof APPS)[number];
 
+/** The public routes of libs/schema's declarations, by name: what the proxy routes, each to its app (proxy-routes.ts). */
+export const PUBLIC_ROUTES: ReadonlyArray<{ name: string; route: ApiRoute & { app: App } }> = Object.entries(routes as Record<string, ApiRoute>)
+  .filter(([, route]) => exposureOf(route) === 'public')
+  .map(([name, route]) => ({ name, route: route as ApiRoute & { app: App } }));
+
+/** The paths the proxy routes, as `npm run proxy:routes` generates them. */
+export const PROXY_PATHS = proxyPaths();
+
+/** The deployables some public route reaches: the proxy's upstreams (nginx) and the Ingress' backends. */
+export const PROXIED_APPS: readonly App[] = APPS.filter((app) => PROXY_PATHS.some((p) => p.app === app));
+
 /** The deployables no public path reaches: not in the Ingress or nginx.conf, only pods of their namespace call them. */
-export const INTERNAL_APPS: readonly App[] = ['retention-worker', 'aggregate-builder'];
+export const INTERNAL_APPS: readonly App[] = APPS.filter((app) => !PROXIED_APPS.includes(app));
 
-export interface Route {
-  method: 'GET' | 'POST';
-  path: string;
-  app: App;
-  /** How the route is matched: the exact path, or every path under a prefix. */
-  match: 'exact' | 'prefix';
-  /** Public static files (no key): the app answers without its 401. */
-  open?: true;
-}
-
-export const ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/v1/track', app: 'ingest-api', match: 'exact' },
-  { method: 'POST', path: '/v1/batch', app: 'ingest-api', match: 'exact' },
-  { method: 'POST', path: '/v1/identify', app: 'ingest-api', match: 'exact' },
-  { method: 'POST', path: '/v1/forget', app: 'ingest-api', match: 'exact' },
-  { method: 'GET', path: '/sdk/', app: 'ingest-api', match: 'prefix', open: true },
-  { method: 'GET', path: '/v1/query', app: 'read-api', match: 'exact' },
-  { method: 'GET', path: '/v1/stats', app: 'read-api', match: 'exact' },
-  { method: 'GET', path: '/v1/sources', app: 'read-api', match: 'exact' },
-  { method: 'GET', path: '/v1/export', app: 'read-api', match: 'exact' },
-  { method: 'POST', path: '/mcp', app: 'mcp-gateway', match: 'exact' },
-  { method: 'GET', path: '/admin/', app: 'admin-api', match: 'prefix' },
-];
+/** A declared path with each `{param}` replaced by `params[param]` (`x` when not given). */
+export const concretePath = (path: string, params: Record<string, string> = {}) => path.replace(/\{([^}]+)\}/g, (_m, name: string) => params[name] ?? 'x');
 
 export { upstreamOf } from '@analytics/topology';
 
-/** The dashboard's static paths: served by nginx itself from <prefix>/dashboard, by the `dashboard` Service in k8s. */
-export const DASHBOARD_PATHS = [
-  { path: '/', match: 'exact' },
-  { path: '/assets/', match: 'prefix' },
-] as const;
-
 /** The CSP of every dashboard location in an nginx config (`add_header Content-Security-Policy "…" always;`). */
 export const cspHeadersOf = (conf: string) => [...conf.matchAll(/add_header Content-Security-Policy "([^"]*)" always;/g)].map((m) => m[1]);
-
-/** Routes as nginx.conf states them: `location = /p { proxy_pass http://u; }` and `location /p/ { ... }`. */
-export function nginxRoutes(conf: string): Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> {
-  const out: Array<{ path: string; match: 'exact' | 'prefix'; upstream: string }> = [];
-  for (const m of conf.matchAll(/location\s+(=\s+)?(\S+)\s*\{([^}]*)\}/g)) {
-    const pass = /proxy_pass\s+http:\/\/(\w+)\s*;/.exec(m[3]!);
-    if (pass) out.push({ path: m[2]!, match: m[1] ? 'exact' : 'prefix', upstream: pass[1]! });
-  }
-  return out;
-}
 
 /** Parsed YAML and JSON answers, checked field by field by the specs: typed loosely on purpose. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -5,10 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import type { Browser } from 'playwright-core';
+import type { ApiRoute } from '@analytics/schema';
 import { systemBinary } from '@analytics/testing';
 import { type Started, startNode, stopProcess } from '@analytics/topology';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard read as a person sees it, as dashboard.spec.ts reads it
+import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, gridOf, launchChromium, listOf, shown, signIn, viewLoaded, watch } from '../../../apps/dashboard/src/test-support/page';
 import { type Answer, http } from './http';
-import { type Loose, root } from './routes';
+import { type Loose, PUBLIC_ROUTES, concretePath, root } from './routes';
 
 // The production shape end to end, as `npm run topology` starts it: two ingest-api replicas, read-api, mcp-gateway,
 // admin-api and retention-worker as separate processes on ONE event store (the ClickHouse HTTP test harness),
@@ -93,6 +97,8 @@ const DAY = 24 * HOUR;
 /** A fixed, recent, day-aligned window so the topology and the standalone service get identical events. */
 const DAY0 = Math.floor(Date.now() / DAY) * DAY - DAY;
 const WINDOW = { from: new Date(DAY0).toISOString(), to: new Date(DAY0 + 2 * DAY).toISOString() };
+/** A UTC day as the dashboard's URL names it. */
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The same events for both deployments: tracks with sources, a batch, an identify. */
 const TRACKS = Array.from({ length: 12 }, (_, i) => ({
@@ -110,6 +116,7 @@ const BATCH = Array.from({ length: 30 }, (_, i) => ({
 
 interface Target {
   port: number;
+  id: string;
   keys: { pk: string; sk: string; rk: string };
 }
 
@@ -122,7 +129,54 @@ const mcp = (port: number, key: string, name: string, args: object) =>
 async function createProject(port: number, body: object = {}): Promise<Target> {
   const r = await http(port, 'POST', '/admin/projects', bearer(ADMIN_TOKEN), JSON.stringify({ name: 'topology', ...body }));
   expect(r.status).toBe(201);
-  return { port, keys: (r.json() as Loose).keys };
+  return { port, id: (r.json() as Loose).project.id, keys: (r.json() as Loose).keys };
+}
+
+/** What the public routes' calls share: a project to read and change, a key to revoke, the SDK version served. */
+interface Fixture {
+  id: string;
+  prefix: string;
+  version: string;
+}
+/** A valid request to a public route beyond its declaration: the key its auth names is added, a body is its `example`. */
+interface Call {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+/** One valid request per public route (a route added to the declarations fails the check below until it has one). */
+const CALLS: Record<string, (f: Fixture) => Call> = {
+  track: () => ({}),
+  batch: () => ({}),
+  identify: () => ({}),
+  forget: () => ({}),
+  sdkScript: () => ({}),
+  sdkScriptVersion: (f) => ({ params: { version: f.version } }),
+  query: () => ({ query: WINDOW }),
+  export: () => ({ query: { ...WINDOW, format: 'ndjson' } }),
+  stats: () => ({ query: WINDOW }),
+  sources: () => ({ query: WINDOW }),
+  insights: () => ({}),
+  properties: () => ({ query: WINDOW }),
+  funnel: () => ({}),
+  retention: () => ({}),
+  createProject: () => ({}),
+  listProjects: () => ({}),
+  getProject: (f) => ({ params: { id: f.id } }),
+  updateProject: (f) => ({ params: { id: f.id } }),
+  createKey: (f) => ({ params: { id: f.id } }),
+  revokeKey: (f) => ({ params: { prefix: f.prefix } }),
+  mcp: () => ({ headers: { accept: 'application/json, text/event-stream' } }),
+};
+
+/** The credential a route's `auth` takes, from the project's keys (a server key where it may be one). */
+function credentialsFor(route: ApiRoute, keys: Target['keys']): Record<string, string> {
+  if (route.auth === 'admin_token') return bearer(ADMIN_TOKEN);
+  if (typeof route.auth !== 'object') return {};
+  const kinds = route.auth.api_key;
+  const kind = (['sk', 'rk', 'pk'] as const).find((k) => kinds.includes(k));
+  return kind ? bearer(keys[kind]) : {};
 }
 
 /** Rows in a stable order: the spec leaves the order of query, stats and sources rows open. */
@@ -152,6 +206,7 @@ async function answers(t: Target): Promise<Loose> {
 
 NGINX.describe('the production shape: separate deployables on one shared store behind nginx (npm run topology)', () => {
   let topo: Running;
+  let browser: Browser | undefined;
   let standalone: Started;
   let standaloneDir: string;
   let schema: string;
@@ -191,14 +246,16 @@ NGINX.describe('the production shape: separate deployables on one shared store b
         AGGREGATE_WAIT_MS: '20000',
       }),
       // The standalone service (npm start) on the embedded stores: the reference answers.
-      startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET } }),
+      // Opening the embedded stores can take longer than the default 60 s on a loaded, shared machine.
+      startNode('standalone', ['dist/apps/standalone/main.js'], { cwd: root, env: { ...base, LOG_LEVEL: 'info', PORT: '0', DATA_DIR: standaloneDir, ADMIN_TOKEN, IP_HASH_SECRET }, timeoutMs: 150_000 }),
     ]);
     if (shape.status === 'fulfilled') topo = shape.value;
     if (reference.status === 'fulfilled') standalone = reference.value;
     for (const r of [shape, reference]) if (r.status === 'rejected') throw r.reason;
-  }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
+    await browser?.close();
     if (topo) await stopProcess(topo.cli, 30_000);
     await stopProcess(standalone?.proc);
     for (const d of [topo?.dataDir, standaloneDir]) if (d) rmSync(d, { recursive: true, force: true });
@@ -229,6 +286,86 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect(expected.query).toHaveLength(TRACKS.length + BATCH.length);
     expect(await answers(shape)).toEqual(expected);
   });
+
+  it("answers every declared public route through nginx from the app that serves it, with its declared success status; an undeclared path is the proxy's 404", async () => {
+    const missing = PUBLIC_ROUTES.filter(({ name }) => !CALLS[name]).map(({ name }) => `${name}: add a valid request for it to CALLS in tools/deploy-checks/src/topology.spec.ts`);
+    expect(missing).toEqual([]);
+    const t = await createProject(topo.proxy);
+    const minted = await http(topo.proxy, 'POST', `/admin/projects/${t.id}/keys`, bearer(ADMIN_TOKEN), JSON.stringify({ kind: 'rk' }));
+    expect(minted.status).toBe(201);
+    const { version } = JSON.parse(readFileSync(join(root, 'dist/libs/sdk-browser/package.json'), 'utf8')) as { version: string };
+    const fixture: Fixture = { id: t.id, prefix: minted.json().prefix, version };
+    const answered: Array<{ name: string; service: string | undefined; status: number | string }> = [];
+    for (const { name, route } of PUBLIC_ROUTES) {
+      const call = CALLS[name]!(fixture);
+      const body = route.body ? (call.body ?? route.example) : undefined;
+      const path = `${concretePath(route.path, call.params)}${call.query ? `?${new URLSearchParams(call.query)}` : ''}`;
+      const r = await http(topo.proxy, route.method.toUpperCase(), path, { ...credentialsFor(route, t.keys), ...call.headers }, body === undefined ? undefined : JSON.stringify(body));
+      const declared = Object.keys(route.responses).map(Number);
+      answered.push({ name, service: r.service, status: declared.includes(r.status) ? 'declared' : `${r.status} ${r.body.slice(0, 200)}` });
+    }
+    expect(answered).toEqual(PUBLIC_ROUTES.map(({ name, route }) => ({ name, service: route.app, status: 'declared' })));
+
+    // With valid credentials still: a path no declaration names never reaches an app.
+    for (const [method, path, key] of [['GET', '/v1/unknown', t.keys.rk], ['POST', '/v1/insights/x', t.keys.rk], ['GET', '/admin/nope', ADMIN_TOKEN], ['GET', `/admin/projects/${t.id}/x`, ADMIN_TOKEN], ['POST', '/admin/backup', ADMIN_TOKEN], ['GET', '/sdk/nope.js', t.keys.pk], ['POST', '/internal/retention/run', t.keys.sk]] as const) {
+      const r = await http(topo.proxy, method, path, bearer(key), method === 'POST' ? '{}' : undefined);
+      expect({ method, path, status: r.status, service: r.service, body: r.json() }).toEqual({ method, path, status: 404, service: undefined, body: { error: 'not_found' } });
+    }
+  });
+
+  // Before the tests that stop processes: the dashboard needs every app and the aggregate builder running.
+  CHROMIUM.it('opens the dashboard in Chromium through the proxy, signs in with the read key and shows what the API answers through it: top stats, top lists, properties, funnel and retention', async () => {
+    const t = await createProject(topo.proxy);
+    // A browser's user agent: the events count as visits of people, not bots.
+    const ua = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
+    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(t.keys.sk), ...ua }, JSON.stringify({ events: [...TRACKS, ...BATCH] }));
+    expect(sent.json()).toEqual({ ok: true, count: TRACKS.length + BATCH.length });
+    const base = `http://127.0.0.1:${topo.proxy}`;
+    const range = { from: day(DAY0), to: day(DAY0 + 2 * DAY) };
+    /** The API's answer through the same proxy, asked as any API user would. */
+    const ask = async <T = { rows: Array<Record<string, Loose>> }>(path: string, body: object): Promise<T> => {
+      const r = await post(topo.proxy, path, t.keys.rk, body);
+      expect({ path, status: r.status, service: r.service }).toEqual({ path, status: 200, service: 'read-api' });
+      return r.json() as T;
+    };
+
+    browser = await launchChromium();
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    const problems = watch(page, base);
+    const steps = [{ event: '$pageview' }, { event: 'signup' }, { event: 'purchase' }];
+    await signIn(page, `${base}/?from=${range.from}&to=${range.to}&fs=${steps.map((s) => s.event).join(',')}`, t.keys.rk, 120_000);
+    expect(await page.isHidden('#load-error')).toBe(true);
+
+    const [totals] = (await ask('/v1/insights', { ...range, metrics: HEADLINE, compare: 'previous_period' })).rows;
+    expect(Number(totals!['visitors'])).toBeGreaterThan(0);
+    for (const m of HEADLINE) expect([m, await shown(page, m)]).toEqual([m, Number(totals![m])]);
+    for (const [id, dimension, metric] of [['list-sources', 'source', 'visitors'], ['list-pages', 'path', 'visitors'], ['list-events', 'event_name', 'events']] as const) {
+      const rows = (await ask('/v1/insights', { ...range, metrics: [metric], dimensions: [dimension], limit: 10 })).rows;
+      expect(rows.length).toBeGreaterThan(0);
+      expect([id, await listOf(page, id)]).toEqual([id, rows.map((r) => [r[dimension] === null ? '' : String(r[dimension]), Number(r[metric])])]);
+    }
+    // The properties panel: a key GET /v1/properties names, and its values by visitors.
+    const keys = await get(topo.proxy, '/v1/properties', t.keys.rk, range);
+    expect({ status: keys.status, service: keys.service }).toEqual({ status: 200, service: 'read-api' });
+    const key = await page.inputValue('#prop-key');
+    expect((keys.json().rows as Array<{ key: string }>).map((r) => r.key)).toContain(key);
+    const values = (await ask('/v1/insights', { ...range, metrics: ['visitors'], dimensions: [`prop:${key}`], limit: 10 })).rows;
+    expect(await listOf(page, 'list-props')).toEqual(values.map((r) => [r[`prop:${key}`] === null ? '' : String(r[`prop:${key}`]), Number(r['visitors'])]));
+
+    await page.click('#view-funnel');
+    await viewLoaded(page, 120_000);
+    const funnel = await ask<FunnelAnswer>('/v1/funnel', { ...range, steps });
+    expect(funnel.steps[0]!.count).toBeGreaterThan(0);
+    expect(await funnelOf(page)).toEqual(funnelRows(funnel));
+
+    await page.click('#view-retention');
+    await page.waitForURL((u) => u.search.endsWith('&view=retention'));
+    await viewLoaded(page, 120_000);
+    const retention = await ask<{ cohorts: Array<{ cohort: string; size: number; returned: number[] }> }>('/v1/retention', { ...range, period: 'week', count_by: 'user' });
+    expect(retention.cohorts.length).toBeGreaterThan(0);
+    expect(await gridOf(page)).toEqual(retention.cohorts.map((c) => [c.cohort, c.size, ...c.returned]));
+    expect(problems).toEqual([]);
+  }, 300_000);
 
   it('keeps one track bucket per project across both ingest replicas (burst 200), not one per replica', async () => {
     const t = await createProject(topo.proxy);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, copyFileSync, createWriteStream, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, createWriteStream, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -104,10 +104,16 @@ export async function waitFor200(name: string, port: number, path: string, proc:
 /**
  * Debian's nginx serving docker/nginx.conf, copied unchanged into `prefix`, with the per-environment includes written
  * for loopback: each upstream's servers (`upstreams`: name -> ports) and the listen port. `nginx -t` first. The
- * access log (nginx.conf sends it to stdout, as in a container) lands in `prefix/nginx.log`.
+ * access log (nginx.conf sends it to stdout, as in a container) lands in `prefix/nginx.log`. `dashboardDir` (the
+ * dashboard's build, dist/apps/dashboard) is linked where nginx.conf serves it from, as the proxy image copies it.
  */
-export async function startNginx(bin: string, nginxConf: string, prefix: string, upstreams: Record<string, number[]>, port: number): Promise<Started> {
+export async function startNginx(bin: string, nginxConf: string, prefix: string, upstreams: Record<string, number[]>, port: number, dashboardDir?: string): Promise<Started> {
   mkdirSync(join(prefix, 'conf/nginx.d'), { recursive: true });
+  if (dashboardDir) {
+    // A DATA_DIR used again (npm run topology's default) holds the link of the last run.
+    rmSync(join(prefix, 'dashboard'), { force: true });
+    symlinkSync(dashboardDir, join(prefix, 'dashboard'));
+  }
   chmodSync(prefix, 0o755); // nginx's workers (nobody, when started as root) use the temp dirs under the prefix
   copyFileSync(nginxConf, join(prefix, 'conf/nginx.conf'));
   const lines = Object.entries(upstreams).map(([name, ports]) => `upstream ${name} { ${ports.map((p) => `server 127.0.0.1:${p};`).join(' ')} keepalive 4; }\n`);

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Started, freePort, startNginx, startNode, stopProcess, waitFor200 } from './processes';
 
@@ -79,6 +79,8 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
   o.signal?.addEventListener('abort', () => void stop(), { once: true });
   const logs = join(o.dataDir, 'logs');
   mkdirSync(logs, { recursive: true });
+  // nginx's workers (nobody, when started as root) reach their prefix, nginx/ and its dashboard link, through it.
+  chmodSync(o.dataDir, 0o711);
   mkdirSync(join(o.dataDir, 'clickhouse'), { recursive: true });
   try {
     const harness = track(
@@ -106,7 +108,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     const apps = Object.fromEntries([first, ...rest]) as Record<ProcessName, Started>;
     const ports = (app: string) => PROCESSES.filter((p) => p.app === app).map((p) => apps[p.name].port);
     const upstreams = Object.fromEntries([...new Set(PROCESSES.map((p) => p.app))].map((app) => [upstreamOf(app), ports(app)]));
-    const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()));
+    const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()), join(o.root, 'dist/apps/dashboard'));
     spawned.push({ name: 'nginx', proc: nginx.proc });
     track(nginx);
     return { proxyUrl: `http://127.0.0.1:${nginx.port}`, clickhouseUrl, appEnv, apps, harness, nginx, stop };

@@ -4,12 +4,19 @@
  * Live rows share the group-commit lane; the rest go to a lane of their own (EventWriter), and their partitions count
  * against the project's batch bucket (IngestService).
  */
+import { LIMITS } from '@analytics/schema';
 
 /** A month as one number: year * 12 + month (0-11). */
 const monthIndexOfMs = (ms: number) => {
   const d = new Date(ms);
   return d.getUTCFullYear() * 12 + d.getUTCMonth();
 };
+
+/**
+ * Month partitions one INSERT may touch: every month of the accepted timestamps (1200), not ClickHouse's default 100,
+ * over which the whole group-committed INSERT fails (a 500 for every request in it).
+ */
+export const MAX_PARTITIONS_PER_INSERT = monthIndexOfMs(LIMITS.timestamp.max - 1) - monthIndexOfMs(LIMITS.timestamp.min) + 1;
 
 /** The month of a row's 'YYYY-MM-DD HH:MM:SS.mmm' timestamp, without parsing the date. */
 const monthIndexOfRowTime = (t: string) => Number(t.slice(0, 4)) * 12 + Number(t.slice(5, 7)) - 1;

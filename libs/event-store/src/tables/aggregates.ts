@@ -1,5 +1,5 @@
+import { MAX_PARTITIONS_PER_INSERT } from '../primitives/lanes';
 import { VISIT_KEY_SQL } from './event-keys';
-import { MAX_PARTITIONS_PER_INSERT } from '../engines/write/insert-rows';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /**

@@ -3,7 +3,8 @@ import { ClickHouseLogLevel } from '@clickhouse/client';
 import { type EventRow, LIMITS, UpstreamUnavailableError, toClickHouseTime } from '@analytics/schema';
 import { EVENT_INSERT_COLUMNS, EventStore } from '../../event-store';
 import { useTestStore } from '../../test-support/test-store';
-import { MAX_PARTITIONS_PER_INSERT, insertEventRows } from './insert-rows';
+import { MAX_PARTITIONS_PER_INSERT } from '../../primitives/lanes';
+import { insertEventRows } from './insert-rows';
 
 let store: EventStore;
 useTestStore((opened) => ({ store } = opened));

@@ -1,14 +1,9 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { type EventRow, LIMITS } from '@analytics/schema';
+import type { EventRow } from '@analytics/schema';
 import type { RawInsert } from '../../client/client';
+import { MAX_PARTITIONS_PER_INSERT } from '../../primitives/lanes';
 import type { InsertStamp } from './writer-slots';
 
-const monthOf = (ms: number) => new Date(ms).getUTCFullYear() * 12 + new Date(ms).getUTCMonth();
-/**
- * Month partitions one INSERT may touch: every month of the accepted timestamps (1200), not ClickHouse's default 100,
- * over which the whole group-committed INSERT fails (a 500 for every request in it).
- */
-export const MAX_PARTITIONS_PER_INSERT = monthOf(LIMITS.timestamp.max - 1) - monthOf(LIMITS.timestamp.min) + 1;
 const PARTITIONS = { max_partitions_per_insert_block: String(MAX_PARTITIONS_PER_INSERT) };
 
 export interface InsertTarget {

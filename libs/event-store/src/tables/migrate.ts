@@ -22,12 +22,12 @@ import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
-import { AGGREGATE_PROGRESS_COLUMNS } from '../engines/write/aggregate-builder';
+import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
 import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
-import { SOURCES_DAILY_COLUMNS, SOURCES_DAILY_LAYOUT } from '../engines/write/sources-daily-refresh';
+import { SOURCES_DAILY_COLUMNS, SOURCES_DAILY_LAYOUT } from './sources-daily';
 import { DAILY_UNIQUES_BY_COLUMNS, DAILY_UNIQUES_BY_LAYOUT, UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
 
 /** The migration files by their path under src/tables/migrations (a spec holds this list to the folder). */

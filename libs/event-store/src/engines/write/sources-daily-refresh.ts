@@ -3,23 +3,6 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
 
-/** sources_daily's columns, in every mode's migration (embedded 005, server and clustered 012): fragment sources_daily_columns. */
-export const SOURCES_DAILY_COLUMNS = `(
-  project_id UUID,
-  day        Date,
-  source     LowCardinality(String),
-  medium     LowCardinality(String),
-  sessions   UInt64,
-  events     UInt64,
-  uniques    AggregateFunction(uniqCombined, String),
-  version    UInt64
-)`;
-
-/** sources_daily's partitions, sort key and granules, in every mode's migration: fragment sources_daily_layout. */
-export const SOURCES_DAILY_LAYOUT = `PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, day, source, medium)
-SETTINGS index_granularity = 64`;
-
 /** Days back from today that a restart checks for builds newer than their refresh. */
 const UNREFRESHED_DAYS = 62;
 

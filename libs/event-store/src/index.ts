@@ -5,6 +5,7 @@ export * from './engines/write/event-writer';
 export * from './event-store';
 export * from './engines/read/read-gate';
 export * from './engines/read/read-limits';
+export { clickHouseCodeOf } from './client/store-error';
 export * from './engines/maintenance/forget';
 export * from './engines/maintenance/forget-queue';
 export * from './primitives/lanes';

@@ -1,5 +1,5 @@
-import { ClickHouseError } from '@clickhouse/client';
 import { ApiError } from '@analytics/schema';
+import { clickHouseCodeOf } from '../../client/store-error';
 import type { ReadGateLimits } from './read-gate';
 
 /** What one read may cost in the engine, and how reads are admitted (README, Configuration: READ_*). */
@@ -45,18 +45,6 @@ const LIMIT_OF_CODE: Record<number, 'max_execution_time' | 'max_memory_usage'> =
   160: 'max_execution_time', // TOO_SLOW: the estimated time is over the limit
   241: 'max_memory_usage', // MEMORY_LIMIT_EXCEEDED
 };
-
-/** The ClickHouse error code of an error the engine answered with (a server's ClickHouseError, or chDB's own error). */
-export function clickHouseCodeOf(e: unknown): number | undefined {
-  if (e instanceof ClickHouseError) return Number(e.code);
-  // chDB's errors carry `clickhouseCode`, also as the cause of the ClickHouseError its connection wraps them in.
-  for (let x: unknown = e, depth = 0; x && typeof x === 'object' && depth < 3; depth++) {
-    const code = (x as { clickhouseCode?: unknown }).clickhouseCode;
-    if (typeof code === 'number') return code;
-    x = (x as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** A read stopped by a limit, as the 400 the caller can act on (narrow the range or the filters); else null. */
 export function readLimitError(e: unknown, limits: ReadLimits): ApiError | null {

@@ -1,7 +1,8 @@
 import { AGGREGATES } from '../../tables/aggregates';
 import { cancelTagSetting, killByTag, newCancelTag } from '../../primitives/cancel-tag';
 import { ReadGate } from './read-gate';
-import { type ReadLimits, clickHouseCodeOf, exportLimitError, exportSettingsClause, readLimitError, readSettingsClause } from './read-limits';
+import { clickHouseCodeOf } from '../../client/store-error';
+import { type ReadLimits, exportLimitError, exportSettingsClause, readLimitError, readSettingsClause } from './read-limits';
 
 const QUERY_WAS_CANCELLED = 394;
 /** A preempted read's KILL is sent again this often (ms) until the read ends. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
-import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client/client';
+import { type ClickHouseHandle, connectClickHouse } from './client/client';
 import type { EventWriter, EventWriterOptions, Lane } from './engines/write/event-writer';
 import type { ExportSink, ExportStatement } from './queries/export-events.query';
 import { serverSelectStream } from './client/export-stream';
@@ -11,7 +11,8 @@ import { DEFAULT_READ_LIMITS } from './engines/read/read-limits';
 import { ReadSide } from './engines/read/read-side';
 import type { SourcesDaily } from './engines/write/sources-daily-refresh';
 import { classifyStoreError } from './client/store-error';
-import { WriteSide } from './engines/write/write-side';
+import { type BuilderConfig, WriteSide } from './engines/write/write-side';
+import type { EventStoreConfig } from './event-store-config';
 
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
@@ -31,7 +32,7 @@ export class EventStore {
   private readonly handle: ClickHouseHandle;
   private readonly writes: WriteSide;
   private readonly reads: ReadSide;
-  private readonly builderConfig: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'>;
+  private readonly builderConfig: BuilderConfig;
 
   private constructor(handle: ClickHouseHandle, config: EventStoreConfig, writerOptions: EventWriterOptions) {
     this.handle = handle;

@@ -3,6 +3,7 @@ export * from './engines/write/insert-rows';
 export * from './tables/migrate';
 export * from './engines/write/event-writer';
 export * from './event-store';
+export * from './event-store-config';
 export * from './engines/read/read-gate';
 export * from './engines/read/read-limits';
 export { clickHouseCodeOf } from './client/store-error';

@@ -1,39 +1,18 @@
 import { join, resolve } from 'node:path';
 import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
 import { type SelectStream, chdbSelectStream } from './export-stream';
-import type { ForgetQueueOptions } from '../engines/maintenance/forget-queue';
-import type { ReadLimits } from '../engines/read/read-limits';
 
-export interface EventStoreConfig {
+/** How to reach the engine: a ClickHouse server over HTTP, or the embedded chDB in a directory. */
+export interface ConnectionConfig {
   /** ClickHouse server over HTTP; when unset the embedded chDB engine is used. */
   url?: string;
   username?: string;
   password?: string;
   /** chDB data directory (DATA_DIR/clickhouse). */
   chdbPath?: string;
-  /** Database holding our tables. */
-  database: string;
-  /** Cluster name: tables become Replicated + Distributed ON CLUSTER. */
-  cluster?: string;
   requestTimeoutMs?: number;
   /** Server mode: @clickhouse/client's own logging (to the console; WARN and up by default). */
   clientLog?: ClickHouseClientConfigOptions['log'];
-  /** Limits and admission of reads (GET /v1/query, /v1/stats, /v1/sources and the MCP read tools). */
-  read?: Partial<ReadLimits>;
-  /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
-  aggregateIntervalMs?: number;
-  /**
-   * A ClickHouse server, in a process that does not build: how long a read of the aggregates waits for the builder to
-   * build what was acknowledged before it (AGGREGATE_WAIT_MS; default 0: reads do not wait, they answer from what is
-   * built). Deletes wait for the builder whatever it is (at least 5 s).
-   */
-  aggregateWaitMs?: number;
-  /** Embedded store: a day of sources_daily is recomputed at most this often (SOURCES_REFRESH_MS). */
-  sourcesRefreshMs?: number;
-  /** Batching of forgets (one mutation per interval, bounded pending mutations). */
-  forget?: ForgetQueueOptions;
-  /** A failed aggregate build (it is retried): for the owner's log. */
-  onAggregateError?: (e: unknown) => void;
 }
 
 /** chDB's raw insert: the payload goes to the engine as bytes, not inlined into a SQL string. */
@@ -57,7 +36,7 @@ export interface ClickHouseHandle {
   backupsDir?: string;
 }
 
-export function connectClickHouse(config: EventStoreConfig): ClickHouseHandle {
+export function connectClickHouse(config: ConnectionConfig): ClickHouseHandle {
   if (config.url) {
     return {
       client: createClient({

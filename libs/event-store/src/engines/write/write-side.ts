@@ -1,7 +1,7 @@
 import { EVENT_INSERT_COLUMNS, type EventRow } from '@analytics/schema';
 import { AggregateBuilder, progressState, readProgress } from './aggregate-builder';
 import { killBuildsSql, killByTag } from '../../primitives/cancel-tag';
-import type { ClickHouseHandle, EventStoreConfig } from '../../client/client';
+import type { ClickHouseHandle } from '../../client/client';
 import { EventWriter, type EventWriterOptions, type Lane } from './event-writer';
 import { insertEventRows } from './insert-rows';
 import { InsertSeqs } from './insert-seqs';
@@ -24,6 +24,16 @@ export const SETTLE_WAIT_MS = 5_000;
 
 /** How long close() lets the builder catch up before it stops after the range under way (shutdown stays within ~20 s). */
 const CLOSE_BUILD_MS = 5_000;
+
+/** How the aggregate builder runs, in the process that builds. */
+export interface BuilderConfig {
+  /** Embedded store: how often the aggregate builder folds new events into the aggregates (AGGREGATE_INTERVAL_MS). */
+  aggregateIntervalMs?: number;
+  /** Embedded store: a day of sources_daily is recomputed at most this often (SOURCES_REFRESH_MS). */
+  sourcesRefreshMs?: number;
+  /** A failed aggregate build (it is retried): for the owner's log. */
+  onAggregateError?: (e: unknown) => void;
+}
 
 export interface WriteSideOptions {
   handle: ClickHouseHandle;
@@ -74,7 +84,7 @@ export class WriteSide {
    * it), then folds new INSERTs in every aggregateIntervalMs. A server: only measures the store's clock for the writer
    * slots' seqs; the builder starts with the lease (startBuilding()).
    */
-  async startBuilder(config: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'>): Promise<void> {
+  async startBuilder(config: BuilderConfig): Promise<void> {
     if (this.options.server) {
       await this.measureClock();
       return;
@@ -100,7 +110,7 @@ export class WriteSide {
    * A server: this process builds the aggregates from now on (it holds the builder's lease; `confirm` throws once it
    * may no longer build). What a crash left half built is finished first, as on the embedded store.
    */
-  async startBuilding(config: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'> & { confirm?: () => Promise<void>; settleMs?: number }): Promise<void> {
+  async startBuilding(config: BuilderConfig & { confirm?: () => Promise<void>; settleMs?: number }): Promise<void> {
     if (!this.options.server) throw new Error('startBuilding: a server only (the embedded store builds from open)');
     if (this.builder) return;
     const { handle, db, cluster } = this.options;

@@ -2,13 +2,19 @@ import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ExportStatement } from '../queries/export-events.query';
+
+/** A SELECT whose output is streamed: its SQL, its bound values, and ClickHouse's output format of its bytes. */
+export interface StreamedSelect {
+  sql: string;
+  params: Record<string, unknown>;
+  format: 'JSONEachRow' | 'CSVWithNames' | 'Parquet';
+}
 
 /**
  * Runs an export's SELECT (its SQL, then `settings`: the SETTINGS clause) and yields the bytes of ClickHouse's own
  * output format as they are produced; the consumer pulls (backpressure), and `signal` stops it.
  */
-export type SelectStream = (stmt: ExportStatement, settings: string, signal: AbortSignal) => AsyncIterable<Uint8Array>;
+export type SelectStream = (stmt: StreamedSelect, settings: string, signal: AbortSignal) => AsyncIterable<Uint8Array>;
 
 /** A server: the HTTP response's own byte stream (`exec`), in the format the statement names. */
 export function serverSelectStream(client: ClickHouseClient): SelectStream {
@@ -50,7 +56,7 @@ export function chdbSelectStream(path: string): SelectStream {
   };
 }
 
-async function* chunked(session: ChdbSession, stmt: ExportStatement, settings: string, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* chunked(session: ChdbSession, stmt: StreamedSelect, settings: string, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   const stream = session.queryStreamBind(`${stmt.sql} ${settings}`, stmt.params, { format: stmt.format, signal });
   let header: Buffer | undefined;
   try {
@@ -81,7 +87,7 @@ function withEngineCode(e: unknown): unknown {
   return code === undefined ? e : Object.assign(e, { clickhouseCode: Number(code) });
 }
 
-async function* parquetViaFile(session: ChdbSession, stmt: ExportStatement, settings: string, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* parquetViaFile(session: ChdbSession, stmt: StreamedSelect, settings: string, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   const dir = mkdtempSync(join(tmpdir(), 'export-'));
   try {
     const file = join(dir, 'export.parquet');

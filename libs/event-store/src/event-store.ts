@@ -9,6 +9,7 @@ import { ForgetQueue } from './engines/maintenance/forget-queue';
 import { assertIdentifier, localTableOf, migrateEventStore } from './tables/migrate';
 import { DEFAULT_READ_LIMITS } from './engines/read/read-limits';
 import { ReadSide } from './engines/read/read-side';
+import { type ReadTables, readTablesOf } from './tables/read-tables';
 import type { SourcesDaily } from './engines/write/sources-daily-refresh';
 import { classifyStoreError } from './client/store-error';
 import { type BuilderConfig, WriteSide } from './engines/write/write-side';
@@ -172,6 +173,11 @@ export class EventStore {
    */
   get eventsTable(): string {
     return `${this.db}.events`;
+  }
+
+  /** The tables reads name (the queries' Reader port): Distributed ones in a cluster, the builder's tables where they exist. */
+  get tables(): ReadTables {
+    return readTablesOf(this);
   }
 
   /** Table holding the rows, for mutations and partition drops: `events_local` (ON CLUSTER) in cluster mode. */

@@ -11,6 +11,7 @@ export * from './engines/maintenance/forget';
 export * from './engines/maintenance/forget-queue';
 export * from './primitives/lanes';
 export * from './tables/read-tables';
+export * from './queries/reader';
 export * from './queries/query-events.query';
 export * from './queries/export-events.query';
 export * from './client/export-stream';

@@ -1,8 +1,7 @@
 import { type ExportFormat, type ExportParams, QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { toClickHouseTime } from '../primitives/clickhouse-time';
-import type { EventStore } from '../event-store';
 import { EVENT_FILTERS } from './query-events.query';
-import { readTablesOf } from '../tables/read-tables';
+import type { ReadTables } from '../tables/read-tables';
 
 /** ClickHouse's own output format of each export format. */
 export const EXPORT_CLICKHOUSE_FORMAT = { ndjson: 'JSONEachRow', csv: 'CSVWithNames', parquet: 'Parquet' } as const satisfies Record<ExportFormat, string>;
@@ -42,7 +41,13 @@ export interface ExportSink {
   signal: AbortSignal;
 }
 
-/** Streams every matching event of the project, in the params' format, to `sink` (event-store.ts: exportEvents). */
-export function exportEvents(store: EventStore, projectId: string, params: ExportParams, sink: ExportSink): Promise<void> {
-  return store.exportTo(projectId, buildExportEvents(readTablesOf(store).events, projectId, params), sink);
+/** The port an export runs through (the EventStore is one): the tables, and a statement streamed under the export's turn. */
+export interface Exporter {
+  readonly tables: ReadTables;
+  exportTo(projectId: string, stmt: ExportStatement, sink: ExportSink): Promise<void>;
+}
+
+/** Streams every matching event of the project, in the params' format, to `sink` (event-store.ts: exportTo). */
+export function exportEvents(exporter: Exporter, projectId: string, params: ExportParams, sink: ExportSink): Promise<void> {
+  return exporter.exportTo(projectId, buildExportEvents(exporter.tables.events, projectId, params), sink);
 }

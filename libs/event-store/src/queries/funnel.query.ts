@@ -12,10 +12,10 @@ import {
   dimensionKind,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import type { EventStore } from '../event-store';
 import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, dimensionsOf, namesVisitDimension, visitValueOf } from './insights.query';
 import { ANON_DAILY_SQL, HAS_ANON_KEY } from '../tables/event-keys';
-import { type ReadTables, readTablesOf } from '../tables/read-tables';
+import type { ReadTables } from '../tables/read-tables';
+import type { Reader } from './reader';
 
 // POST /v1/funnel and POST /v1/retention over the raw `events` table (exact: distinct entities). The meanings are
 // the README's "Conversions".
@@ -173,10 +173,10 @@ function stepsOf(r: Raw | undefined, n: number): FunnelStep[] {
 
 const dailyNote = (countBy: string, span: number, r: Raw | undefined) => countBy === 'visitor' && span > DAY_MS && r !== undefined && Number(r.ents) > 0 && Number(r.daily) * 2 >= Number(r.ents);
 
-/** POST /v1/funnel over a validated body, under the read gate and limits (store.read). */
-export async function queryFunnel(store: EventStore, projectId: string, q: FunnelQuery): Promise<FunnelResponse> {
-  const { sql, params } = buildFunnel(readTablesOf(store), projectId, q);
-  const rows = await store.read<Raw>(projectId, sql, params);
+/** POST /v1/funnel over a validated body, under the read gate and limits (reader.read). */
+export async function queryFunnel(reader: Reader, projectId: string, q: FunnelQuery): Promise<FunnelResponse> {
+  const { sql, params } = buildFunnel(reader.tables, projectId, q);
+  const rows = await reader.read<Raw>(projectId, sql, params);
   // grouping(bv) = 1 on the totals row (bv aggregated away), 0 on each value's row.
   const total = rows.find((r) => Number(r.total) === 1);
   const out: FunnelResponse = { steps: stepsOf(total, q.steps.length) };
@@ -238,10 +238,10 @@ function periodStart(cohort: string, period: RetentionPeriod, k: number): number
   return Date.UTC(y, m - 1, d) + k * (period === 'week' ? 7 : 1) * DAY_MS;
 }
 
-/** POST /v1/retention over a validated body, under the read gate and limits (store.read). */
-export async function queryRetention(store: EventStore, projectId: string, q: RetentionQuery): Promise<RetentionResponse> {
-  const { sql, params } = buildRetention(readTablesOf(store), projectId, q);
-  const rows = await store.read<{ c: string; k: number | string; n: number | string; daily: number | string }>(projectId, sql, params);
+/** POST /v1/retention over a validated body, under the read gate and limits (reader.read). */
+export async function queryRetention(reader: Reader, projectId: string, q: RetentionQuery): Promise<RetentionResponse> {
+  const { sql, params } = buildRetention(reader.tables, projectId, q);
+  const rows = await reader.read<{ c: string; k: number | string; n: number | string; daily: number | string }>(projectId, sql, params);
   const cohorts = new Map<string, { cohort: string; size: number; returned: number[] }>();
   let ents = 0;
   let daily = 0;

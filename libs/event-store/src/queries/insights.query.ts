@@ -16,8 +16,8 @@ import {
 import { VISIT_ENTRY, VISIT_PAGE } from '../tables/aggregates';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
-import type { EventStore } from '../event-store';
-import { type ReadTables, readTablesOf } from '../tables/read-tables';
+import type { ReadTables } from '../tables/read-tables';
+import type { Reader } from './reader';
 
 // POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
 // dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
@@ -379,10 +379,10 @@ function rowsOf(q: InsightsQuery, raw: Array<Record<string, unknown>>): Insights
   });
 }
 
-/** POST /v1/insights over a validated body, under the read gate and limits (store.read). */
-export async function queryInsights(store: EventStore, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
-  const { sql, params } = buildInsights(readTablesOf(store), projectId, q);
-  return { rows: rowsOf(q, await store.read<Record<string, unknown>>(projectId, sql, params)) };
+/** POST /v1/insights over a validated body, under the read gate and limits (reader.read). */
+export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
+  const { sql, params } = buildInsights(reader.tables, projectId, q);
+  return { rows: rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params)) };
 }
 
 /**
@@ -413,8 +413,8 @@ export function buildProperties(tables: ReadTables, projectId: string, p: Proper
   };
 }
 
-export async function queryProperties(store: EventStore, projectId: string, p: PropertiesParams): Promise<PropertiesResponse> {
-  const { sql, params } = buildProperties(readTablesOf(store), projectId, p);
-  const rows = await store.read<{ key?: string; value?: string; events: string | number }>(projectId, sql, params);
+export async function queryProperties(reader: Reader, projectId: string, p: PropertiesParams): Promise<PropertiesResponse> {
+  const { sql, params } = buildProperties(reader.tables, projectId, p);
+  const rows = await reader.read<{ key?: string; value?: string; events: string | number }>(projectId, sql, params);
   return { rows: rows.map((r) => (p.key === undefined ? { key: String(r.key), events: Number(r.events) } : { value: String(r.value), events: Number(r.events) })) };
 }

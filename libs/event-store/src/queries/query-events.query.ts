@@ -1,7 +1,7 @@
 import { QUERY_SELECT_COLUMNS, type QueryEventRow, type QueryParams } from '@analytics/schema';
 import { clickHouseTimeToIso, toClickHouseTime } from '../primitives/clickhouse-time';
-import type { EventStore } from '../event-store';
-import { type ReadTables, readTablesOf } from '../tables/read-tables';
+import type { ReadTables } from '../tables/read-tables';
+import type { Reader } from './reader';
 
 /** Optional equality filters of raw-event reads (/v1/query, /v1/export): API parameter -> column. */
 export const EVENT_FILTERS = [
@@ -25,8 +25,8 @@ export function buildQueryEvents(tables: ReadTables, projectId: string, params: 
   return { sql, params: bound };
 }
 
-export async function queryEvents(store: EventStore, projectId: string, params: QueryParams): Promise<QueryEventRow[]> {
-  const q = buildQueryEvents(readTablesOf(store), projectId, params);
-  const rows = await store.read<QueryEventRow>(projectId, q.sql, q.params);
+export async function queryEvents(reader: Reader, projectId: string, params: QueryParams): Promise<QueryEventRow[]> {
+  const q = buildQueryEvents(reader.tables, projectId, params);
+  const rows = await reader.read<QueryEventRow>(projectId, q.sql, q.params);
   return rows.map((r) => ({ ...r, timestamp: clickHouseTimeToIso(r.timestamp) }));
 }

@@ -1,8 +1,8 @@
 import type { SourcesParams, SourcesResponse } from '@analytics/schema';
 import { SESSION_ENTRY } from '../tables/aggregates';
 import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import type { EventStore } from '../event-store';
-import { type ReadTables, readTablesOf } from '../tables/read-tables';
+import type { ReadTables } from '../tables/read-tables';
+import type { Reader } from './reader';
 import { addDays, dayOf, dayStartMs, sessionsInRangeSql } from '../tables/session-days';
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
@@ -68,8 +68,8 @@ export interface SourceDays {
  * day or a neighbour (daily_uniques' built_seq per day: every built event has a daily_uniques row of its day);
  * days with no events within a day of them hold no session and are left out.
  */
-export async function planSourceDays(store: EventStore, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
-  const rows = await store.read<{ d: string; kind: number; seq: string | number }>(
+export async function planSourceDays(reader: Reader, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
+  const rows = await reader.read<{ d: string; kind: number; seq: string | number }>(
     projectId,
     [
       `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${tables.dailyUniques}`,
@@ -122,20 +122,25 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
   return { sql: outerSelect(params, parts.join('\nUNION ALL\n')), params: bound };
 }
 
-export async function querySources(store: EventStore, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
-  const tables = readTablesOf(store);
+/** A Reader that may also keep sources_daily (the EventStore in the process that builds): it is told the stale days found. */
+export interface SourcesReader extends Reader {
+  readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void };
+}
+
+export async function querySources(reader: SourcesReader, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
+  const tables = reader.tables;
   // The keeper of sources_daily is the builder's: in a process that does not build (read-api on a server) stale days
-  // are not told to it; its own ranges and its start mark them (sources-daily.ts).
-  const cache = store.sourcesDaily;
+  // are not told to it; its own ranges and its start mark them (engines/write/sources-daily-refresh.ts).
+  const cache = reader.sourcesDaily;
   let q: Query | undefined;
   if (tables.sourcesDaily && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
-    const days = await planSourceDays(store, tables, projectId, params);
+    const days = await planSourceDays(reader, tables, projectId, params);
     if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
     q = buildSourcesFromDays(tables, projectId, params, days);
   } else {
     q = buildSources(tables, projectId, params);
   }
-  const rows = q ? await store.read<Record<string, string | number>>(projectId, q.sql, q.params) : [];
+  const rows = q ? await reader.read<Record<string, string | number>>(projectId, q.sql, q.params) : [];
   return {
     breakdown: params.breakdown,
     rows: rows.map((r) => ({

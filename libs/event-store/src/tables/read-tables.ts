@@ -1,5 +1,3 @@
-import type { EventStore } from '../event-store';
-
 /** Fully qualified tables the read path queries; one place to point at Distributed tables in cluster mode. */
 export interface ReadTables {
   events: string;
@@ -15,7 +13,14 @@ export interface ReadTables {
   sourcesDailyDays?: string;
 }
 
-export function readTablesOf(store: EventStore): ReadTables {
+/** What names the read tables: the database, its events table, and whether the builder's tables exist (EventStore has them). */
+export interface TablesOwner {
+  readonly db: string;
+  readonly eventsTable: string;
+  readonly buildsAggregates: boolean;
+}
+
+export function readTablesOf(store: TablesOwner): ReadTables {
   return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`,
     ...(store.buildsAggregates
       ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days` }

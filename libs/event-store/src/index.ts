@@ -9,6 +9,7 @@ export * from './engines/read/read-limits';
 export { clickHouseCodeOf } from './client/store-error';
 export * from './engines/maintenance/forget';
 export * from './engines/maintenance/forget-queue';
+export * from './engines/maintenance/maintained-store';
 export * from './primitives/lanes';
 export * from './tables/read-tables';
 export * from './queries/reader';

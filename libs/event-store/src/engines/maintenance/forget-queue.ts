@@ -1,5 +1,5 @@
-import type { EventStore } from '../../event-store';
 import { localTableOf } from '../../tables/migrate';
+import type { MaintainedStore } from './maintained-store';
 
 export interface ForgetQueueOptions {
   /** One delete per this many ms at most: forgets arriving meanwhile go into the next one. */
@@ -49,7 +49,7 @@ export class ForgetQueue {
   private readonly maxUsers: number;
 
   constructor(
-    private readonly store: EventStore,
+    private readonly store: MaintainedStore,
     options: ForgetQueueOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? 1_000;

@@ -1,6 +1,6 @@
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
-import type { EventStore } from '../../event-store';
 import { classifyStoreError } from '../../client/store-error';
+import type { ForgetQueue } from './forget-queue';
 
 /**
  * Queues deletion of every event of `userId` in `projectId` (ForgetQueue: batched into one ClickHouse mutation per
@@ -8,7 +8,7 @@ import { classifyStoreError } from '../../client/store-error';
  * projects and the aggregates are untouched. The store refusing gives 500 forget_failed; the store unreachable gives
  * 502 upstream_failed.
  */
-export async function forgetUser(store: EventStore, projectId: string, userId: string): Promise<void> {
+export async function forgetUser(store: { readonly forgets: ForgetQueue }, projectId: string, userId: string): Promise<void> {
   try {
     await store.forgets.forget(projectId, userId);
   } catch (e) {

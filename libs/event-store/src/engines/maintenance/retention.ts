@@ -1,7 +1,7 @@
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
-import type { EventStore } from '../../event-store';
 import { isLivePartition } from '../../primitives/lanes';
 import { localTableOf } from '../../tables/migrate';
+import type { MaintainedStore } from './maintained-store';
 
 export interface RetentionPolicy {
   id: string;
@@ -30,7 +30,7 @@ function partitionEnd(id: string): number {
  * the insert_seq the store settled at, and a partition is dropped with the far lane held, the only lane that writes
  * a month that is not live (a live month is left to the mutations).
  */
-export async function runRetention(store: EventStore, projects: readonly RetentionPolicy[], nowMs = Date.now()): Promise<RetentionResult> {
+export async function runRetention(store: MaintainedStore, projects: readonly RetentionPolicy[], nowMs = Date.now()): Promise<RetentionResult> {
   const result: RetentionResult = { projects: projects.length, mutations: 0, dropped_partitions: [] };
   const local = store.localEventsTable;
   const onCluster = store.cluster ? ` ON CLUSTER ${store.cluster}` : '';

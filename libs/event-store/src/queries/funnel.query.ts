@@ -12,7 +12,7 @@ import {
   dimensionKind,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, dimensionsOf, namesVisitDimension, visitValueOf } from './insights.query';
+import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, dimensionsOf, namesVisitDimension, visitValueOf } from './dimension-sql';
 import { ANON_DAILY_SQL, HAS_ANON_KEY } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import type { Reader } from './reader';

@@ -1,22 +1,16 @@
 import {
-  type Goal,
-  type InsightColumnDimension,
-  type InsightCondition,
   type InsightDimension,
   type InsightMetric,
   type InsightsQuery,
   type InsightsResponse,
   type InsightsRow,
-  INSIGHTS_LIMITS,
   LIMITS,
-  type PropertiesParams,
-  type PropertiesResponse,
   dimensionKind,
 } from '@analytics/schema';
-import { VISIT_ENTRY, VISIT_PAGE } from '../tables/aggregates';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
+import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, VISITS_DIMENSION_SQL, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
 // POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
@@ -33,165 +27,11 @@ import type { Reader } from './reader';
 // event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
 // per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
 
-/** How the visits are ordered to find their entry: as /v1/sources (earliest event; ties by source length, source, medium). */
-const ENTRY_ORDER = '(timestamp, length(source), source, medium)';
-
-/**
- * Every column dimension's SQL, by kind: `event` dimensions are an expression over one event row, `visit` dimensions an
- * aggregate over the visit's events (its entry or exit). Nullable values go into a tuple (aggregates skip NULLs).
- * Adding a dimension: one line in libs/schema's INSIGHT_DIMENSION_KINDS, one here and one in COLUMNS_OF.
- */
-export const DIMENSION_SQL: Record<InsightColumnDimension, string> = {
-  event_name: 'event_name',
-  source: `argMin(source, ${ENTRY_ORDER})`,
-  medium: `argMin(medium, ${ENTRY_ORDER})`,
-  campaign: `argMin(tuple(campaign), ${ENTRY_ORDER}).1`,
-  channel: `argMin(channel, ${ENTRY_ORDER})`,
-  country: 'country',
-  device_type: 'device_type',
-  browser: 'browser',
-  os: 'os',
-  path: 'path',
-  entry_path: "argMinIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
-  exit_path: "argMaxIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
-};
-
-/** The columns of `events` each column dimension reads. */
-export const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
-  event_name: ['event_name'],
-  source: ['source', 'medium'],
-  medium: ['source', 'medium'],
-  campaign: ['source', 'medium', 'campaign'],
-  channel: ['source', 'medium', 'channel'],
-  country: ['country'],
-  device_type: ['device_type'],
-  browser: ['browser'],
-  os: ['os'],
-  path: ['path'],
-  entry_path: ['path'],
-  exit_path: ['path'],
-};
-
-/**
- * A visit dimension's SQL over a visit merged from the `visits` aggregate (migration 010): `ent` its min(entry), `enp`
- * its min(entry_page), `exp` its max(exit_page). The same values as DIMENSION_SQL over the visit's events.
- */
-const VISITS_DIMENSION_SQL: Partial<Record<InsightColumnDimension, { sql: string; reads: 'ent' | 'enp' | 'exp' }>> = {
-  source: { sql: VISIT_ENTRY.source('ent'), reads: 'ent' },
-  medium: { sql: VISIT_ENTRY.medium('ent'), reads: 'ent' },
-  campaign: { sql: VISIT_ENTRY.campaign('ent'), reads: 'ent' },
-  channel: { sql: VISIT_ENTRY.channel('ent'), reads: 'ent' },
-  entry_path: { sql: VISIT_PAGE.path('enp'), reads: 'enp' },
-  exit_path: { sql: VISIT_PAGE.path('exp'), reads: 'exp' },
-};
-const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
-
-/**
- * A visit dimension's value from the `visits` aggregate over the range's whole UTC days ({from_day}, {to_day}): `rows`
- * are its rows of those days (`vkey` = session_key, cityHash64(session_id, anonymous_id), and the column the value is
- * merged from); grouped per visit, `merge` then `value` give the value of the visit cut to the range. Undefined for a
- * dimension the aggregate does not hold.
- */
-export function visitValueOf(tables: ReadTables, d: InsightDimension, includeBots: boolean): { rows: string; merge: string; value: string } | undefined {
-  const v = VISITS_DIMENSION_SQL[d as InsightColumnDimension];
-  if (!v) return undefined;
-  const column = { ent: 'entry', enp: 'entry_page', exp: 'exit_page' }[v.reads];
-  return {
-    rows: `SELECT session_key AS vkey, ${column} FROM ${tables.visits} WHERE project_id = {project:UUID} AND day >= {from_day:Date} AND day < {to_day:Date}${includeBots ? '' : ' AND bot = 0'}`,
-    merge: VISITS_MERGE[v.reads],
-    value: v.sql,
-  };
-}
-
-const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
 /** Time buckets are written as /v1/stats writes its buckets. */
 const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
 
 const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
 const GOAL_METRICS: ReadonlySet<InsightMetric> = new Set(['conversions', 'conversion_rate']);
-
-export type Query = { sql: string; params: Record<string, unknown> };
-
-/**
- * A property's value as a string: strings as themselves, other JSON values as their JSON text, absent or null as NULL.
- * Read from `properties_map` (migration 009: the `properties` JSON as a map, computed at INSERT, null-valued keys left
- * out), not parsed from the JSON per row. `arrayElementOrNull` answers NULL for an absent key (an empty string for an
- * empty value): per 1M events it reads a property in ~23 ms CPU grouped, as a LowCardinality column, against ~41 ms
- * for `if(has(mapKeys(m), k), m[k], NULL)` and ~130 ms for JSONExtractRaw (BENCHMARKS.md, "Insights"). With the
- * constant key '' it (as `m['']` and mapContains) misses the empty key of a stored Map(LowCardinality(String), ...)
- * (ClickHouse 26.7); a non-constant key finds it. The API never asks for '' (keys have 1 character at least), but it
- * is read right all the same: the `if` on the bound key is decided once per block, not per row.
- */
-export const propSql = (k: string) =>
-  `if({${k}:String} = '', arrayElementOrNull(properties_map, materialize({${k}:String})), arrayElementOrNull(properties_map, {${k}:String}))`;
-
-export class Builder {
-  readonly params: Record<string, unknown> = {};
-  private readonly propKeys = new Map<string, string>();
-  /** Visit dimensions the query reads (grouped or filtered), each a column `vd<i>` of the visit rows. */
-  readonly visitDims: InsightColumnDimension[] = [];
-  readonly columns = new Set(['timestamp', 'event_name', 'anonymous_id', 'session_id']);
-  private filters = 0;
-  private goals = 0;
-
-  /** The SQL of a dimension's value for one (joined) event row. */
-  value(d: InsightDimension): string {
-    if (d.startsWith('prop:')) {
-      const key = d.slice(5);
-      let name = this.propKeys.get(key);
-      if (!name) {
-        name = `k${this.propKeys.size}`;
-        this.propKeys.set(key, name);
-        this.params[name] = key;
-      }
-      this.columns.add('properties_map');
-      return propSql(name);
-    }
-    if (d in TIME_SQL) return TIME_SQL[d]!;
-    const c = d as InsightColumnDimension;
-    if (dimensionKind(c) === 'visit') {
-      let i = this.visitDims.indexOf(c);
-      if (i < 0) i = this.visitDims.push(c) - 1;
-      return `vd${i}`;
-    }
-    for (const col of COLUMNS_OF[c]) this.columns.add(col);
-    return DIMENSION_SQL[c];
-  }
-
-  /** The SQL that holds for an event (joined row) completing the goal: its name, its path (exact or prefix), its filters. */
-  goal(g: Goal): string {
-    const name = `g${this.goals++}`;
-    const parts: string[] = [];
-    if (g.event !== undefined) {
-      this.params[`${name}e`] = g.event;
-      parts.push(`event_name = {${name}e:String}`);
-    }
-    if (g.path !== undefined) {
-      this.params[`${name}p`] = g.path;
-      this.columns.add('path');
-      parts.push(g.prefix ? `ifNull(startsWith(path, {${name}p:String}), 0)` : `ifNull(path = {${name}p:String}, 0)`);
-    }
-    parts.push(...g.filters.map((c) => this.condition(c)));
-    return `(${parts.join(' AND ')})`;
-  }
-
-  condition(c: InsightCondition): string {
-    if (c.op === 'or') return `(${c.conditions.map((x) => this.condition(x)).join(' OR ')})`;
-    const name = `f${this.filters++}`;
-    this.params[name] = c.values;
-    const x = this.value(c.dimension);
-    switch (c.op) {
-      case 'is':
-        return `has({${name}:Array(String)}, ${x})`;
-      case 'is_not':
-        return `NOT has({${name}:Array(String)}, ${x})`;
-      case 'contains':
-        return `ifNull(multiSearchAny(${x}, {${name}:Array(String)}), 0)`;
-      case 'not_contains':
-        return `NOT ifNull(multiSearchAny(${x}, {${name}:Array(String)}), 0)`;
-    }
-  }
-}
 
 /** The metric over the per-visit rows (join path) or the events (events path) of period `cur` (1 requested, 0 previous). */
 function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: boolean): string {
@@ -233,9 +73,6 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 }
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
-/** Whether SQL the Builder made (a condition, a goal) reads a visit dimension: a `vd<i>` column of the visit rows. */
-export const namesVisitDimension = (sql: string) => /\bvd\d+\b/.test(sql);
-export const dimensionsOf = (c: InsightCondition): InsightDimension[] => (c.op === 'or' ? c.conditions.flatMap(dimensionsOf) : [c.dimension]);
 
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
@@ -383,38 +220,4 @@ function rowsOf(q: InsightsQuery, raw: Array<Record<string, unknown>>): Insights
 export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
   const { sql, params } = buildInsights(reader.tables, projectId, q);
   return { rows: rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params)) };
-}
-
-/**
- * An event's top-level property keys, null-valued ones included: the map's keys, plus the keys the map leaves out
- * (null values) parsed from the JSON only for the events whose JSON holds a `null` at all (~half the CPU of parsing
- * every event's keys).
- */
-export const PROPERTY_KEYS_SQL =
-  "arrayConcat(mapKeys(properties_map), if(position(properties, 'null') > 0, arrayFilter(k -> NOT has(mapKeys(properties_map), k), JSONExtractKeys(properties)), []))";
-
-/**
- * GET /v1/properties: the top-level keys of `properties` in the range (every stored event, bots included), most used
- * first; with `key`, that key's values as strings (absent and null left out). At most INSIGHTS_LIMITS.properties rows.
- */
-export function buildProperties(tables: ReadTables, projectId: string, p: PropertiesParams): Query {
-  const where = ["project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}", ...(p.event !== undefined ? ['event_name = {event:String}'] : [])];
-  const params: Record<string, unknown> = { project: projectId, from: toClickHouseTime(p.from), to: toClickHouseTime(p.to), limit: INSIGHTS_LIMITS.properties, ...(p.event !== undefined ? { event: p.event } : {}) };
-  if (p.key === undefined) {
-    return {
-      sql: `SELECT arrayJoin(${PROPERTY_KEYS_SQL}) AS key, count() AS events FROM ${tables.events} WHERE ${where.join(' AND ')} GROUP BY key ORDER BY events DESC, key ASC LIMIT {limit:UInt32}`,
-      params,
-    };
-  }
-  params.k0 = p.key;
-  return {
-    sql: `SELECT ${propSql('k0')} AS value, count() AS events FROM ${tables.events} WHERE ${where.join(' AND ')} AND value IS NOT NULL GROUP BY value ORDER BY events DESC, value ASC LIMIT {limit:UInt32}`,
-    params,
-  };
-}
-
-export async function queryProperties(reader: Reader, projectId: string, p: PropertiesParams): Promise<PropertiesResponse> {
-  const { sql, params } = buildProperties(reader.tables, projectId, p);
-  const rows = await reader.read<{ key?: string; value?: string; events: string | number }>(projectId, sql, params);
-  return { rows: rows.map((r) => (p.key === undefined ? { key: String(r.key), events: Number(r.events) } : { value: String(r.value), events: Number(r.events) })) };
 }

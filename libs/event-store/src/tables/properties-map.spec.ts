@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { EVENT_INSERT_COLUMNS, type EventRow, insightsBodySchema } from '@analytics/schema';
 import type { EventStore } from '../event-store';
-import { PROPERTY_KEYS_SQL, buildInsights, buildProperties, propSql } from '../queries/insights.query';
+import { propSql } from '../queries/dimension-sql';
+import { buildInsights } from '../queries/insights.query';
+import { PROPERTY_KEYS_SQL, buildProperties } from '../queries/properties.query';
 import { eventStoreMigrations, migrateEventStore, renderMigrations } from './migrate';
 import type { ReadTables } from './read-tables';
 import { useTestStore, withDatabase as withTestDatabase } from '../test-support/test-store';

@@ -1,36 +1,53 @@
-export * from './client/client';
-export * from './engines/write/insert-rows';
-export * from './tables/migrate';
-export * from './engines/write/event-writer';
-export * from './event-store';
-export * from './event-store-config';
-export * from './engines/read/read-gate';
-export * from './engines/read/read-limits';
-export { clickHouseCodeOf } from './client/store-error';
-export * from './engines/maintenance/forget';
-export * from './engines/maintenance/forget-queue';
-export * from './engines/maintenance/maintained-store';
+// @analytics/event-store, layer by layer from the bottom (README.md, "Layers").
+
+// primitives
+export { BUILD_TAG_PREFIX, killBuildsSql, killByTag, newCancelTag } from './primitives/cancel-tag';
 export * from './primitives/lanes';
+
+// tables: definitions and migrations
+export * from './tables/aggregate-progress';
+export * from './tables/migrate';
 export * from './tables/read-tables';
+export * from './tables/sources-daily';
+export * from './tables/uniques-by';
+
+// client
+export * from './client/client';
+export * from './client/export-stream';
+export { clickHouseCodeOf } from './client/store-error';
+
+// queries
 export * from './queries/reader';
+export * from './queries/dimension-sql';
+export * from './queries/entity-rows';
 export * from './queries/query-events.query';
 export * from './queries/export-events.query';
-export * from './client/export-stream';
 export * from './queries/stats.planner';
 export * from './queries/stats.query';
 export * from './queries/sources.query';
-export * from './queries/dimension-sql';
 export * from './queries/insights.query';
 export * from './queries/properties.query';
-export * from './queries/entity-rows';
 export * from './queries/funnel.query';
 export * from './queries/retention.query';
-export * from './engines/write/sources-daily-refresh';
-export * from './tables/sources-daily';
-export * from './tables/uniques-by';
-export * from './engines/maintenance/retention';
-export * from './engines/write/aggregate-builder';
-export * from './tables/aggregate-progress';
-export * from './engines/write/store-frontier';
+
+// engines: reads
+export * from './engines/read/read-gate';
+export * from './engines/read/read-limits';
+
+// engines: writes and the aggregate builder
+export * from './engines/write/event-writer';
+export * from './engines/write/insert-rows';
 export * from './engines/write/writer-slots';
-export { BUILD_TAG_PREFIX, killBuildsSql, killByTag, newCancelTag } from './primitives/cancel-tag';
+export * from './engines/write/aggregate-builder';
+export * from './engines/write/store-frontier';
+export * from './engines/write/sources-daily-refresh';
+
+// engines: maintenance
+export * from './engines/maintenance/maintained-store';
+export * from './engines/maintenance/forget-queue';
+export * from './engines/maintenance/forget';
+export * from './engines/maintenance/retention';
+
+// the facade
+export * from './event-store-config';
+export * from './event-store';

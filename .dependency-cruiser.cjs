@@ -28,6 +28,13 @@ module.exports = {
     },
     ...LAYERS.map((layer, i) => layerRule(layer, LAYERS.slice(0, i + 1))),
     ...ENGINES.map((engine) => layerRule(engine, [...LAYERS, engine])),
+    {
+      name: 'event-store-known-layer',
+      comment: 'An event-store folder is a layer (or test-support): put the file in the layer it belongs to, or add the layer here',
+      severity: 'error',
+      from: { path: `${STORE}(?!(${[...LAYERS, ...ENGINES, 'test-support'].join('|')})/)[^/]+/` },
+      to: {},
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

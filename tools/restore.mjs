@@ -32,7 +32,7 @@ if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(manifest.clickhouse_database)) fail(`manife
 // A backup from a newer release carries migrations this checkout does not have: its code may not read those tables.
 const ROOT = resolve(import.meta.dirname, '..');
 const versionsIn = (dir) => readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.sql')).map((f) => Number(/(\d+)_[^/]*\.sql$/.exec(f)?.[1]));
-const known = { event_store: new Set(versionsIn(join(ROOT, 'libs/event-store/src/migrations'))), key_store: new Set(versionsIn(join(ROOT, 'libs/auth/src/migrations'))) };
+const known = { event_store: new Set(versionsIn(join(ROOT, 'libs/event-store/src/tables/migrations'))), key_store: new Set(versionsIn(join(ROOT, 'libs/auth/src/migrations'))) };
 for (const store of ['event_store', 'key_store']) {
   const unknown = manifest[store].migrations.filter((m) => !known[store].has(m.version)).map((m) => `${m.version} ${m.name}`);
   if (unknown.length > 0) fail(`the backup's ${store.replace('_', ' ')} has migrations this release does not know (${unknown.join(', ')}): it was made by a newer release (${manifest.package_version}); restore and start it with that release or a later one`, 2);

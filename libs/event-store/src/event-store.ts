@@ -1,21 +1,23 @@
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
-import { type ClickHouseHandle, type EventStoreConfig, connectClickHouse } from './client';
-import type { EventWriter, EventWriterOptions, Lane } from './event-writer';
-import type { ExportSink, ExportStatement } from './export-events.query';
-import { serverSelectStream } from './export-stream';
-import { ForgetQueue } from './forget-queue';
-import { assertIdentifier, localTableOf, migrateEventStore } from './migrate';
-import { DEFAULT_READ_LIMITS } from './read-limits';
-import { ReadSide } from './read-side';
-import type { SourcesDaily } from './sources-daily';
-import { classifyStoreError } from './store-error';
-import { WriteSide } from './write-side';
+import { type ClickHouseHandle, connectClickHouse } from './client/client';
+import type { EventWriter, EventWriterOptions, Lane } from './engines/write/event-writer';
+import type { ExportSink, ExportStatement } from './queries/export-events.query';
+import { serverSelectStream } from './client/export-stream';
+import { ForgetQueue } from './engines/maintenance/forget-queue';
+import { assertIdentifier, localTableOf, migrateEventStore } from './tables/migrate';
+import { DEFAULT_READ_LIMITS } from './engines/read/read-limits';
+import { ReadSide } from './engines/read/read-side';
+import { type ReadTables, readTablesOf } from './tables/read-tables';
+import type { SourcesDaily } from './engines/write/sources-daily-refresh';
+import { classifyStoreError } from './client/store-error';
+import { type BuilderConfig, WriteSide } from './engines/write/write-side';
+import type { EventStoreConfig } from './event-store-config';
 
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
-export { classifyStoreError } from './store-error';
+export { classifyStoreError } from './client/store-error';
 
 /**
  * The event store: ClickHouse (server or embedded chDB), its migrations, and a front over its two sides: writes
@@ -31,7 +33,7 @@ export class EventStore {
   private readonly handle: ClickHouseHandle;
   private readonly writes: WriteSide;
   private readonly reads: ReadSide;
-  private readonly builderConfig: Pick<EventStoreConfig, 'aggregateIntervalMs' | 'sourcesRefreshMs' | 'onAggregateError'>;
+  private readonly builderConfig: BuilderConfig;
 
   private constructor(handle: ClickHouseHandle, config: EventStoreConfig, writerOptions: EventWriterOptions) {
     this.handle = handle;
@@ -171,6 +173,11 @@ export class EventStore {
    */
   get eventsTable(): string {
     return `${this.db}.events`;
+  }
+
+  /** The tables reads name (the queries' Reader port): Distributed ones in a cluster, the builder's tables where they exist. */
+  get tables(): ReadTables {
+    return readTablesOf(this);
   }
 
   /** Table holding the rows, for mutations and partition drops: `events_local` (ON CLUSTER) in cluster mode. */

@@ -1,5 +1,5 @@
 import type { EventRow } from '@analytics/schema';
-import { toClickHouseTime } from '../clickhouse-time';
+import { toClickHouseTime } from '../primitives/clickhouse-time';
 
 let seq = 0;
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventStoreConfig } from '../client';
+import type { EventStoreConfig } from '../event-store-config';
 import { EventStore } from '../event-store';
 
 export interface TestStore {

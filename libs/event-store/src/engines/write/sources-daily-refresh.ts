@@ -1,0 +1,131 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
+import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
+import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
+
+/** Days back from today that a restart checks for builds newer than their refresh. */
+const UNREFRESHED_DAYS = 62;
+
+export interface SourcesDailyOptions {
+  db: string;
+  /** The aggregate builder's connection (refreshes run between its builds, never beside them). */
+  client: ClickHouseClient;
+  /** A day refreshed at t is refreshed again at t + refreshMs at the earliest; reads compute it meanwhile. */
+  refreshMs: number;
+  /** Days refreshed per builder tick at most (each is one INSERT ... SELECT over 3 days of sessions). */
+  maxDaysPerTick?: number;
+}
+
+/**
+ * Keeps sources_daily (migration 005): per project and day, the GET /v1/sources answer of that day, recomputed from
+ * `sessions` by the aggregate builder between its builds. Which days to recompute: the days the newly built events
+ * touch and their neighbours (a session of day d is merged over days d-1..d+1), plus days a read found stale
+ * (after a restart, or before 005 existed). A day is recomputed at most once per refreshMs: under steady traffic
+ * today and yesterday stay stale between refreshes and reads compute them from `sessions`, exactly (sources.query.ts
+ * decides per day; a stale day is never answered from here).
+ */
+export class SourcesDaily {
+  /** `${project_id}|${day}` -> the project and day, waiting for a refresh. */
+  private readonly dirty = new Map<string, { projectId: string; day: string }>();
+  private readonly refreshedAt = new Map<string, number>();
+  private readonly maxDaysPerTick: number;
+
+  constructor(private readonly options: SourcesDailyOptions) {
+    this.maxDaysPerTick = options.maxDaysPerTick ?? 8;
+  }
+
+  /** Days a read found stale: refreshed by the next tick (within the refresh interval). */
+  markStale(projectId: string, days: readonly string[]): void {
+    for (const day of days) this.dirty.set(`${projectId}|${day}`, { projectId, day });
+  }
+
+  /** Days waiting for a refresh (tests and benchmarks). */
+  get pending(): number {
+    return this.dirty.size;
+  }
+
+  /** A range was built: the days its events touch, and their neighbours, wait for a refresh. */
+  async noteBuilt(range: { sql: string; params: Record<string, unknown> }): Promise<void> {
+    const touched = await this.query<{ p: string; d: string }>(
+      `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM ${this.options.db}.events WHERE ${range.sql}`,
+      range.params,
+    );
+    for (const { p, d } of touched) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+  }
+
+  /**
+   * At start: the days of the last UNREFRESHED_DAYS that a build touched after their last refresh (or never refreshed),
+   * and their neighbours, wait for one. Nothing else remembers them across a restart: on a server the reads that find
+   * such a day stale run in other processes.
+   */
+  async markUnrefreshed(): Promise<void> {
+    const db = this.options.db;
+    const stale = await this.query<{ p: string; d: string }>(
+      [
+        `SELECT toString(b.project_id) AS p, toString(b.day) AS d FROM`,
+        `  (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.daily_uniques WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS b`,
+        `LEFT JOIN (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.sources_daily_days WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS r`,
+        `  ON b.project_id = r.project_id AND b.day = r.day`,
+        `WHERE b.seq > r.seq`,
+      ].join('\n'),
+      {},
+    );
+    for (const { p, d } of stale) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+  }
+
+  /**
+   * Refreshes the due days, as of the aggregates built exactly up to the range stamped `stamp`. Runs between builds.
+   * `all` ignores the interval and the per-tick cap (benchmarks and tests settle with it).
+   */
+  async refresh(stamp: number, now: number, all = false): Promise<number> {
+    let done = 0;
+    for (const [key, { projectId, day }] of [...this.dirty]) {
+      if (!all && (done >= this.maxDaysPerTick || now - (this.refreshedAt.get(key) ?? -Infinity) < this.options.refreshMs)) continue;
+      await this.refreshDay(projectId, day, stamp);
+      this.dirty.delete(key);
+      this.refreshedAt.set(key, now);
+      done++;
+    }
+    // Refresh times only matter within the interval.
+    for (const [key, at] of this.refreshedAt) if (now - at >= this.options.refreshMs) this.refreshedAt.delete(key);
+    return done;
+  }
+
+  /**
+   * One INSERT: tombstones (version 2s) for the groups the day has, then the day's groups as of seq s (version
+   * 2s + 1), so FINAL keeps the new answer and no group of the old one. One block into one month partition: one
+   * part, visible at once. Then the day's seq in sources_daily_days (after the rows: a crash in between leaves the
+   * day stale, computed by reads and refreshed again).
+   */
+  private async refreshDay(projectId: string, day: string, seq: number): Promise<void> {
+    const db = this.options.db;
+    const from = toClickHouseTime(dayStartMs(day));
+    const to = toClickHouseTime(dayStartMs(day) + DAY_MS);
+    const params = { p: projectId, day, from, to, scan_from: addDays(day, -1), scan_to: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 };
+    await this.command(
+      [
+        `INSERT INTO ${db}.sources_daily (project_id, day, source, medium, sessions, events, uniques, version)`,
+        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
+        // FINAL merges before WHERE filters a non-key column: the day's live groups, not an old version of one.
+        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND events > 0`,
+        'UNION ALL',
+        `SELECT {p:UUID}, {day:Date}, ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, count(), sum(session_events),`,
+        `  uniqCombinedStateIf(visitor, visitor != ''), {ver:UInt64}`,
+        `FROM (${sessionsInRangeSql(`${db}.sessions`)})`,
+        'GROUP BY source, medium',
+        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
+      ].join('\n'),
+      params,
+    );
+    await this.command(`INSERT INTO ${db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
+  }
+
+  private async query<T>(query: string, query_params: Record<string, unknown>): Promise<T[]> {
+    const rs = await this.options.client.query({ query, query_params, format: 'JSONEachRow' });
+    return rs.json<T>();
+  }
+
+  private async command(query: string, query_params: Record<string, unknown>): Promise<void> {
+    await this.options.client.command({ query, query_params });
+  }
+}

@@ -1,0 +1,53 @@
+import { type ExportFormat, type ExportParams, QUERY_SELECT_COLUMNS } from '@analytics/schema';
+import { toClickHouseTime } from '../primitives/clickhouse-time';
+import { EVENT_FILTERS } from './query-events.query';
+import type { ReadTables } from '../tables/read-tables';
+
+/** ClickHouse's own output format of each export format. */
+export const EXPORT_CLICKHOUSE_FORMAT = { ndjson: 'JSONEachRow', csv: 'CSVWithNames', parquet: 'Parquet' } as const satisfies Record<ExportFormat, string>;
+export type ExportClickHouseFormat = (typeof EXPORT_CLICKHOUSE_FORMAT)[ExportFormat];
+
+/** What an export runs: one SELECT in one ClickHouse output format, every value bound. */
+export interface ExportStatement {
+  sql: string;
+  params: Record<string, unknown>;
+  format: ExportClickHouseFormat;
+}
+
+/**
+ * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string), oldest first
+ * (timestamp, event_id: the table's sort key after project_id, so the engine reads in order and never sorts the range),
+ * no limit. The columns are read qualified (`e.`): the output column `timestamp` is a string and must not be what the
+ * WHERE and ORDER BY compare.
+ */
+export function buildExportEvents(eventsTable: string, projectId: string, params: ExportParams): ExportStatement {
+  const where = ['e.project_id = {p:UUID}', "e.timestamp >= {from:DateTime64(3, 'UTC')}", "e.timestamp < {to:DateTime64(3, 'UTC')}"];
+  const bound: Record<string, unknown> = { p: projectId, from: toClickHouseTime(params.from), to: toClickHouseTime(params.to) };
+  for (const [param, column] of EVENT_FILTERS) {
+    const value = params[param];
+    if (value === undefined) continue;
+    where.push(`e.${column} = {${param}:String}`);
+    bound[param] = value;
+  }
+  const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? "concat(replaceOne(toString(e.timestamp), ' ', 'T'), 'Z') AS timestamp" : `e.${c} AS ${c}`));
+  const sql = `SELECT ${columns.join(', ')} FROM ${eventsTable} AS e WHERE ${where.join(' AND ')} ORDER BY e.timestamp ASC, e.event_id ASC`;
+  return { sql, params: bound, format: EXPORT_CLICKHOUSE_FORMAT[params.format] };
+}
+
+/** Where an export's bytes go: `write` resolves when the consumer wants more (backpressure). */
+export interface ExportSink {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Aborted when the consumer went away: the export stops and its query is cancelled. */
+  signal: AbortSignal;
+}
+
+/** The port an export runs through (the EventStore is one): the tables, and a statement streamed under the export's turn. */
+export interface Exporter {
+  readonly tables: ReadTables;
+  exportTo(projectId: string, stmt: ExportStatement, sink: ExportSink): Promise<void>;
+}
+
+/** Streams every matching event of the project, in the params' format, to `sink` (event-store.ts: exportTo). */
+export function exportEvents(exporter: Exporter, projectId: string, params: ExportParams, sink: ExportSink): Promise<void> {
+  return exporter.exportTo(projectId, buildExportEvents(exporter.tables.events, projectId, params), sink);
+}

@@ -1,0 +1,223 @@
+import {
+  type InsightDimension,
+  type InsightMetric,
+  type InsightsQuery,
+  type InsightsResponse,
+  type InsightsRow,
+  LIMITS,
+  dimensionKind,
+} from '@analytics/schema';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
+import type { ReadTables } from '../tables/read-tables';
+import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, VISITS_DIMENSION_SQL, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
+import type { Reader } from './reader';
+
+// POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
+// dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
+// per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
+// visit dimensions join the events to visit rows from `visits`. Everything else reads the raw `events` table only:
+//
+// Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
+// session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
+// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. With only visit
+// dimensions grouped and filtered (totals, entry source, exit page, ...), the events are grouped by visit once and the
+// visits by the dimensions (one pass, no join): a visit's events are all counted or none. Otherwise each event
+// is joined to its visit's row (event and pageview counts, duration, the visit dimensions), the filters are checked per
+// event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
+// per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
+
+/** Time buckets are written as /v1/stats writes its buckets. */
+const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
+
+const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
+const GOAL_METRICS: ReadonlySet<InsightMetric> = new Set(['conversions', 'conversion_rate']);
+
+/** The metric over the per-visit rows (join path) or the events (events path) of period `cur` (1 requested, 0 previous). */
+function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: boolean): string {
+  const visits = `countIf(cur = ${cur})`;
+  const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
+  // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors: counted
+  // by anon_key (migration 011), the SipHash128 uniqExact would keep of each anonymous_id, so as exact, read not hashed.
+  const key = joined ? 'akey' : 'anon_key';
+  const counted = `${key} != ${EMPTY_ANON_KEY} AND cur = ${cur}`;
+  const converted = `uniqExactIf(${key}, ${counted} AND g)`;
+  if (m === 'conversions') return converted;
+  if (m === 'conversion_rate') return `if(uniqExactIf(${key}, ${counted}) = 0, 0, ${converted} / uniqExactIf(${key}, ${counted}))`;
+  // Asked beside conversion_rate, visitors is the exact count the rate divides by (computed once by the engine): the
+  // row's figures agree (conversions / visitors = conversion_rate), and the estimate would cost as much again.
+  if (m === 'visitors' && withRate) return `uniqExactIf(${key}, ${counted})`;
+  if (!joined) {
+    if (m === 'events') return `countIf(cur = ${cur})`;
+    if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
+    return `uniqCombinedIf(anonymous_id, anonymous_id != '' AND cur = ${cur})`;
+  }
+  switch (m) {
+    case 'events':
+      return `sumIf(n, cur = ${cur})`;
+    case 'pageviews':
+      return `sumIf(pv, cur = ${cur})`;
+    case 'visitors':
+      return `uniqCombinedIf(anon, anon != '' AND cur = ${cur})`;
+    case 'visits':
+      return visits;
+    case 'bounce_rate':
+      return perVisit(`countIf(cur = ${cur} AND vn = 1 AND vpv = 1)`);
+    case 'visit_duration':
+      return `${perVisit(`sumIf(vdur, cur = ${cur})`)} / 1000`;
+    case 'views_per_visit':
+      return perVisit(`sumIf(vpv, cur = ${cur})`);
+    default:
+      throw new Error(`unreachable metric ${m}`);
+  }
+}
+
+const isTime = (d: InsightDimension) => d.startsWith('time:');
+
+/** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
+export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
+  const b = new Builder();
+  const compare = q.compare === 'previous_period';
+  const span = q.to - q.from;
+  const lo = compare ? Math.max(q.from - span, LIMITS.timestamp.min) : q.from;
+  Object.assign(b.params, { project: projectId, lo: toClickHouseTime(lo), from: toClickHouseTime(q.from), to: toClickHouseTime(q.to), shift: span, limit: q.limit });
+
+  const dims = q.dimensions.map((d) => b.value(d));
+  const where = q.filters.map((c) => b.condition(c));
+  // The goal is checked per event (after the filters): `g` = the event completes it; per visit row, one of its events does.
+  const goal = q.goal && q.metrics.some((m) => GOAL_METRICS.has(m)) ? b.goal(q.goal) : '0';
+  if (goal !== '0') b.columns.add('anon_key');
+  const joined = q.metrics.some((m) => VISIT_METRICS.has(m)) || b.visitDims.length > 0;
+  const onlyVisitDims = [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
+  // Only visit dimensions grouped and filtered, no goal (the base columns untouched): each visit's row is all its events'.
+  const visitShaped = goal === '0' && onlyVisitDims;
+  const visitsOnly = joined && visitShaped;
+  // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
+  // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
+  // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
+  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
+  // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
+  // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
+  // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
+  const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
+  const fromVisits = (visitShaped || goalOverVisits) && wholeDays;
+  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
+  if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
+  const visitRows = (columns: string[], key: string) =>
+    [
+      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])), ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`)].join(', ')}`,
+      `FROM ${tables.visits}`,
+      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
+      ...(q.include_bots ? [] : ['  AND bot = 0']),
+      `GROUP BY ${key}`,
+    ].join('\n');
+  const VDUR = 'toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur';
+
+  const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
+  const base = [
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' visit_key AS skey,' : ''}`,
+    `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
+    `FROM ${tables.events}`,
+    "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
+    ...(q.include_bots ? [] : ["  AND device_type != 'bot'"]),
+  ].join('\n');
+
+  const dimAliases = dims.map((_, i) => `d${i}`);
+  const periods: Array<0 | 1> = compare ? [1, 0] : [1];
+  const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'))} AS ${p ? 'm' : 'c'}${i}`));
+  const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
+
+  let from: string;
+  if (fromVisits) {
+    const columns = [
+      'session_key AS visit',
+      'toUInt8(day >= {from_day:Date}) AS cur',
+      'any(anonymous_id) AS anon',
+      'sum(events) AS n',
+      'sum(pageviews) AS pv',
+      'n AS vn',
+      'pv AS vpv',
+      ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
+      ...(goal === '0'
+        ? []
+        : [
+            `${anonKeyOf('anon')} AS akey`,
+            [
+              // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
+              compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
+              `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
+            ].join(' '),
+          ]),
+    ];
+    from = visitRows(columns, 'visit, cur') + (where.length > 0 ? `\nHAVING ${where.join(' AND ')}` : '');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (visitsOnly) {
+    from = [
+      `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
+      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,
+      `FROM (${base})`,
+      'GROUP BY visit',
+      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
+    ].join('\n');
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+  } else if (joined && wholeDays) {
+    const visits = visitRows(['session_key AS vkey', 'toUInt8(day >= {from_day:Date}) AS vcur', 'sum(events) AS vn', 'sum(pageviews) AS vpv', VDUR], 'vkey, vcur');
+    from = [
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `FROM (${base}) AS e`,
+      `INNER JOIN (${visits}) AS v ON e.skey = v.vkey AND e.cur = v.vcur`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
+    ].join('\n');
+  } else if (joined) {
+    const visitCols = [
+      'visit',
+      'count() AS vn',
+      "countIf(event_name = '$pageview') AS vpv",
+      'toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur',
+      ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d]} AS vd${i}`),
+    ];
+    from = [
+      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
+      `FROM (${base}) AS e`,
+      `INNER JOIN (SELECT ${visitCols.join(', ')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
+    ].join('\n');
+  } else {
+    from = [`SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}, ${goal} AS g`, `FROM (${base})`, ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : [])].join('\n');
+  }
+
+  const names = [...q.metrics.map((m, i) => [m, `m${i}`] as const), ...q.dimensions.map((d, i) => [d, `d${i}`] as const)];
+  const aliasOf = (name: string) => names.find(([n]) => n === name)![1];
+  const order = (q.order_by ?? [[q.metrics[0]!, 'desc']]).map(([name, dir]) => `${aliasOf(name)} ${dir.toUpperCase()} NULLS LAST`);
+  for (const [d, i] of q.dimensions.map((d, i) => [d, i] as const)) if (!q.order_by?.some(([n]) => n === d)) order.push(`d${i} ASC NULLS LAST`);
+
+  const sql = [
+    `SELECT ${[...output, ...metrics].join(', ')}`,
+    `FROM (${from})`,
+    ...(dims.length > 0 ? [`GROUP BY ${dimAliases.join(', ')}`, 'HAVING countIf(cur = 1) > 0'] : []),
+    `ORDER BY ${order.join(', ')}`,
+    'LIMIT {limit:UInt32}',
+  ].join('\n');
+  return { sql, params: b.params };
+}
+
+/** The answer's rows from the statement's: dimensions by name, metrics as numbers, `comparison` with compare. */
+function rowsOf(q: InsightsQuery, raw: Array<Record<string, unknown>>): InsightsRow[] {
+  return raw.map((r) => {
+    const row: InsightsRow = {};
+    q.dimensions.forEach((d, i) => (row[d] = (r[`o${i}`] as string | null | undefined) ?? null));
+    q.metrics.forEach((m, i) => (row[m] = Number(r[`m${i}`])));
+    if (q.compare) row.comparison = Object.fromEntries(q.metrics.map((m, i) => [m, Number(r[`c${i}`])]));
+    return row;
+  });
+}
+
+/** POST /v1/insights over a validated body, under the read gate and limits (reader.read). */
+export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
+  const { sql, params } = buildInsights(reader.tables, projectId, q);
+  return { rows: rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params)) };
+}

@@ -1,0 +1,154 @@
+import type { SourcesParams, SourcesResponse } from '@analytics/schema';
+import { SESSION_ENTRY } from '../tables/aggregates';
+import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import type { ReadTables } from '../tables/read-tables';
+import type { Reader } from './reader';
+import { addDays, dayOf, dayStartMs, sessionsInRangeSql } from '../tables/session-days';
+
+/** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
+export const SESSION_SPAN_MS = DAY_MS;
+
+type Query = { sql: string; params: Record<string, unknown> };
+
+const keysOf = (params: SourcesParams) => (params.breakdown === 'source_medium' ? (['source', 'medium'] as const) : (['source'] as const));
+
+/** Groups per-(source, medium) rows: `n` events, `u` uniqCombined states, into the endpoint's answer. */
+function outerSelect(params: SourcesParams, from: string): string {
+  const keys = keysOf(params);
+  return [
+    `SELECT ${keys.join(', ')},`,
+    '  sum(n) AS events,',
+    '  uniqCombinedMerge(u) AS uniques,',
+    "  sumIf(n, medium = 'paid') / sum(n) AS paid_share",
+    `FROM (${from})`,
+    `GROUP BY ${keys.join(', ')}`,
+    `ORDER BY events DESC, ${keys.map((k) => `${k} ASC`).join(', ')}`,
+    'LIMIT {limit:UInt32}',
+  ].join('\n');
+}
+
+/** The range's sessions (sessionsInRangeSql) per entry source and medium: events and a visitor sketch. */
+const liveGroups = (tables: ReadTables, extraHaving = '') =>
+  [
+    `SELECT ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
+    `FROM (${sessionsInRangeSql(tables.sessions, extraHaving)})`,
+    'GROUP BY source, medium',
+  ].join('\n');
+
+/**
+ * GET /v1/sources from `sessions` alone. Sessions belong to the range by their first event; each session counts
+ * whole (all its events) under its ENTRY source/medium. The inner query merges a session's per-day rows; `day`
+ * bounds (range widened by SESSION_SPAN_MS) prune the scan, the HAVING on the merged first timestamp decides
+ * membership. A server (no sources_daily) and ranges not on UTC midnights are answered this way.
+ */
+export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): Query {
+  return {
+    sql: outerSelect(params, liveGroups(tables)),
+    params: {
+      p: projectId,
+      from: toClickHouseTime(params.from),
+      to: toClickHouseTime(params.to),
+      scan_from: toClickHouseDate(params.from - SESSION_SPAN_MS),
+      scan_to: toClickHouseDate(params.to - 1 + SESSION_SPAN_MS),
+      limit: params.limit,
+    },
+  };
+}
+
+/** A whole-day range's days, split by where their answer comes from. */
+export interface SourceDays {
+  /** sources_daily holds the day as the aggregates are now. */
+  fresh: string[];
+  /** Events built after the day's refresh touch it or a neighbour (or it was never refreshed): read from `sessions`. */
+  stale: string[];
+}
+
+/**
+ * Per day of [from, to): fresh when sources_daily_days has it at a seq no lower than the last build that touched the
+ * day or a neighbour (daily_uniques' built_seq per day: every built event has a daily_uniques row of its day);
+ * days with no events within a day of them hold no session and are left out.
+ */
+export async function planSourceDays(reader: Reader, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
+  const rows = await reader.read<{ d: string; kind: number; seq: string | number }>(
+    projectId,
+    [
+      `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${tables.dailyUniques}`,
+      'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
+      'UNION ALL',
+      `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${tables.sourcesDailyDays!}`,
+      'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
+    ].join('\n'),
+    { p: projectId, touch_from: dayOf(params.from - DAY_MS), touch_to: dayOf(params.to), from: dayOf(params.from), to: dayOf(params.to) },
+  );
+  const touched = new Map<string, number>();
+  const built = new Map<string, number>();
+  for (const r of rows) (Number(r.kind) === 1 ? touched : built).set(r.d, Number(r.seq));
+  const days: SourceDays = { fresh: [], stale: [] };
+  for (let ms = params.from; ms < params.to; ms += DAY_MS) {
+    const day = dayOf(ms);
+    const near = [addDays(day, -1), day, addDays(day, 1)].filter((d) => touched.has(d));
+    if (near.length === 0) continue;
+    const at = built.get(day);
+    (at !== undefined && near.every((d) => touched.get(d)! <= at) ? days.fresh : days.stale).push(day);
+  }
+  return days;
+}
+
+/**
+ * GET /v1/sources over whole UTC days: fresh days from sources_daily (FINAL keeps each group's newest version;
+ * tombstones have 0 events), stale days from `sessions` exactly as a one-day range would be (merged over the day
+ * before and after), summed and sketch-merged per group.
+ */
+export function buildSourcesFromDays(tables: ReadTables, projectId: string, params: SourcesParams, days: SourceDays): Query | undefined {
+  const parts: string[] = [];
+  const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
+  if (days.fresh.length > 0) {
+    parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily!} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
+    bound.fresh = days.fresh;
+  }
+  if (days.stale.length > 0) {
+    const first = days.stale[0]!;
+    const last = days.stale.at(-1)!;
+    parts.push(liveGroups(tables, ' AND toDate(session_start) IN {stale:Array(Date)}'));
+    Object.assign(bound, {
+      stale: days.stale,
+      from: toClickHouseTime(dayStartMs(first)),
+      to: toClickHouseTime(dayStartMs(last) + DAY_MS),
+      scan_from: addDays(first, -1),
+      scan_to: addDays(last, 1),
+    });
+  }
+  if (parts.length === 0) return undefined;
+  return { sql: outerSelect(params, parts.join('\nUNION ALL\n')), params: bound };
+}
+
+/** A Reader that may also keep sources_daily (the EventStore in the process that builds): it is told the stale days found. */
+export interface SourcesReader extends Reader {
+  readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void };
+}
+
+export async function querySources(reader: SourcesReader, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
+  const tables = reader.tables;
+  // The keeper of sources_daily is the builder's: in a process that does not build (read-api on a server) stale days
+  // are not told to it; its own ranges and its start mark them (engines/write/sources-daily-refresh.ts).
+  const cache = reader.sourcesDaily;
+  let q: Query | undefined;
+  if (tables.sourcesDaily && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
+    const days = await planSourceDays(reader, tables, projectId, params);
+    if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
+    q = buildSourcesFromDays(tables, projectId, params, days);
+  } else {
+    q = buildSources(tables, projectId, params);
+  }
+  const rows = q ? await reader.read<Record<string, string | number>>(projectId, q.sql, q.params) : [];
+  return {
+    breakdown: params.breakdown,
+    rows: rows.map((r) => ({
+      source: String(r.source),
+      ...(params.breakdown === 'source_medium' ? { medium: String(r.medium) } : {}),
+      events: Number(r.events),
+      uniques: Number(r.uniques),
+      paid_share: Number(r.paid_share),
+    })),
+  };
+}

@@ -1,0 +1,146 @@
+import { type StatsGroupBy, type StatsParams } from '@analytics/schema';
+import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import type { ReadTables } from '../tables/read-tables';
+import { UNIQUES_BY_GROUP_BY } from '../tables/uniques-by';
+
+/** Which table answers a stats request: daily_rollup, daily_uniques or daily_uniques_by (metric=uniques only), raw events. */
+export type StatsSource = 'rollup' | 'uniques' | 'uniques_by' | 'events';
+export type StatsInterval = NonNullable<StatsParams['interval']>;
+
+/** The group_by columns daily_rollup keeps: a request grouped only by these may be answered from it. */
+export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
+/** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
+export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
+
+// The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
+const COLUMN_SQL: Record<StatsGroupBy, string> = {
+  event_name: 'event_name',
+  source: 'source',
+  medium: 'medium',
+  country: 'country',
+  device_type: 'device_type',
+  browser: 'browser',
+  os: 'os',
+  path: 'path',
+  channel: 'channel',
+};
+
+/**
+ * The group_by columns stored as LowCardinality(String) in events. Grouping raw events by two or more of them makes
+ * ClickHouse serialize every row's key; grouping by their cityHash64 keeps fixed-size keys (BENCHMARKS.md, "Read path
+ * at scale") and any() takes the value back. Two values of one column colliding in 64 bits: ~n^2/2^65.
+ */
+const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os', 'channel']);
+
+const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
+  events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
+  rollup: { day: 'day', week: 'toMonday(day)' },
+  uniques: { day: 'day', week: 'toMonday(day)' },
+  uniques_by: { day: 'day', week: 'toMonday(day)' },
+};
+
+// daily_uniques has no event counts: it answers metric=uniques only.
+const VALUE_SQL: Record<StatsSource, Partial<Record<StatsParams['metric'], string>>> = {
+  events: { count: 'count()', uniques: "uniqCombinedIf(anonymous_id, anonymous_id != '')" },
+  rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
+  uniques: { uniques: 'uniqCombinedMerge(uniques)' },
+  uniques_by: { uniques: 'uniqCombinedMerge(uniques)' },
+};
+
+/** True when daily_rollup holds the request's grain: rollup columns only, day/week or no buckets, whole UTC days. */
+export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'>, groupBy: readonly StatsGroupBy[]): boolean {
+  return (
+    groupBy.every((c) => ROLLUP_GROUP_BY.includes(c)) &&
+    (params.interval === undefined || params.interval in BUCKET_SQL.rollup) &&
+    isUtcMidnight(params.from) &&
+    isUtcMidnight(params.to)
+  );
+}
+
+/** True when daily_uniques answers the request: metric=uniques, the rollup's time shape, no group_by but event_name. */
+export function uniquesFits(params: Pick<StatsParams, 'from' | 'to' | 'interval' | 'metric'>, groupBy: readonly StatsGroupBy[]): boolean {
+  return params.metric === 'uniques' && groupBy.every((c) => UNIQUES_GROUP_BY.includes(c)) && rollupFits(params, groupBy);
+}
+
+/**
+ * True when daily_uniques_by answers the request (the store has it): metric=uniques over whole days, and either no
+ * group_by and no event filter (all visitors: dim '', event_name '') or exactly one of its columns (event filter or
+ * not: event_name is the filter or '').
+ */
+export function uniquesByFits(tables: ReadTables, params: Pick<StatsParams, 'from' | 'to' | 'interval' | 'metric' | 'event'>, groupBy: readonly StatsGroupBy[]): boolean {
+  const shape = groupBy.length === 0 ? params.event === undefined : groupBy.length === 1 && (UNIQUES_BY_GROUP_BY as readonly StatsGroupBy[]).includes(groupBy[0]!);
+  return tables.dailyUniquesBy !== undefined && params.metric === 'uniques' && shape && rollupFits(params, groupBy);
+}
+
+const FROM: Record<StatsSource, (t: ReadTables) => string> = {
+  events: (t) => t.events,
+  rollup: (t) => t.dailyRollup,
+  uniques: (t) => t.dailyUniques,
+  uniques_by: (t) => t.dailyUniquesBy!,
+};
+
+export interface StatsPlan {
+  projectId: string;
+  source: StatsSource;
+  sql: string;
+  params: Record<string, unknown>;
+  groupBy: StatsGroupBy[];
+  interval: StatsInterval | undefined;
+}
+
+/**
+ * Plans GET /v1/stats: daily_uniques_by for uniques over whole days without grouping (no event filter) or by one of
+ * its columns (embedded store), daily_uniques for uniques without grouping (or by event_name only) over whole days,
+ * daily_rollup when the request fits its grain, events otherwise (or the source `force`d, for tests proving all
+ * three agree). Rows: bucket ascending, value descending, then group columns ascending.
+ */
+export function planStats(tables: ReadTables, projectId: string, params: StatsParams, groupBy: StatsGroupBy[], force?: StatsSource): StatsPlan {
+  const fits = rollupFits(params, groupBy);
+  const uniquesFit = uniquesFits(params, groupBy);
+  const uniquesByFit = uniquesByFits(tables, params, groupBy);
+  if (force === 'rollup' && !fits) throw new Error('stats planner: this request does not fit daily_rollup');
+  if (force === 'uniques' && !uniquesFit) throw new Error('stats planner: this request does not fit daily_uniques');
+  if (force === 'uniques_by' && !uniquesByFit) throw new Error('stats planner: this request does not fit daily_uniques_by');
+  const source: StatsSource = force ?? (uniquesByFit ? 'uniques_by' : uniquesFit ? 'uniques' : fits ? 'rollup' : 'events');
+
+  const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
+  const where = ['project_id = {p:UUID}'];
+  if (source !== 'events') {
+    where.push('day >= {from_day:Date}', 'day < {to_day:Date}');
+    bound.from_day = toClickHouseDate(params.from);
+    bound.to_day = toClickHouseDate(params.to);
+  } else {
+    where.push("timestamp >= {from:DateTime64(3, 'UTC')}", "timestamp < {to:DateTime64(3, 'UTC')}");
+    bound.from = toClickHouseTime(params.from);
+    bound.to = toClickHouseTime(params.to);
+  }
+  if (params.event !== undefined) {
+    where.push('event_name = {event:String}');
+    bound.event = params.event;
+  }
+  if (source === 'uniques_by') {
+    // dim: the one group_by column or '' (allow-listed names, bound all the same); event_name '' = every event.
+    where.push('dim = {dim:String}');
+    bound.dim = groupBy[0] ?? '';
+    if (params.event === undefined) where.push("event_name = ''");
+  }
+
+  const columns = groupBy.map((c) => COLUMN_SQL[c]);
+  const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
+  // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see LOW_CARDINALITY), read as e.<column>.
+  const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && LOW_CARDINALITY.has(c);
+  const column = (c: StatsGroupBy) => (source === 'uniques_by' ? `dim_value AS ${COLUMN_SQL[c]}` : hashed(c) ? `any(e.${COLUMN_SQL[c]}) AS ${COLUMN_SQL[c]}` : COLUMN_SQL[c]);
+  const key = (c: StatsGroupBy) => (source === 'uniques_by' ? 'dim_value' : hashed(c) ? `cityHash64(e.${COLUMN_SQL[c]})` : COLUMN_SQL[c]);
+  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...groupBy.map(column), `${VALUE_SQL[source][params.metric]!} AS value`];
+  const keys = [...(bucket ? [bucket] : []), ...groupBy.map(key)];
+  const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
+  const sql = [
+    `SELECT ${select.join(', ')}`,
+    `FROM ${FROM[source](tables)}${source === 'events' ? ' AS e' : ''}`,
+    `WHERE ${where.join(' AND ')}`,
+    ...(keys.length > 0 ? [`GROUP BY ${keys.join(', ')}`] : []),
+    `ORDER BY ${order.join(', ')}`,
+    'LIMIT {limit:UInt32}',
+  ].join(' ');
+  return { projectId, source, sql, params: bound, groupBy, interval: params.interval };
+}

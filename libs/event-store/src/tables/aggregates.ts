@@ -1,0 +1,173 @@
+import { MAX_PARTITIONS_PER_INSERT } from '../primitives/lanes';
+import { VISIT_KEY_SQL } from './event-keys';
+import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
+
+/**
+ * A merged session's first event as one sortable string, so a plain `min` picks it (a String min merges faster than
+ * argMin states or a min over a tuple): '<15-digit epoch ms><5-digit byte length of source><source><medium>'.
+ * Source and medium always come from ONE event; millisecond ties go to the shorter, then lower, source.
+ */
+export const SESSION_ENTRY = {
+  /** The entry of one event (sessions.entry is the min of it). */
+  encode: "concat(leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0'), leftPad(toString(length(source)), 5, '0'), source, medium)",
+  /** The source of a merged entry held in the column `entry`. */
+  source: (entry: string) => `substring(${entry}, 21, toUInt32(substring(${entry}, 16, 5)))`,
+  /** The medium of a merged entry held in the column `entry`. */
+  medium: (entry: string) => `substring(${entry}, 21 + toUInt32(substring(${entry}, 16, 5)))`,
+} as const;
+
+const MS = "leftPad(toString(toUnixTimestamp64Milli(timestamp)), 15, '0')";
+const len5 = (x: string) => `leftPad(toString(length(${x})), 5, '0')`;
+/** The number at the end of an encoded string `e`, `back` 5-digit fields from its end (1 = the last). */
+const tail = (e: string, back: number) => `toUInt32(substring(${e}, length(${e}) - ${5 * back - 1}, 5))`;
+
+/**
+ * A visit's entry (the `visits` aggregate, insights): one sortable string, so a plain `min` picks the first event in
+ * the order /v1/sources and insights use (timestamp, length(source), source, medium), and source, medium, channel and
+ * campaign all come from that ONE event:
+ * '<15-digit epoch ms><5-digit length of source><source><medium>\0<channel><0 | 1 + campaign>' followed by the
+ * 5-digit lengths of campaign, channel and medium (read from the end). The NUL after medium makes a medium that is a
+ * prefix of another sort first, as in the tuple order (a medium holding a NUL byte could sort otherwise).
+ */
+export const VISIT_ENTRY = {
+  encode: `concat(${MS}, ${len5('source')}, source, medium, '\\0', channel, if(campaign IS NULL, '0', concat('1', ifNull(campaign, ''))), ${len5("ifNull(campaign, '')")}, ${len5('channel')}, ${len5('medium')})`,
+  source: (e: string) => `substring(${e}, 21, toUInt32(substring(${e}, 16, 5)))`,
+  medium: (e: string) => `substring(${e}, 21 + toUInt32(substring(${e}, 16, 5)), ${tail(e, 1)})`,
+  channel: (e: string) => `substring(${e}, 22 + toUInt32(substring(${e}, 16, 5)) + ${tail(e, 1)}, ${tail(e, 2)})`,
+  campaign: (e: string) => {
+    const at = `22 + toUInt32(substring(${e}, 16, 5)) + ${tail(e, 1)} + ${tail(e, 2)}`;
+    return `if(substring(${e}, ${at}, 1) = '1', substring(${e}, ${at} + 1, ${tail(e, 3)}), NULL)`;
+  },
+} as const;
+
+/**
+ * A visit's first or last `$pageview` (the `visits` aggregate: min and max of it, NULL for events that are not
+ * pageviews): '<15-digit epoch ms><event_id>\0<0 | 1 + path><5-digit length of event_id>', ordered as insights order
+ * entry and exit pages, (timestamp, event_id).
+ */
+export const VISIT_PAGE = {
+  encode: `if(event_name = '$pageview', concat(${MS}, event_id, '\\0', if(path IS NULL, '0', concat('1', ifNull(path, ''))), ${len5('event_id')}), NULL)`,
+  path: (e: string) => `if(substring(${e}, 17 + ${tail(e, 1)}, 1) = '1', substring(${e}, 18 + ${tail(e, 1)}, length(${e}) - 22 - ${tail(e, 1)}), NULL)`,
+} as const;
+
+/** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
+const UNIQUES_STATE = "uniqCombinedStateIf(anonymous_id, anonymous_id != '')";
+
+/** daily_rollup's grain: daily_uniques_by is built from a range's events folded to it. */
+const ROLLUP_GRAIN = ['project_id', 'day', 'event_name', 'source', 'medium', 'country', 'device_type'];
+
+/** One aggregate table as the SELECT that folds a set of events into its rows: its states, grouped by its grain. */
+export interface Aggregate {
+  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions' | 'visits';
+  /** The table's columns the SELECT fills, in its order (the builder adds built_seq). */
+  columns: readonly string[];
+  /** The SELECT list: the grain's columns and the states. */
+  select: readonly string[];
+  /** The grain: GROUP BY. */
+  grain: readonly string[];
+  /** What the SELECT reads instead of the events themselves, given the events table and a filter on them. */
+  from?: (events: string, where: string) => string;
+}
+
+/** The aggregates the builder folds each insert_seq range into; on a server the views of migrations 002/003 fill the first three. */
+export const AGGREGATES: readonly Aggregate[] = [
+  {
+    table: 'daily_rollup',
+    columns: [...ROLLUP_GRAIN, 'events', 'uniques'],
+    select: ['project_id', 'toDate(timestamp) AS day', 'event_name', 'source', 'medium', 'country', 'device_type', 'count() AS events', `${UNIQUES_STATE} AS uniques`],
+    grain: ROLLUP_GRAIN,
+  },
+  {
+    table: 'daily_uniques',
+    columns: ['project_id', 'day', 'event_name', 'uniques'],
+    select: ['project_id', 'toDate(timestamp) AS day', 'event_name', `${UNIQUES_STATE} AS uniques`],
+    grain: ['project_id', 'day', 'event_name'],
+  },
+  {
+    // The events folded to daily_rollup's grain first (one small sketch per grain row), then each grain row emitted
+    // once per grouping it counts in: expanding the events themselves held every expanded row in memory at once.
+    table: 'daily_uniques_by',
+    columns: ['project_id', 'day', 'event_name', 'dim', 'dim_value', 'uniques'],
+    from: (events, where) =>
+      `(SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type, ${UNIQUES_STATE} AS u FROM ${events} WHERE ${where} GROUP BY ${ROLLUP_GRAIN.join(', ')}) ARRAY JOIN ${UNIQUES_BY_GROUPINGS_SQL} AS t`,
+    select: ['project_id', 'day', 't.1 AS by_event', 't.2 AS by_dim', 't.3 AS by_value', 'uniqCombinedMergeState(u) AS uniques'],
+    grain: ['project_id', 'day', 'by_event', 'by_dim', 'by_value'],
+  },
+  {
+    table: 'sessions',
+    columns: ['project_id', 'day', 'session_key', 'session_id', 'anonymous_id', 'entry', 'first_ts', 'last_ts', 'events', 'paid_events'],
+    select: [
+      'project_id',
+      'toDate(timestamp) AS day',
+      `${VISIT_KEY_SQL} AS session_key`,
+      'session_id',
+      'anonymous_id',
+      `min(${SESSION_ENTRY.encode}) AS entry`,
+      'min(timestamp) AS first_ts',
+      'max(timestamp) AS last_ts',
+      'count() AS events',
+      "countIf(medium = 'paid') AS paid_events",
+    ],
+    grain: ['project_id', 'day', 'session_id', 'anonymous_id'],
+  },
+  {
+    // Insights' visits (migration 010): per day, session and bot flag, what a visit's metrics and visit dimensions
+    // need. A range of whole days merges a session's rows of those days: the visit cut to the range, as insights count it.
+    table: 'visits',
+    columns: ['project_id', 'day', 'session_key', 'bot', 'anonymous_id', 'entry', 'entry_page', 'exit_page', 'first_ts', 'last_ts', 'events', 'pageviews'],
+    select: [
+      'project_id',
+      'toDate(timestamp) AS day',
+      `${VISIT_KEY_SQL} AS session_key`,
+      "toUInt8(device_type = 'bot') AS bot",
+      'anonymous_id',
+      `min(${VISIT_ENTRY.encode}) AS entry`,
+      `min(${VISIT_PAGE.encode}) AS entry_page`,
+      `max(${VISIT_PAGE.encode}) AS exit_page`,
+      'min(timestamp) AS first_ts',
+      'max(timestamp) AS last_ts',
+      'count() AS events',
+      "countIf(event_name = '$pageview') AS pageviews",
+    ],
+    grain: ['project_id', 'day', 'session_id', 'anonymous_id', 'bot'],
+  },
+];
+
+/**
+ * The visits table (migration 010: the same in its embedded/, server/ and clustered/ files, as the fragments
+ * visits_columns and visits_column_names): the aggregate's columns with their types, and the builder's built_seq.
+ */
+export const VISITS_TABLE_COLUMNS = `(
+  project_id   UUID,
+  day          Date,
+  session_key  UInt64,
+  bot          UInt8,
+  anonymous_id SimpleAggregateFunction(any, String),
+  entry        SimpleAggregateFunction(min, String),
+  entry_page   SimpleAggregateFunction(min, Nullable(String)),
+  exit_page    SimpleAggregateFunction(max, Nullable(String)),
+  first_ts     SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+  last_ts      SimpleAggregateFunction(max, DateTime64(3, 'UTC')),
+  events       SimpleAggregateFunction(sum, UInt64),
+  pageviews    SimpleAggregateFunction(sum, UInt64),
+  built_seq    SimpleAggregateFunction(max, UInt64) DEFAULT 0
+)`;
+
+/** The SELECT of an aggregate over `events` (all of them, as a view sees each INSERT's block, or those matching `where`), plus `extra` columns. */
+export function aggregateSelect(a: Aggregate, events: string, where?: string, extra: readonly string[] = []): string {
+  const from = a.from ? a.from(events, where ?? '1') : `${events}${where ? ` WHERE ${where}` : ''}`;
+  return `SELECT ${[...a.select, ...extra].join(', ')} FROM ${from} GROUP BY ${a.grain.join(', ')}`;
+}
+
+export function aggregateOf(table: Aggregate['table']): Aggregate {
+  return AGGREGATES.find((a) => a.table === table)!;
+}
+
+/**
+ * Settings of an INSERT ... SELECT that must write ONE part per month partition (a part is committed atomically): its
+ * output squashed into a single block, one insert thread, no deduplication of a retried block.
+ */
+export const ONE_BLOCK_SETTINGS = 'min_insert_block_size_rows = 1000000000000, min_insert_block_size_bytes = 1000000000000, max_insert_threads = 1, insert_deduplicate = 0';
+
+/** The builder's INSERTs: one block over every month an insert may touch, on one thread (a bounded share of the cores). */
+export const BUILD_SETTINGS = `max_partitions_per_insert_block = ${MAX_PARTITIONS_PER_INSERT}, ${ONE_BLOCK_SETTINGS}, max_threads = 1`;

@@ -1,0 +1,29 @@
+/** Fully qualified tables the read path queries; one place to point at Distributed tables in cluster mode. */
+export interface ReadTables {
+  events: string;
+  dailyRollup: string;
+  dailyUniques: string;
+  sessions: string;
+  /** Insights' per-visit aggregate (migration 010, every mode). */
+  visits: string;
+  /** Embedded store only (migration 006); undefined on a server, whose planner never uses it. */
+  dailyUniquesBy?: string;
+  /** Embedded store only (migration 005); undefined on a server, which answers /v1/sources from sessions. */
+  sourcesDaily?: string;
+  sourcesDailyDays?: string;
+}
+
+/** What names the read tables: the database, its events table, and whether the builder's tables exist (EventStore has them). */
+export interface TablesOwner {
+  readonly db: string;
+  readonly eventsTable: string;
+  readonly buildsAggregates: boolean;
+}
+
+export function readTablesOf(store: TablesOwner): ReadTables {
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`,
+    ...(store.buildsAggregates
+      ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days` }
+      : {}),
+  };
+}

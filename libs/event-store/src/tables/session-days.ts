@@ -1,0 +1,22 @@
+import { DAY_MS, toClickHouseDate } from '../primitives/clickhouse-time';
+
+/** A UTC day as 'YYYY-MM-DD'. */
+export const dayOf = (ms: number): string => toClickHouseDate(ms);
+/** Epoch ms of a UTC day's midnight. */
+export const dayStartMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+export const addDays = (day: string, n: number): string => dayOf(dayStartMs(day) + n * DAY_MS);
+
+/**
+ * Sessions whose first event is in [{from}, {to}), one row each (visitor, session_entry, session_events), from the
+ * `sessions` rows of days [{scan_from}, {scan_to}]: a session's per-day rows are merged by session_key over those
+ * days. GET /v1/sources and the per-day refresh of sources_daily share it, so both answer the same sessions.
+ */
+export function sessionsInRangeSql(sessionsTable: string, extraHaving = ''): string {
+  return [
+    'SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
+    `FROM ${sessionsTable}`,
+    'WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
+    'GROUP BY session_key',
+    `HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}${extraHaving}`,
+  ].join('\n');
+}

@@ -56,6 +56,9 @@ export function exportRoute(events: EventStore, logger?: Logger): RouteDefinitio
       // An idle client is the client's doing (a warning, its statement already killed); anything else is a failure.
       if (e instanceof ExportIdleError) logger?.warn({ reqId: res.locals['reqId'], path: '/v1/export', idle_ms: e.idleMs }, 'export client took nothing: disconnected');
       else logger?.error({ reqId: res.locals['reqId'], path: '/v1/export', err: e }, 'export failed after its first byte: connection cut');
+      // A reset, not a FIN queued behind unsent bytes: a client that reads nothing learns it at once, and the kernel
+      // drops the megabytes it held for it.
+      res.socket?.resetAndDestroy();
       res.destroy(e instanceof Error ? e : new Error(String(e)));
       return ANSWERED;
     } finally {

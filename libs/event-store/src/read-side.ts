@@ -49,6 +49,8 @@ export class ReadSide {
   private readonly gate: ReadGate;
   /** Exports: their own turns, so a long export never holds one of the reads' (see `export`). */
   private readonly exportGate: ReadGate;
+  /** Exports stopped to give their turn to a waiting one, not yet ended: one at a time, so one waiter costs one turn. */
+  private yielding = 0;
   /** Appended to every read's SQL: chDB applies clickhouse_settings to the whole session, not to one statement. */
   private readonly settings: string;
 
@@ -122,10 +124,11 @@ export class ReadSide {
       gone.addEventListener('abort', onGone, { once: true });
       if (gone.aborted) onGone();
       const deadline = setTimeout(() => stop.abort(exportDeadlineError(this.limits)), this.limits.exportMaxExecutionS * 1000);
+      const state = { stop, yielded: false };
       const turn: ExportTurn = {
         settings: `${exportSettingsClause(this.limits)}, ${cancelTagSetting(tag)}`,
         signal: stop.signal,
-        consumed: (write) => this.consumed(projectId, stop, write),
+        consumed: (write) => this.consumed(projectId, state, write),
       };
       try {
         return await run(turn);
@@ -135,19 +138,26 @@ export class ReadSide {
       } finally {
         clearTimeout(deadline);
         gone.removeEventListener('abort', onGone);
+        if (state.yielded) this.yielding--;
       }
     });
   }
 
   /** Waits for an export's client to take `write`; past its idle bound, stops the export (ExportIdleError). */
-  private consumed(projectId: string, stop: AbortController, write: Promise<void>): Promise<void> {
+  private consumed(projectId: string, state: { stop: AbortController; yielded: boolean }, write: Promise<void>): Promise<void> {
+    const { stop } = state;
     if (stop.signal.aborted) return Promise.reject(stop.signal.reason);
     const idleMs = this.limits.exportIdleTimeoutS * 1000;
     const since = Date.now();
     return new Promise<void>((resolve, reject) => {
       const check = setInterval(() => {
         const idle = Date.now() - since;
-        if (idle >= idleMs || (idle >= CONTENDED_IDLE_MS && this.exportGate.wanted(projectId))) stop.abort(new ExportIdleError(idle));
+        if (idle >= idleMs) return stop.abort(new ExportIdleError(idle));
+        if (idle >= CONTENDED_IDLE_MS && this.yielding === 0 && this.exportGate.wanted(projectId)) {
+          state.yielded = true;
+          this.yielding++;
+          stop.abort(new ExportIdleError(idle));
+        }
       }, IDLE_CHECK_MS);
       const settle = (then: () => void) => () => {
         clearInterval(check);

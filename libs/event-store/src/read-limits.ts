@@ -79,8 +79,8 @@ export function exportLimitError(e: unknown, limits: ReadLimits): ApiError | nul
 }
 
 /** An export whose wall time reached EXPORT_MAX_EXECUTION_S: the engine's own limit, as exportLimitError names it. */
-export function exportDeadlineError(limits: ReadLimits, cause?: unknown): ApiError {
-  return tooExpensive('max_execution_time', { ...limits, maxExecutionS: limits.exportMaxExecutionS }, cause);
+export function exportDeadlineError(limits: ReadLimits): ApiError {
+  return tooExpensive('max_execution_time', { ...limits, maxExecutionS: limits.exportMaxExecutionS }, undefined);
 }
 
 /**

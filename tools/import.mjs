@@ -5,6 +5,8 @@
 // Kept: event, timestamp, event_id, anonymous_id, user_id, session_id, url, path, referrer, properties. Recomputed by the
 // server (as for any event): source, medium, campaign, source_confidence, channel (from url and referrer), country, device_type,
 // browser and os (from the sender's address and User-Agent: this machine's), ip_hash.
+// CSV: the export's formula guard (a `'` before a cell starting with = + - @ tab or CR, or with `'`s and one of those)
+// comes off, so every value is imported as it was sent.
 // Resumable: after each acknowledged batch, <file>.import-state holds the byte offset reached; a rerun continues from
 // there (an interrupted batch is sent again whole: it was not acknowledged), and a finished import deletes it.
 // Exit codes: 0 done, 1 a batch was refused or the server unreachable (the state file says where to resume), 2 usage,
@@ -85,9 +87,12 @@ async function* records(start) {
   if (pending.length > 0) yield { bytes: pending, end: offset + pending.length };
 }
 
-/** One CSV record (RFC 4180, csv-parse) into its fields; an unquoted \N is null, as ClickHouse writes it. */
+/** The `'` the export put before a cell a spreadsheet would run as a formula (`'`s, then = + - @ tab or CR). */
+const FORMULA_GUARD = /^'(?='*[-=+@\t\r])/;
+
+/** One CSV record (RFC 4180, csv-parse) into its fields; an unquoted \N is null, as ClickHouse writes it; guards off. */
 function csvFields(text) {
-  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value) })[0] ?? [];
+  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value.replace(FORMULA_GUARD, '')) })[0] ?? [];
 }
 
 /** The CSV header, read from the start of the file whatever the resume position. */

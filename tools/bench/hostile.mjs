@@ -13,6 +13,8 @@
 //   forget  the same bystander, quiet and while another key sends POST /v1/forget for random unknown users in 4 loops.
 //   gzip    32 concurrent gzip batches with the public pk_ key (~110 KB on the wire, ~13 MB inflated): peak RSS.
 //   mcp     64 concurrent 14 MB POST /mcp bodies (a JSON-RPC batch of ~120,000 calls) with an rk_ key: peak RSS.
+//   exporthold  a bystander's GET /v1/export (10,000 events) quiet, then while two other projects keep non-reading
+//           exports open (and one queued each, to take a freed turn at once): its wall time p50/max and answers.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
@@ -23,6 +25,7 @@ import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,7 +34,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -311,6 +314,62 @@ async function mcp() {
   await concurrentBodies('mcp', 64, (srv, p) => postAs(srv.base, '/mcp', p.rk, body, { accept: 'application/json, text/event-stream' }));
 }
 
+/** Exports of `key` one after another for `ms`: each one's wall time and status. */
+async function exportLoop(base, key, qs, ms) {
+  const times = [];
+  const statuses = {};
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    const t = performance.now();
+    const status = await fetch(`${base}/v1/export?${qs}`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => (await r.arrayBuffer(), r.status), (e) => `network error: ${e.cause?.code ?? e.message}`);
+    times.push(performance.now() - t);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  return { times: times.sort((a, b) => a - b), statuses };
+}
+
+async function exportHold() {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const d0 = Date.UTC(2026, 2, 2);
+    const qs = `from=${new Date(d0).toISOString()}&to=${new Date(d0 + 86_400_000).toISOString()}`;
+    const batch = (n) => JSON.stringify({ events: Array.from({ length: 1000 }, (_, i) => ({ event: 'bulk', anonymous_id: `a-${i % 500}`, timestamp: new Date(d0 + (n * 1000 + i) * 1000).toISOString(), path: `/p/${i}`, properties: { pad: 'x'.repeat(400) } })) });
+    const [b, ...holders] = [await createProject(srv.base, 'bystander'), await createProject(srv.base, 'holder-1'), await createProject(srv.base, 'holder-2')];
+    // The holders' exports (40,000 events, ~28 MB of NDJSON each) cannot fit in the buffers of a client that reads nothing.
+    for (const h of holders) for (let n = 0; n < 40; n += 4) await Promise.all([0, 1, 2, 3].map((k) => postAs(srv.base, '/v1/batch', h.sk, batch(n + k))));
+    for (let n = 0; n < 10; n++) await postAs(srv.base, '/v1/batch', b.sk, batch(n));
+    console.log(`exporthold (load ${load()})`);
+    const line = (label, r) => `  ${label.padEnd(34)} p50 ${fmt(pct(r.times, 50)).padStart(6)} ms  max ${fmt(r.times.at(-1)).padStart(6)} ms  answers ${JSON.stringify(r.statuses)}`;
+    console.log(line('bystander export, quiet', await exportLoop(srv.base, b.rk, qs, DURATION * 1000)));
+    const held = [];
+    const answers = {};
+    let stop = false;
+    const holding = (async () => {
+      while (!stop) {
+        for (const h of holders) {
+          const req = httpGet(`${srv.base}/v1/export?${qs}`, { headers: { authorization: `Bearer ${h.rk}` } }, (res) => {
+            answers[res.statusCode] = (answers[res.statusCode] ?? 0) + 1;
+            if (res.statusCode === 200) res.pause();
+            else res.resume();
+          });
+          req.on('error', () => undefined);
+          held.push(req);
+        }
+        await sleep(500);
+      }
+    })();
+    await sleep(2_000);
+    const busy = await exportLoop(srv.base, b.rk, qs, DURATION * 1000);
+    stop = true;
+    await holding;
+    for (const req of held) req.destroy();
+    console.log(line('bystander export, during the hold', busy));
+    console.log(`  holders' answers ${JSON.stringify(answers)} (a 200 is a turn taken; 429: its project's queue was full)`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -319,3 +378,4 @@ if (ONLY.includes('forget')) await forget();
 if (ONLY.includes('control')) await bystander('control', { start: (_srv, _a, stop) => attackLoops(1, stop, () => sleep(100)) });
 if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();
+if (ONLY.includes('exporthold')) await exportHold();

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { type EventStore, exportEvents } from '@analytics/event-store';
+import { type EventStore, ExportIdleError, exportEvents } from '@analytics/event-store';
 import { type ExportFormat, type ExportParams, routes } from '@analytics/schema';
 import { ANSWERED, type Logger, type RouteDefinition, defineRoute } from '@analytics/service-kit';
 
@@ -20,9 +20,11 @@ export function exportFileName(projectName: string, params: Pick<ExportParams, '
 
 /**
  * GET /v1/export: every matching event of the key's project, streamed from ClickHouse's own output format to the
- * socket. The status and headers go out with the first chunk, so a refused export (limits, busy) is still a 4xx with
- * its body; a failure after that cuts the connection (the client sees an incomplete transfer, never a file that looks
- * whole). A client that goes away aborts the export: its query is cancelled.
+ * socket. The status and headers go out with the first chunk, so how an export ends depends on whether it sent them:
+ * before, a refusal or a limit (429, 400 query_too_expensive at EXPORT_MAX_EXECUTION_S) is a JSON error answer; after,
+ * a failure, the wall-time limit or a client that took nothing for EXPORT_IDLE_TIMEOUT_S cuts the connection (the
+ * client sees an incomplete transfer, never a file that looks whole). A client that goes away aborts the export: its
+ * query is cancelled.
  */
 export function exportRoute(events: EventStore, logger?: Logger): RouteDefinition {
   return defineRoute(routes.export, async ({ query }, auth, { req, res }) => {
@@ -51,7 +53,12 @@ export function exportRoute(events: EventStore, logger?: Logger): RouteDefinitio
       await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) });
     } catch (e) {
       if (!started) throw e;
-      logger?.error({ reqId: res.locals['reqId'], path: '/v1/export', err: e }, 'export failed after its first byte: connection cut');
+      // An idle client is the client's doing (a warning, its statement already killed); anything else is a failure.
+      if (e instanceof ExportIdleError) logger?.warn({ reqId: res.locals['reqId'], path: '/v1/export', idle_ms: e.idleMs }, 'export client took nothing: disconnected');
+      else logger?.error({ reqId: res.locals['reqId'], path: '/v1/export', err: e }, 'export failed after its first byte: connection cut');
+      // A reset, not a FIN queued behind unsent bytes: a client that reads nothing learns it at once, and the kernel
+      // drops the megabytes it held for it.
+      res.socket?.resetAndDestroy();
       res.destroy(e instanceof Error ? e : new Error(String(e)));
       return ANSWERED;
     } finally {

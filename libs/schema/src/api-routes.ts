@@ -192,9 +192,10 @@ export const routes = {
     // Rows are sent while the query runs, for up to EXPORT_MAX_EXECUTION_S (300 s by default).
     streaming: { kind: 'file', idleTimeoutS: 330 },
     produces: {
-      'application/x-ndjson': 'format=ndjson: one /v1/query row as a JSON object a line.',
-      'text/csv': 'format=csv: RFC 4180, a header row of the /v1/query field names; a null is \\N (unquoted), every string is quoted.',
-      'application/vnd.apache.parquet': 'format=parquet: one Parquet file, every column a (nullable) string as in /v1/query.',
+      'application/x-ndjson': 'format=ndjson: one /v1/query row as a JSON object a line, every value exactly as stored.',
+      'text/csv':
+        "format=csv: RFC 4180, a header row of the /v1/query field names; a null is \\N (unquoted), every string is quoted. A cell a spreadsheet would run as a formula (first character =, +, -, @, tab or carriage return; OWASP's CSV injection advice) has a ' in front, as has a cell of 's before one of those; `npm run import` takes exactly one off such a cell.",
+      'application/vnd.apache.parquet': 'format=parquet: one Parquet file, every column a (nullable) string as in /v1/query, every value exactly as stored.',
     },
   },
   stats: {

@@ -7,6 +7,13 @@ import type { ReadTables } from '../tables/read-tables';
 export const EXPORT_CLICKHOUSE_FORMAT = { ndjson: 'JSONEachRow', csv: 'CSVWithNames', parquet: 'Parquet' } as const satisfies Record<ExportFormat, string>;
 export type ExportClickHouseFormat = (typeof EXPORT_CLICKHOUSE_FORMAT)[ExportFormat];
 
+/**
+ * A CSV cell that a spreadsheet would run as a formula starts with `=`, `+`, `-`, `@`, tab or carriage return (OWASP,
+ * "CSV Injection"): it gets a `'` in front, as does a cell of `'`s before one of those, so that tools/import.mjs's rule
+ * (one `'` off such a cell) gives every value back exactly. NDJSON and Parquet keep the values as they are.
+ */
+const csvSafe = (expr: string): string => `replaceRegexpOne(${expr}, '^(''*[-=+@\\t\\r])', '''\\\\1')`;
+
 /** What an export runs: one SELECT in one ClickHouse output format, every value bound. */
 export interface ExportStatement {
   sql: string;
@@ -15,10 +22,10 @@ export interface ExportStatement {
 }
 
 /**
- * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string), oldest first
- * (timestamp, event_id: the table's sort key after project_id, so the engine reads in order and never sorts the range),
- * no limit. The columns are read qualified (`e.`): the output column `timestamp` is a string and must not be what the
- * WHERE and ORDER BY compare.
+ * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string; in CSV every
+ * other column formula-safe), oldest first (timestamp, event_id: the table's sort key after project_id, so the engine
+ * reads in order and never sorts the range), no limit. The columns are read qualified (`e.`): the output column
+ * `timestamp` is a string and must not be what the WHERE and ORDER BY compare.
  */
 export function buildExportEvents(eventsTable: string, projectId: string, params: ExportParams): ExportStatement {
   const where = ['e.project_id = {p:UUID}', "e.timestamp >= {from:DateTime64(3, 'UTC')}", "e.timestamp < {to:DateTime64(3, 'UTC')}"];
@@ -29,7 +36,8 @@ export function buildExportEvents(eventsTable: string, projectId: string, params
     where.push(`e.${column} = {${param}:String}`);
     bound[param] = value;
   }
-  const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? "concat(replaceOne(toString(e.timestamp), ' ', 'T'), 'Z') AS timestamp" : `e.${c} AS ${c}`));
+  const csv = params.format === 'csv';
+  const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? "concat(replaceOne(toString(e.timestamp), ' ', 'T'), 'Z') AS timestamp" : `${csv ? csvSafe(`e.${c}`) : `e.${c}`} AS ${c}`));
   const sql = `SELECT ${columns.join(', ')} FROM ${eventsTable} AS e WHERE ${where.join(' AND ')} ORDER BY e.timestamp ASC, e.event_id ASC`;
   return { sql, params: bound, format: EXPORT_CLICKHOUSE_FORMAT[params.format] };
 }

@@ -31,6 +31,24 @@ describe('ReadGate', () => {
     expect(order).toEqual(['h1', 'l1', 'h2*', 'h3*', 'h4']);
   });
 
+  it("tells whether a waiting read would start if one of a project's turns ended", async () => {
+    const gate = new ReadGate({ concurrency: 2, perProject: 1, queuePerProject: 8, queueWaitMs: 5_000 });
+    const holdA = deferred();
+    const holdB = deferred();
+    const running = [gate.run('a', () => holdA.promise), gate.run('b', () => holdB.promise)];
+    expect([gate.wanted('a'), gate.wanted('b')]).toEqual([false, false]);
+    // b's second read waits behind b's own turn only: a's ending would not start it.
+    const b2 = gate.run('b', async () => undefined);
+    expect([gate.wanted('a'), gate.wanted('b')]).toEqual([false, true]);
+    // c waits for any turn.
+    const c = gate.run('c', async () => undefined);
+    expect([gate.wanted('a'), gate.wanted('b')]).toEqual([true, true]);
+    holdA.resolve();
+    holdB.resolve();
+    await Promise.all([...running, b2, c]);
+    expect(gate.wanted('a')).toBe(false);
+  });
+
   it('reports the reads waiting for their turn, every project together (analytics_read_queue_depth)', async () => {
     const gate = new ReadGate({ concurrency: 1, perProject: 1, queuePerProject: 8, queueWaitMs: 5_000 });
     const hold = deferred();

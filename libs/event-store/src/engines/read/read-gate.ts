@@ -69,6 +69,12 @@ export class ReadGate {
     return n;
   }
 
+  /** Whether a waiting read would start if one of the project's turns ended now (it waits behind that turn). */
+  wanted(projectId: string): boolean {
+    for (const p of this.waiting.keys()) if (p === projectId || (this.inFlight.get(p) ?? 0) < this.limits.perProject) return true;
+    return false;
+  }
+
   /** Whether a project has no read running or waiting. */
   isQuiet(projectId: string): boolean {
     return !this.inFlight.has(projectId) && !this.waiting.has(projectId);

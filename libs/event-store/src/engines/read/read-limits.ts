@@ -7,8 +7,10 @@ export interface ReadLimits extends ReadGateLimits {
   maxExecutionS: number;
   maxMemoryBytes: number;
   maxThreads: number;
-  /** GET /v1/export: how long one export may run in the engine (EXPORT_MAX_EXECUTION_S). */
+  /** GET /v1/export: how long one export may run from its turn to its last byte, waits on its client included (EXPORT_MAX_EXECUTION_S). */
   exportMaxExecutionS: number;
+  /** GET /v1/export: how long its client may take nothing before it is disconnected (EXPORT_IDLE_TIMEOUT_S). */
+  exportIdleTimeoutS: number;
   /** GET /v1/export: exports running at once in the process (EXPORT_CONCURRENCY); one per project. */
   exportConcurrency: number;
 }
@@ -23,6 +25,7 @@ export const DEFAULT_READ_LIMITS: ReadLimits = {
   queuePerProject: 128,
   queueWaitMs: 10_000,
   exportMaxExecutionS: 300,
+  exportIdleTimeoutS: 30,
   exportConcurrency: 2,
 };
 
@@ -50,12 +53,31 @@ const LIMIT_OF_CODE: Record<number, 'max_execution_time' | 'max_memory_usage'> =
 export function readLimitError(e: unknown, limits: ReadLimits): ApiError | null {
   const code = clickHouseCodeOf(e);
   const limit = code === undefined ? undefined : LIMIT_OF_CODE[code];
-  if (!limit) return null;
+  return limit ? tooExpensive(limit, limits, e) : null;
+}
+
+function tooExpensive(limit: 'max_execution_time' | 'max_memory_usage', limits: ReadLimits, cause: unknown): ApiError {
   const bound = limit === 'max_execution_time' ? `${limits.maxExecutionS} s` : `${Math.round(limits.maxMemoryBytes / 2 ** 20)} MiB`;
-  return new ApiError('query_too_expensive', { details: { limit, bound, message: `the query needs more than the ${bound} a read may use: narrow the time range or add filters` } }, { cause: e });
+  return new ApiError('query_too_expensive', { details: { limit, bound, message: `the query needs more than the ${bound} a read may use: narrow the time range or add filters` } }, { cause });
 }
 
 /** An export stopped by a limit (its own time limit, EXPORT_MAX_EXECUTION_S), as readLimitError; else null. */
 export function exportLimitError(e: unknown, limits: ReadLimits): ApiError | null {
   return readLimitError(e, { ...limits, maxExecutionS: limits.exportMaxExecutionS });
+}
+
+/** An export whose wall time reached EXPORT_MAX_EXECUTION_S: the engine's own limit, as exportLimitError names it. */
+export function exportDeadlineError(limits: ReadLimits): ApiError {
+  return tooExpensive('max_execution_time', { ...limits, maxExecutionS: limits.exportMaxExecutionS }, undefined);
+}
+
+/**
+ * An export whose client took nothing for the idle bound (EXPORT_IDLE_TIMEOUT_S, or less while another export waits
+ * for a turn: read-side.ts). Always after the first byte (only a write waits on the client): the connection is cut.
+ */
+export class ExportIdleError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`the export's client took nothing for ${idleMs} ms`);
+    this.name = 'ExportIdleError';
+  }
 }

@@ -145,7 +145,8 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
 const FILTERS_TEXT =
   'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
   `contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered. At most ${INSIGHTS_LIMITS.conditions} conditions ` +
-  `in all (counting those inside "or"s, nested at most ${INSIGHTS_LIMITS.depth} deep), ${INSIGHTS_LIMITS.values} values each.`;
+  `in all (counting those inside "or"s, nested at most ${INSIGHTS_LIMITS.depth} deep), ${INSIGHTS_LIMITS.values} values each; ` +
+  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together.`;
 
 /** A filter list as sent: at most INSIGHTS_LIMITS.conditions conditions of at most 3 entries, both counted before any is parsed. */
 export const filterListSchema = (text: string) =>

@@ -4,7 +4,6 @@ import type { Access } from '@analytics/auth';
 import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import {
   CALLER_DATA_NOTE,
-  INSIGHTS_LIMITS,
   INSIGHT_FILTER_OPS,
   STATS_GROUP_BY,
   eventInputSchema,
@@ -121,7 +120,7 @@ export interface ToolSpec {
 const FILTERS_JSON = {
   type: 'array',
   items: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array' }] } }] } },
-  description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]]; ${INSIGHTS_LIMITS.conditions} conditions at most.`,
+  description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]].`,
 };
 const GOAL_JSON = {
   type: 'object',

@@ -38,6 +38,8 @@ export const INSIGHT_FILTER_OPS = ['is', 'is_not', 'contains', 'not_contains'] a
 export type InsightFilterOp = (typeof INSIGHT_FILTER_OPS)[number];
 export type InsightCondition = { op: InsightFilterOp; dimension: Exclude<InsightDimension, InsightTimeDimension>; values: string[] } | { op: 'or'; conditions: InsightCondition[] };
 
+const MAX_DIMENSIONS = 3;
+
 /**
  * Every list of a read body has a maximum, checked on the list's length before any element is parsed: a list of a
  * million entries costs what one too many does. README, "Insights" and "Conversions".
@@ -45,9 +47,9 @@ export type InsightCondition = { op: InsightFilterOp; dimension: Exclude<Insight
 export const INSIGHTS_LIMITS = {
   /** Metrics in a request, each at most once: at most every metric there is. */
   metrics: INSIGHT_METRICS.length,
-  dimensions: 3,
-  /** order_by entries: at most one per requested metric and dimension (so at most 9 + 3). */
-  orderBy: INSIGHT_METRICS.length + 3,
+  dimensions: MAX_DIMENSIONS,
+  /** order_by entries: at most one per requested metric and dimension. */
+  orderBy: INSIGHT_METRICS.length + MAX_DIMENSIONS,
   limit: { max: 10_000, default: 100 },
   /** Conditions in a filter list, counting those inside `or`s; values per condition; nesting of `or`. */
   conditions: 32,

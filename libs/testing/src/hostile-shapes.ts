@@ -1,7 +1,19 @@
 import fc from 'fast-check';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Test } from 'supertest';
-import { DAY_MS, FUNNEL_LIMITS, GOAL_PATH_MAX, INSIGHTS_LIMITS, INSIGHT_METRICS, LIMITS, RETENTION_MAX_PERIODS } from '@analytics/schema';
+import {
+  DAY_MS,
+  FUNNEL_LIMITS,
+  GOAL_PATH_MAX,
+  INSIGHTS_LIMITS,
+  INSIGHT_DIMENSION_KINDS,
+  INSIGHT_FILTER_OPS,
+  INSIGHT_METRICS,
+  INSIGHT_TIME_DIMENSIONS,
+  LIMITS,
+  RETENTION_MAX_PERIODS,
+  STATS_GROUP_BY,
+} from '@analytics/schema';
 
 // Read bodies and query strings in every shape a caller can send, hostile ones weighted in: huge lists of duplicates,
 // thousands of conditions, deep `or` nesting, long strings, unknown keys by the thousand. The read-api and MCP specs
@@ -20,9 +32,9 @@ export const MAX_EVENT_LOOP_STALL_MS = 1_500;
 export const SHAPES_FROM = '2026-03-01T00:00:00Z';
 export const SHAPES_TO = '2026-03-08T00:00:00Z';
 
-const METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'conversions', 'conversion_rate'];
-const DIMENSIONS = ['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path', 'prop:plan', 'time:day', 'time:hour'];
-const OPS = ['is', 'is_not', 'contains', 'not_contains'];
+const METRICS: readonly string[] = INSIGHT_METRICS;
+const DIMENSIONS = [...Object.keys(INSIGHT_DIMENSION_KINDS), 'prop:plan', ...INSIGHT_TIME_DIMENSIONS];
+const OPS: readonly string[] = INSIGHT_FILTER_OPS;
 const LONG = ['x'.repeat(1025), 'x'.repeat(70_000), `prop:${'k'.repeat(300)}`, `prop:${'k'.repeat(100_000)}`];
 const ODD = ['', ' ', '\u0000', '\uD800', '😀'.repeat(40), "'; DROP TABLE events; --", '{p:UUID}', '__proto__', 'constructor', 'toString', 'or', 'asc', '*', '/*'];
 
@@ -153,7 +165,7 @@ const maybeText = fc.constantFrom('signup', '$pageview', 'google', 'direct', 'pa
 /** The query-string reads, each with the parameters it knows (and `unknown`). */
 export const QUERY_READS = {
   '/v1/query': query({ event: maybeText, source: maybeText, medium: maybeText, user_id: maybeText, limit: limit(1000) }),
-  '/v1/stats': query({ metric: fc.constantFrom('count', 'uniques'), event: maybeText, group_by: fc.uniqueArray(fc.constantFrom('event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path', 'channel'), { maxLength: 3 }).map((g) => g.join(',')), interval: fc.constantFrom('hour', 'day', 'week'), limit: limit(1000) }),
+  '/v1/stats': query({ metric: fc.constantFrom('count', 'uniques'), event: maybeText, group_by: fc.uniqueArray(fc.constantFrom(...STATS_GROUP_BY), { maxLength: 3 }).map((g) => g.join(',')), interval: fc.constantFrom('hour', 'day', 'week'), limit: limit(1000) }),
   '/v1/sources': query({ breakdown: fc.constantFrom('source_medium', 'source'), limit: limit(200) }),
   '/v1/properties': query({ event: maybeText, key: fc.constantFrom('plan', 'n', 'missing') }),
   '/v1/export': query({ event: maybeText, source: maybeText, medium: maybeText, user_id: maybeText, format: fc.constantFrom('ndjson', 'csv', 'parquet') }),
@@ -188,8 +200,8 @@ export function fullFilters(bytes: number, dimension = 'path'): unknown[] {
   const perLeaf = Math.max(1, Math.floor(bytes / LEAVES));
   const count = Math.min(INSIGHTS_LIMITS.values, perLeaf);
   const leaf = (op: string) => [op, dimension, Array.from({ length: count }, () => WORST_CHAR.repeat(Math.min(INSIGHTS_LIMITS.filterValue, Math.floor(perLeaf / count))))];
-  const ops = ['is', 'is_not', 'contains', 'not_contains'];
-  return [nestedOr(INSIGHTS_LIMITS.depth, leaf('contains')), ...Array.from({ length: FLAT_ORS }, (_, i) => ['or', [leaf(ops[i % 4]!), leaf(ops[(i + 1) % 4]!), leaf(ops[(i + 2) % 4]!)]])];
+  const op = (i: number) => OPS[i % OPS.length]!;
+  return [nestedOr(INSIGHTS_LIMITS.depth, leaf('contains')), ...Array.from({ length: FLAT_ORS }, (_, i) => ['or', [leaf(op(i)), leaf(op(i + 1)), leaf(op(i + 2))]])];
 }
 
 const longest = (n: number) => WORST_CHAR.repeat(n);

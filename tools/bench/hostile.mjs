@@ -15,9 +15,14 @@
 //   mcp     64 concurrent 14 MB POST /mcp bodies (a JSON-RPC batch of ~120,000 calls) with an rk_ key: peak RSS.
 //   exporthold  a bystander's GET /v1/export (10,000 events) quiet, then while two other projects keep non-reading
 //           exports open (and one queued each, to take a freed turn at once): its wall time p50/max and answers.
+//   shapes  a bystander project's track traffic (10 connections) and insights reads (2 loops), quiet, then while another
+//           key sends the worst read shapes in 4 loops (500 copies of a metric, 1.8 MB of invalid filters, a batch of 1000
+//           invalid events, those filters through MCP): the attack's answers and largest answer, the bystander's req/s,
+//           p99 and read p50/p99, the server's event-loop lag (max over each phase, from /metrics) and peak RSS over idle.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
+//   node tools/bench/hostile.mjs --only=shapes --duration=10         # the worst read shapes
 //   node tools/bench/hostile.mjs --only=flood,bodies --duration=10   # some; seconds per phase
 //   node tools/bench/hostile.mjs --server-dir=/tmp/before            # measure another checkout's build (before/after)
 //   BENCH_EVENTS=10000000 (project H of the reader scenario; L gets a tenth)
@@ -34,7 +39,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -370,6 +375,83 @@ async function exportHold() {
   }
 }
 
+/** The longest event-loop stall since the last call (prom-client's histogram restarts at each scrape of /metrics), in ms. */
+async function lagMaxMs(base) {
+  const text = await fetch(`${base}/metrics`).then((r) => r.text());
+  return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000;
+}
+
+/** The worst read shapes (issue 43): each with how it is sent; MCP's is an argument error inside a 200. */
+function worstShapes(from, to) {
+  const filters = Array.from({ length: 60_000 }, () => ['equals', 'country', ['GB']]);
+  const call = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  return [
+    ['500 copies of a metric', '/v1/insights', JSON.stringify({ from, to, metrics: Array.from({ length: 500 }, () => 'visitors') })],
+    ['1.8 MB of invalid filters', '/v1/insights', JSON.stringify({ from, to, filters })],
+    ['1000 invalid events', '/v1/batch', JSON.stringify({ events: Array.from({ length: 1000 }, () => ({ event: 1, anonymous_id: 2, url: 3, properties: 4, timestamp: 5 })) })],
+    ['the filters through MCP', '/mcp', call('query_insights', { from, to, filters })],
+  ];
+}
+
+async function shapes() {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const [b, a] = [await createProject(srv.base, 'bystander'), await createProject(srv.base, 'shapes')];
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 3_600_000).toISOString();
+    const attack = worstShapes(from, to);
+    console.log(`shapes (load ${load()}): attack bodies ${attack.map(([name, , body]) => `${name} ${fmt(body.length / 1024)} KB`).join(', ')}`);
+    await track(srv.base, { connections: 10, duration: 3, key: b.sk, ip: LEGIT_IP }); // warm-up, and the bystander's events
+    const read = JSON.stringify({ from, to, metrics: ['visitors', 'visits', 'pageviews'], dimensions: ['source'] });
+    const phase = async (label, attacking) => {
+      let stop = false;
+      const reads = [];
+      const readStatus = {};
+      const answers = {};
+      let largest = 0;
+      const readLoops = attackLoops(2, () => stop, async () => {
+        const t = performance.now();
+        const r = await fetch(`${srv.base}/v1/insights`, { method: 'POST', headers: { authorization: `Bearer ${b.rk}`, 'content-type': 'application/json', 'x-forwarded-for': LEGIT_IP }, body: read });
+        await r.arrayBuffer();
+        readStatus[r.status] = (readStatus[r.status] ?? 0) + 1;
+        if (r.status === 200) reads.push(performance.now() - t);
+      });
+      let n = 0;
+      const attackers = attacking
+        ? attackLoops(4, () => stop, async () => {
+            const [name, path, body] = attack[n++ % attack.length];
+            const key = path === '/v1/batch' ? a.sk : a.rk;
+            const r = await fetch(`${srv.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-forwarded-for': '198.51.100.66' }, body });
+            const bytes = (await r.arrayBuffer()).byteLength;
+            largest = Math.max(largest, bytes);
+            answers[`${name} ${r.status}`] = (answers[`${name} ${r.status}`] ?? 0) + 1;
+          })
+        : Promise.resolve();
+      await lagMaxMs(srv.base); // restarts the server's lag histogram
+      writeFileSync(`/proc/${srv.pid}/clear_refs`, '5');
+      const idle = memoryOf(srv.pid).rssMiB;
+      const w = await track(srv.base, { connections: 10, duration: DURATION, key: b.sk, ip: LEGIT_IP });
+      const lag = await lagMaxMs(srv.base);
+      const peak = memoryOf(srv.pid).hwmMiB;
+      stop = true;
+      await Promise.all([readLoops, attackers]);
+      reads.sort((x, y) => x - y);
+      console.log(row(`bystander track, ${label}`, w));
+      console.log(`  ${`bystander insights, ${label}`.padEnd(34)} p50 ${fmt(pct(reads, 50) ?? 0).padStart(5)} ms  p99 ${fmt(pct(reads, 99) ?? 0).padStart(5)} ms  answers ${JSON.stringify(readStatus)}; ` +
+        `event-loop lag max ${fmt(lag)} ms; RSS idle ${fmt(idle)} MiB, peak + ${fmt(peak - idle)} MiB`);
+      if (attacking) console.log(`  attack answers ${JSON.stringify(answers)}; largest answer ${fmt(largest / 1024, 1)} KB`);
+      return { w, p99: pct(reads, 99) ?? 0 };
+    };
+    const quiet = await phase('quiet', false);
+    const busy = await phase('under the worst shapes', true);
+    console.log(`  track throughput ratio ${(busy.w.requests.average / quiet.w.requests.average).toFixed(2)} (target >= 0.5), p99 ${fmt(busy.w.latency.p99)} vs 2 x ${fmt(quiet.w.latency.p99)} + 100 ms; ` +
+      `insights p99 ${fmt(busy.p99)} vs 2 x ${fmt(quiet.p99)} + 300 ms`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -379,3 +461,4 @@ if (ONLY.includes('control')) await bystander('control', { start: (_srv, _a, sto
 if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();
 if (ONLY.includes('exporthold')) await exportHold();
+if (ONLY.includes('shapes')) await shapes();

@@ -220,6 +220,15 @@ describe('POST /v1/batch', () => {
     expect(await countOf('project_id = {p:UUID}', { p: projectId })).toBe(before);
   });
 
+  it('answers a batch of 1000 invalid events with its first 50 issues, 16 KB of details at most, saying the rest were cut', async () => {
+    const bad = { event: 'x'.repeat(200), event_id: 1, anonymous_id: 2, user_id: 3, session_id: 4, url: 'nope', path: 5, referrer: 6, properties: 7, timestamp: 'soon' };
+    const res = await batch(Array.from({ length: 1000 }, () => bad));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_payload', details: { truncated: true, fieldErrors: { events: expect.any(Array) } } });
+    expect(res.body.details.issues).toHaveLength(50);
+    expect(Buffer.byteLength(JSON.stringify(res.body.details))).toBeLessThanOrEqual(16 * 1024);
+  });
+
   it('rate limits per project with 429, Retry-After and retry_after_s; other projects keep their own bucket', async () => {
     let limited: request.Response | undefined;
     for (let i = 0; i < 10 && !limited; i++) {

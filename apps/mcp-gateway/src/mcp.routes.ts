@@ -47,6 +47,8 @@ const SERVER_INFO = { name: 'event-analytics', version: '1.0.0' };
 /** Messages in one JSON-RPC batch at most: agents send one call at a time; a longer batch is a 400 before any is parsed. */
 export const MAX_BATCH_MESSAGES = 100;
 const DEFAULT_MAX_RESULT_BYTES = 512 * 1024;
+/** Characters of a string JSON-RPC id at most (ids are short tokens; a number id is short anyway). */
+export const MAX_ID_CHARS = 256;
 
 /** Params schema of each method this server answers (initialize and ping are the SDK's own handlers). */
 const PARAMS_SCHEMAS = new Map<string, z.ZodType>(
@@ -84,6 +86,9 @@ export function isLoopbackOrigin(origin: string | undefined): boolean {
   const o = origin === undefined ? null : normalizeOrigin(origin);
   return o !== null && LOOPBACK_HOSTS.has(new URL(o).hostname);
 }
+
+/** A name the caller sent, as an error echoes it: cut, so the answer stays small whatever was sent. */
+const echoed = (name: unknown) => (typeof name === 'string' && name.length > 200 ? `${name.slice(0, 200)}…` : name);
 
 /** Error message + data for the spec's JSON-RPC codes. */
 function rpcError(code: number, message: string, data?: unknown): McpError {
@@ -156,7 +161,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     // prompts: declared so the SDK accepts a prompts/list handler; MCP Inspector lists prompts on every connect.
     const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {}, prompts: {} } });
     server.fallbackRequestHandler = async (request) => {
-      throw rpcError(ErrorCode.MethodNotFound, 'method_not_found', { method: request.method });
+      throw rpcError(ErrorCode.MethodNotFound, 'method_not_found', { method: echoed(request.method) });
     };
     // Only the tools this key may call: an rk_ key is not offered track_event only to be refused it.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -164,7 +169,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
-      if (!tool) throw rpcError(ErrorCode.InvalidParams, 'unknown_tool', { tool: request.params.name });
+      if (!tool) throw rpcError(ErrorCode.InvalidParams, 'unknown_tool', { tool: echoed(request.params.name) });
       try {
         deps.authenticator.authorize(auth, tool.access);
       } catch {
@@ -199,7 +204,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
         ['analytics://classifier/rules', { rules: CLASSIFIER_RULES }],
       ]);
       if (uri === CHART_URI) return { contents: [{ uri, mimeType: MCP_APP_MIME, text: CHART_HTML, _meta: CHART_RESOURCE_META }] };
-      if (!bodies.has(uri)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri });
+      if (!bodies.has(uri)) throw rpcError(ErrorCode.InvalidParams, 'unknown_resource', { uri: echoed(uri) });
       return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(bodies.get(uri)) }] };
     });
     return server;
@@ -274,6 +279,11 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       }
       if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
         envelopeError(res, 400, 'invalid_request');
+        return ANSWERED;
+      }
+      // Every answer echoes its request's id: a longer one is refused, so no answer is larger than its bounded content.
+      if (messages.some((m) => typeof (m as { id?: unknown }).id === 'string' && (m as { id: string }).id.length > MAX_ID_CHARS)) {
+        envelopeError(res, 400, 'invalid_request', { error: 'id_too_long', max_chars: MAX_ID_CHARS });
         return ANSWERED;
       }
       // Raw JSON-RPC clients may not send the Streamable HTTP Accept header; answers are JSON either way.

@@ -35,10 +35,14 @@ function inputSchemaOf(schema: z.ZodTypeAny, overrides: Record<string, Record<st
   return portable(json, saysSomething) as { type: 'object'; properties?: Record<string, object>; required?: string[] };
 }
 
-/** get_stats takes group_by as an array too. */
-export const getStatsArgsSchema = z.preprocess((v) => {
+/** get_stats takes group_by as an array too (its length counted before any entry is looked at). */
+export const getStatsArgsSchema = z.preprocess((v, ctx) => {
   if (v && typeof v === 'object' && Array.isArray((v as { group_by?: unknown }).group_by)) {
     const g = (v as { group_by: unknown[] }).group_by;
+    if (g.length > STATS_GROUP_BY.length) {
+      ctx.addIssue({ code: 'custom', message: `group_by: at most ${STATS_GROUP_BY.length} columns`, path: ['group_by'] });
+      return z.NEVER;
+    }
     return { ...v, group_by: g.every((x) => typeof x === 'string') ? g.join(',') : g };
   }
   return v;
@@ -233,11 +237,11 @@ export const TOOLS: readonly ToolSpec[] = [
   },
 ];
 
-/** One line naming each bad field, for the model to read (`from: Invalid ISO date; to: Required`). */
+/** One line naming each bad field, for the model to read (`from: Invalid ISO date; to: Required`); as long as the capped details. */
 export function toolErrorText(error: ToolError): string {
   const issues = (error.details.issues as Array<{ path: string; message: string }> | undefined) ?? [];
   const parts = issues.length > 0 ? issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) : [String(error.details.message ?? 'invalid arguments')];
-  return `${error.error}: ${parts.join('; ')}`;
+  return `${error.error}: ${parts.join('; ')}${error.details.truncated ? '; (more issues left out)' : ''}`;
 }
 
 export const RESOURCES = [

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
-import { type FilterIssue, type InsightDimension, type InsightTimeDimension, goalSchema, isInsightDimension, parseFilters } from './insights.schema';
+import { type FilterIssue, type InsightDimension, type InsightTimeDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
 
 // POST /v1/funnel and POST /v1/retention (issue 31). The meanings: README, "Conversions".
 
@@ -27,7 +27,7 @@ const range = {
   from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
   to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
 };
-const filtersField = z.array(z.array(z.unknown())).default([]).describe(FILTERS_TEXT);
+const filtersField = filterListSchema(FILTERS_TEXT);
 const includeBots = z.boolean().default(false).describe('Count events of device_type bot too (left out by default).');
 
 export const funnelBodySchema = z
@@ -59,7 +59,7 @@ export const funnelBodySchema = z
   .superRefine((v, ctx) => {
     if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
     const issues: FilterIssue[] = [];
-    parseFilters(v.filters, ['filters'], issues);
+    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...v.steps.map((s) => s.filters)]));
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
   .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
@@ -103,7 +103,7 @@ export const retentionBodySchema = z
     else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
       ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
     const issues: FilterIssue[] = [];
-    parseFilters(v.filters, ['filters'], issues);
+    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.start?.filters, v.return?.filters]));
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
   .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));

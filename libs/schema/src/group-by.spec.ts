@@ -29,6 +29,21 @@ describe('parseGroupBy', () => {
     expect((error as ApiError).status).toBe(400);
     expect(body).toMatchObject({ error: 'invalid_group_by', allowed: [...STATS_GROUP_BY], details: { unknown: expect.any(Array) } });
   });
+
+  it('names each unknown column once, at most 50 of them, each cut to 100 characters, saying the rest were cut', () => {
+    const raw = [...Array.from({ length: 5000 }, (_, i) => `c${i}`), 'x'.repeat(10_000), 'c1', 'c1'].join(',');
+    const details = (() => {
+      try {
+        parseGroupBy(raw);
+      } catch (e) {
+        return (e as ApiError).toBody().details as { unknown: string[]; truncated?: boolean };
+      }
+      throw new Error('expected a refusal');
+    })();
+    expect(details.unknown).toHaveLength(50);
+    expect(details.truncated).toBe(true);
+    expect(() => parseGroupBy(`c1,c1,${'y'.repeat(10_000)}`)).toThrow(expect.objectContaining({ extra: expect.objectContaining({ details: expect.objectContaining({ unknown: ['c1', `${'y'.repeat(100)}…`] }) }) }));
+  });
 });
 
 describe('statsParamsSchema parses group_by at the edge', () => {

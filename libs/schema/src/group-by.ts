@@ -1,4 +1,5 @@
 import { ApiError } from './errors';
+import { DETAILS_LIMITS } from './validate';
 
 /** The columns GET /v1/stats may group by (the spec's allow-list). */
 export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path', 'channel'] as const;
@@ -6,15 +7,17 @@ export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
 
 /**
  * Parses the comma-separated group_by: items trimmed, empty items ignored, repeats dropped (first one kept).
- * Any other name gives 400 invalid_group_by with the allowed columns.
+ * Any other name gives 400 invalid_group_by with the allowed columns (and the first 50 unknown names, each cut to 100 characters).
  */
 export function parseGroupBy(raw: string | undefined): StatsGroupBy[] {
   const items = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = items.filter((i) => !(STATS_GROUP_BY as readonly string[]).includes(i));
+  const unknown = [...new Set(items.filter((i) => !(STATS_GROUP_BY as readonly string[]).includes(i)))];
   if (unknown.length > 0) {
+    // The names echoed back are bounded (DETAILS_LIMITS), however many were sent.
+    const named = unknown.slice(0, DETAILS_LIMITS.issues).map((u) => (u.length > 100 ? `${u.slice(0, 100)}…` : u));
     throw new ApiError('invalid_group_by', {
       allowed: [...STATS_GROUP_BY],
-      details: { unknown, message: `group_by accepts only: ${STATS_GROUP_BY.join(', ')}` },
+      details: { unknown: named, ...(named.length < unknown.length ? { truncated: true } : {}), message: `group_by accepts only: ${STATS_GROUP_BY.join(', ')}` },
     });
   }
   return [...new Set(items as StatsGroupBy[])];

@@ -38,13 +38,29 @@ export const INSIGHT_FILTER_OPS = ['is', 'is_not', 'contains', 'not_contains'] a
 export type InsightFilterOp = (typeof INSIGHT_FILTER_OPS)[number];
 export type InsightCondition = { op: InsightFilterOp; dimension: Exclude<InsightDimension, InsightTimeDimension>; values: string[] } | { op: 'or'; conditions: InsightCondition[] };
 
+const MAX_DIMENSIONS = 3;
+
+/**
+ * Every list of a read body has a maximum, checked on the list's length before any element is parsed: a list of a
+ * million entries costs what one too many does. README, "Insights" and "Conversions".
+ */
 export const INSIGHTS_LIMITS = {
-  dimensions: 3,
+  /** Metrics in a request, each at most once: at most every metric there is. */
+  metrics: INSIGHT_METRICS.length,
+  dimensions: MAX_DIMENSIONS,
+  /** order_by entries: at most one per requested metric and dimension. */
+  orderBy: INSIGHT_METRICS.length + MAX_DIMENSIONS,
   limit: { max: 10_000, default: 100 },
-  /** Conditions in a request, counting those inside `or`s; values per condition; nesting of `or`. */
+  /** Conditions in a filter list, counting those inside `or`s; values per condition; nesting of `or`. */
   conditions: 32,
   values: 100,
   depth: 3,
+  /**
+   * Bytes (UTF-8) of all filter values of a request together (its filters, its goal's, each funnel step's): each is a
+   * bound parameter, and even escaped and URL-encoded (6 bytes a byte at worst) one stays under a ClickHouse server's
+   * 128 KiB limit on an HTTP field (http_max_field_value_size), all of them under its 1 MiB URI limit.
+   */
+  valueBytes: 16 * 1024,
   propertyKey: 256,
   filterValue: 1024,
   /** Rows GET /v1/properties answers at most. */
@@ -74,12 +90,17 @@ const dimensionSchema = z
 
 export type FilterIssue = { path: Array<string | number>; message: string };
 
-/** Checks one filter condition (`[op, dimension, [values]]` or `["or", [conditions]]`), counting conditions; returns it typed or null. */
-function parseCondition(raw: unknown, path: Array<string | number>, depth: number, issues: FilterIssue[], count: { n: number }): InsightCondition | null {
-  count.n++;
+const CONDITION_SHAPE = 'a condition is [op, dimension, [values...]] or ["or", [conditions...]]';
+const TOO_MANY_CONDITIONS = `at most ${INSIGHTS_LIMITS.conditions} conditions in all, counting those inside "or"s`;
+
+/**
+ * Checks one filter condition (`[op, dimension, [values]]` or `["or", [conditions]]`); returns it typed or null. An
+ * `or`'s list is counted against `count` (the conditions left) before any of it is looked at.
+ */
+function parseCondition(raw: unknown, path: Array<string | number>, depth: number, issues: FilterIssue[], count: { left: number }): InsightCondition | null {
   const ops = [...INSIGHT_FILTER_OPS, 'or'];
   if (!Array.isArray(raw) || raw.length === 0 || typeof raw[0] !== 'string') {
-    issues.push({ path, message: 'a condition is [op, dimension, [values...]] or ["or", [conditions...]]' });
+    issues.push({ path, message: CONDITION_SHAPE });
     return null;
   }
   const op = raw[0];
@@ -92,7 +113,13 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
       issues.push({ path, message: `"or" may be nested at most ${INSIGHTS_LIMITS.depth} deep` });
       return null;
     }
-    const inner = (raw[1] as unknown[]).map((c, i) => parseCondition(c, [...path, 1, i], depth + 1, issues, count));
+    const list = raw[1] as unknown[];
+    count.left -= list.length;
+    if (count.left < 0) {
+      issues.push({ path: [...path, 1], message: TOO_MANY_CONDITIONS });
+      return null;
+    }
+    const inner = list.map((c, i) => parseCondition(c, [...path, 1, i], depth + 1, issues, count));
     return inner.every((c) => c !== null) ? { op: 'or', conditions: inner as InsightCondition[] } : null;
   }
   if (!(INSIGHT_FILTER_OPS as readonly string[]).includes(op)) {
@@ -100,7 +127,7 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
     return null;
   }
   if (raw.length !== 3) {
-    issues.push({ path, message: `a condition is [op, dimension, [values...]]: ${JSON.stringify(op)} takes a dimension and an array of values` });
+    issues.push({ path, message: `a condition is [op, dimension, [values...]]: ${JSON.stringify(op.slice(0, 40))} takes a dimension and an array of values` });
     return null;
   }
   const [, dimension, values] = raw as [string, unknown, unknown];
@@ -109,6 +136,7 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
     issues.push({ path: [...path, 1], message: oneOf('filter dimension', allowedDimensions(false)) });
     ok = false;
   }
+  // The length first: a list of a million values is refused without looking at them.
   if (!Array.isArray(values) || values.length === 0 || values.length > INSIGHTS_LIMITS.values || !values.every((v) => typeof v === 'string' && v.length <= INSIGHTS_LIMITS.filterValue)) {
     issues.push({ path: [...path, 2], message: `values: an array of 1 to ${INSIGHTS_LIMITS.values} strings of at most ${INSIGHTS_LIMITS.filterValue} characters` });
     ok = false;
@@ -118,15 +146,43 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
 
 const FILTERS_TEXT =
   'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
-  'contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered.';
+  `contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered. At most ${INSIGHTS_LIMITS.conditions} conditions ` +
+  `in all (counting those inside "or"s, nested at most ${INSIGHTS_LIMITS.depth} deep), ${INSIGHTS_LIMITS.values} values each; ` +
+  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together.`;
+
+/** A filter list as sent: at most INSIGHTS_LIMITS.conditions conditions of at most 3 entries, both counted before any is parsed. */
+export const filterListSchema = (text: string) =>
+  z
+    .array(z.array(z.unknown(), { error: CONDITION_SHAPE }).max(3, { error: CONDITION_SHAPE }), { error: 'filters: an array of conditions' })
+    .max(INSIGHTS_LIMITS.conditions, { error: TOO_MANY_CONDITIONS })
+    .default([])
+    .describe(text);
 
 /** Checks a list of filter conditions (at most INSIGHTS_LIMITS.conditions in all); returns them typed, or null with `issues` filled. */
 export function parseFilters(raw: unknown[][], path: Array<string | number>, issues: FilterIssue[]): InsightCondition[] | null {
-  const count = { n: 0 };
+  const count = { left: INSIGHTS_LIMITS.conditions - raw.length };
+  if (count.left < 0) {
+    issues.push({ path, message: TOO_MANY_CONDITIONS });
+    return null;
+  }
   const before = issues.length;
   const out = raw.map((c, i) => parseCondition(c, [...path, i], 0, issues, count));
-  if (count.n > INSIGHTS_LIMITS.conditions) issues.push({ path, message: `at most ${INSIGHTS_LIMITS.conditions} conditions in all` });
   return issues.length === before ? (out as InsightCondition[]) : null;
+}
+
+/** The UTF-8 bytes of every value of these conditions (`or`s included): what INSIGHTS_LIMITS.valueBytes bounds per request. */
+export function filterValueBytes(conditions: readonly InsightCondition[]): number {
+  return conditions.reduce((n, c) => n + (c.op === 'or' ? filterValueBytes(c.conditions) : c.values.reduce((m, v) => m + Buffer.byteLength(v, 'utf8'), 0)), 0);
+}
+
+/**
+ * The issue of a request whose filter values (all its lists together) are over INSIGHTS_LIMITS.valueBytes; none when
+ * within. A goal whose filters failed reaches its body's refinement unparsed (its issues already reported): not counted.
+ */
+export function valueBytesIssues(lists: ReadonlyArray<readonly InsightCondition[] | null | undefined>): FilterIssue[] {
+  const parsed = lists.filter((l): l is readonly InsightCondition[] => Array.isArray(l) && l.every((c) => !Array.isArray(c)));
+  const bytes = parsed.reduce((n, l) => n + filterValueBytes(l), 0);
+  return bytes > INSIGHTS_LIMITS.valueBytes ? [{ path: [], message: `filter values: at most ${INSIGHTS_LIMITS.valueBytes} bytes (UTF-8) in all, every filter list of the request together (got ${bytes})` }] : [];
 }
 
 /** A goal (issue 31): what an event must be to count, as a checked request gives it. */
@@ -147,7 +203,7 @@ export const goalSchema = z
   .object({
     event: eventNameSchema.optional().describe('The event name (e.g. "signup", "$pageview").'),
     path: z.string().min(1).max(GOAL_PATH_MAX).transform(toWellFormed).optional().describe('The path, exactly; ending in `*`: any path starting with what precedes it (e.g. "/blog/*").'),
-    filters: z.array(z.array(z.unknown())).default([]).describe('Conditions the event must also meet, as the request\'s `filters`.'),
+    filters: filterListSchema('Conditions the event must also meet, as the request\'s `filters`.'),
   })
   .strict()
   .superRefine((g, ctx) => {
@@ -169,6 +225,8 @@ export const goalSchema = z
 export type GoalInput = z.input<typeof goalSchema>;
 
 const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direction: allowed are asc, desc' })]);
+/** Names that occur more than once in `names`, each once. */
+const repeated = (names: readonly string[]) => [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
 
 export const insightsBodySchema = z
   .object({
@@ -177,16 +235,21 @@ export const insightsBodySchema = z
     metrics: z
       .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
       .min(1)
+      .max(INSIGHTS_LIMITS.metrics, { error: `at most ${INSIGHTS_LIMITS.metrics} metrics, each named once` })
       .default(['visitors'])
-      .describe(`1 or more of ${INSIGHT_METRICS.join(', ')} (default ["visitors"]).`),
+      .describe(`1 or more of ${INSIGHT_METRICS.join(', ')}, each at most once (default ["visitors"]).`),
     dimensions: z
       .array(dimensionSchema)
       .max(INSIGHTS_LIMITS.dimensions, { error: `at most ${INSIGHTS_LIMITS.dimensions} dimensions` })
       .default([])
       .describe(`0 to 3 of ${allowedDimensions(true).join(', ')}.`),
-    filters: z.array(z.array(z.unknown())).default([]).describe(FILTERS_TEXT),
+    filters: filterListSchema(FILTERS_TEXT),
     compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
-    order_by: z.array(orderEntry).optional().describe('[[metric or dimension, "asc" | "desc"], ...]; default: the first metric descending. Ties: dimensions ascending.'),
+    order_by: z
+      .array(orderEntry)
+      .max(INSIGHTS_LIMITS.orderBy, { error: 'order_by: at most one entry per requested metric and dimension' })
+      .optional()
+      .describe('[[metric or dimension, "asc" | "desc"], ...], each requested metric or dimension at most once; default: the first metric descending. Ties: dimensions ascending.'),
     limit: z.number().int().min(1).max(INSIGHTS_LIMITS.limit.max).default(INSIGHTS_LIMITS.limit.default).describe('Maximum rows, 1 to 10000 (default 100).'),
     include_bots: z.boolean().default(false).describe('Count events of device_type bot too (left out by default).'),
     goal: goalSchema.optional().describe('What completes a conversion, for the metrics conversions and conversion_rate: { event?, path?, filters? }.'),
@@ -196,18 +259,24 @@ export const insightsBodySchema = z
     if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? }', path: ['goal'] });
     if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
     const issues: FilterIssue[] = [];
-    parseFilters(v.filters, ['filters'], issues);
-    const dims = new Set(v.dimensions);
-    if (dims.size !== v.dimensions.length) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
+    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.goal?.filters]));
+    const twice = repeated(v.metrics);
+    if (twice.length > 0) issues.push({ path: ['metrics'], message: `each metric at most once: ${twice.join(', ')} named twice` });
+    if (repeated(v.dimensions).length > 0) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
     const orderable = [...v.metrics, ...v.dimensions];
-    v.order_by?.forEach(([name], i) => {
+    const ordered = (v.order_by ?? []).map(([name]) => name);
+    if (ordered.length > orderable.length) issues.push({ path: ['order_by'], message: `order_by: at most one entry per requested metric and dimension (${orderable.length} here)` });
+    else if (repeated(ordered).length > 0) issues.push({ path: ['order_by'], message: `order_by names each metric or dimension at most once: ${repeated(ordered).join(', ')} named twice` });
+    ordered.forEach((name, i) => {
       if (!orderable.includes(name as never)) issues.push({ path: ['order_by', i, 0], message: `order_by names a requested metric or dimension: allowed are ${orderable.join(', ')}` });
     });
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
   .transform((v) => {
     const filters = parseFilters(v.filters, ['filters'], [])!;
-    return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by: v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> | undefined };
+    // An empty order_by asks for no order: the default's (it was an ORDER BY of nothing, a 500).
+    const order_by = v.order_by?.length ? (v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']>) : undefined;
+    return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by };
   });
 
 export type InsightsBody = z.input<typeof insightsBodySchema>;

@@ -30,6 +30,9 @@ export const queryParamsSchema = range
   .refine(rangeIsOrdered, rangeMessage)
   .transform(clampRange);
 
+/** group_by's length at most: every column named, and room for repeats and spaces. */
+const GROUP_BY_MAX_CHARS = 256;
+
 /** group_by parsed into typed columns, once the rest of the query string is valid (so invalid_params comes first). */
 const withParsedGroupBy = <T extends { group_by?: string }>({ group_by, ...rest }: T): Omit<T, 'group_by'> & { group_by?: StatsGroupBy[] } =>
   group_by === undefined ? rest : { ...rest, group_by: parseGroupBy(group_by) };
@@ -38,7 +41,7 @@ export const statsParamsSchema = range
   .extend({
     metric: z.enum(['count', 'uniques']).default('count').describe('count (events, default) or uniques (distinct anonymous_id, an estimate).'),
     event: eventNameSchema.optional(),
-    group_by: z.string().optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}.`),
+    group_by: z.string().max(GROUP_BY_MAX_CHARS).optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}.`),
     interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, UTC): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })

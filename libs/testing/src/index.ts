@@ -2,3 +2,4 @@ export * from './test-stores';
 export * from './system-binary';
 export { keyStoreBackends, isolatedPgPort, systemServer, type SystemServer, type SystemServerSpec, POSTGRES, REDIS } from '@analytics/auth/testing';
 export * from './contract-check';
+export * from './hostile-shapes';

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { BODY_READS, MAX_ERROR_ANSWER_BYTES, fuzz } from '@analytics/testing';
 import { ADMIN_TOKEN, INTERNAL_SECRET, ORIGIN, type ProjectKeys, type Server, call, createKey, createProject, queryEvents, startServer } from './support/server';
 
 // Property-based fuzzing of every endpoint against the real server: never a 5xx, never a crash, the right 4xx code,
@@ -189,6 +190,25 @@ describe('fuzzing every endpoint', () => {
     );
     const raw = await call(server.base, 'GET', '/v1/query?from=2026-01-01&to=2026-03-01&event=%00%FF%FE&user_id=%E0%80%80', { key: p.rk });
     expectCode(raw, { 200: null, 400: ['invalid_params'] });
+  });
+
+  it('any read body (insights, funnel, retention; libs/testing hostile shapes), over HTTP and MCP, is answered without a 5xx, an error in at most 64 KB', async () => {
+    const TOOL = { '/v1/insights': 'query_insights', '/v1/funnel': 'get_funnel', '/v1/retention': 'get_retention' } as const;
+    for (const [path, arb] of Object.entries(BODY_READS) as Array<[keyof typeof TOOL, fc.Arbitrary<Record<string, unknown>>]>) {
+      await fuzz(arb, Math.ceil(RUNS / 3), async (body) => {
+        const res = await call(server.base, 'POST', path, { key: p.rk, body });
+        note(path, res.status);
+        expectCode(res, { 200: null, 400: ['invalid_payload'], 413: ['payload_too_large'] });
+        if (res.status !== 200) expect(Buffer.byteLength(res.text)).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+        const rpc = await call<{ result?: { isError?: boolean }; error?: unknown }>(server.base, 'POST', '/mcp', { key: m.rk, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL[path], arguments: body } } });
+        note(`mcp ${TOOL[path]}`, rpc.status);
+        // A result or an argument error (isError), never a JSON-RPC error (tool_failed, -32603); 413 over 16 MB.
+        expect([200, 413]).toContain(rpc.status);
+        if (rpc.status === 200) expect(rpc.body.error).toBeUndefined();
+        if (rpc.status !== 200 || rpc.body.result?.isError) expect(Buffer.byteLength(rpc.text)).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+      });
+      expect([...statuses.get(path)!]).toEqual(expect.arrayContaining([200, 400]));
+    }
   });
 
   it('POST /mcp: any JSON-RPC message is answered without a 5xx', async () => {

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, bystanderUnhurt, expectBystanderUnhurt, loops, maxSizeBatch, pct, post, report, resetPeak, rssMiB } from './support/hostile';
 import { ORIGIN, type ProjectKeys, type Server, call, createProject, queryEvents, sleep, startServer } from './support/server';
+import { MAX_ERROR_ANSWER_BYTES, WORST_BODIES } from '@analytics/testing';
 
 // One key must not stall every project's writes or exhaust memory: each attack on a fresh server, beside a bystander
 // project's track traffic (10 connections from its own address), measured quiet and then under the attack.
@@ -172,5 +173,58 @@ describe('bodies that become much larger than they arrive: gzip batches and /mcp
       expect(a.body?.jsonrpc).toBe('2.0');
     }
     expect((await call(server.base, 'GET', '/healthz')).status).toBe(200);
+  });
+});
+
+describe('one key sends the worst read shapes of issue 43, one after another', () => {
+  it("answers each with a bounded 400 (an argument error over MCP), never stalls the event loop for seconds, and leaves another project's writes near their quiet values", async () => {
+    // The issue's worst bodies (500 copies of a metric, 1.8 MB of invalid filters, ...), each also through MCP, and a
+    // batch of 1000 invalid events: each was seconds of event loop (6.8 s, 4.3 s) and up to 54 MB of answer.
+    const rpc = (name: string, args: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+    const TOOL = { '/v1/insights': 'query_insights', '/v1/funnel': 'get_funnel', '/v1/retention': 'get_retention' } as const;
+    const badEvents = { events: Array.from({ length: 1000 }, () => ({ event: 1, anonymous_id: 2, url: 3, properties: 4, timestamp: 5 })) };
+    const shapes = [
+      ...WORST_BODIES.flatMap(([, path, body]) => [[path, JSON.stringify(body)], ['/mcp', JSON.stringify(rpc(TOOL[path], body))]] as const),
+      ['/v1/batch', JSON.stringify(badEvents)] as const,
+    ];
+    await bystanderTrials('shapes', async ({ server, bystander, attacker }) => {
+      const lagMaxMs = async () => Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec((await call(server.base, 'GET', '/metrics')).text)?.[1]) * 1000;
+      let largest = 0;
+      let quietLag = 0;
+      let attackLag = 0;
+      let rssOverIdle = 0;
+      const outcomes: Record<string, number> = {};
+      await lagMaxMs(); // prom-client's lag histogram restarts at each scrape: from here, the quiet windows
+      const { quiet, busy, attacked } = await measure(server, bystander, async (ms) => {
+        quietLag = await lagMaxMs();
+        resetPeak(server);
+        const idle = rssMiB(server, 'VmRSS');
+        const attack = await loops(1, ms, async (i) => {
+          const [path, body] = shapes[i % shapes.length]!;
+          const r = await fetch(`${server.base}${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${path === '/v1/batch' ? attacker.sk : attacker.rk}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-forwarded-for': ATTACKER_IP },
+            body,
+          });
+          const text = await r.text();
+          largest = Math.max(largest, Buffer.byteLength(text));
+          const answer = JSON.parse(text) as { error?: string; result?: { isError?: boolean; structuredContent?: { error?: string } } };
+          const outcome = path === '/mcp' ? `mcp ${answer.result?.isError ? answer.result.structuredContent?.error : JSON.stringify(answer).slice(0, 80)}` : `${r.status} ${answer.error}`;
+          outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+          return r.status;
+        });
+        attackLag = await lagMaxMs();
+        rssOverIdle = rssMiB(server, 'VmHWM') - idle;
+        return attack;
+      });
+      report('worst read shapes', { answered: attacked.latencies.length, 'largest answer KB': largest / 1024, 'event-loop lag max ms, quiet': quietLag, 'under the attack': attackLag, 'peak RSS over idle MiB': rssOverIdle, ...outcomes });
+      expect(Object.keys(outcomes).sort()).toEqual(['400 invalid_payload', 'mcp invalid_params']);
+      expect(largest).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+      // Parsing a 1.8 MB body is tens of milliseconds and its validation nothing: not the seconds each shape stalled the
+      // loop for (measured against the quiet windows' own stalls: the shared machine descheduled the server for ~1 s).
+      expect(attackLag).toBeLessThan(Math.max(2 * quietLag, quietLag + 1_000));
+      expect(rssOverIdle).toBeLessThan(256);
+      return { quiet, busy };
+    });
   });
 });

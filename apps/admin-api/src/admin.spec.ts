@@ -59,7 +59,7 @@ describe('admin API', () => {
   it('creates a project with its three keys, shows secrets only at creation', async () => {
     const res = await admin('post', '/admin/projects').send({ name: 'Shop', allowed_origins: ['https://Shop.example.com/'], retention_days: 90 });
     expect(res.status).toBe(201);
-    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String) });
+    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String), org_id: null });
     expect(res.body.keys.pk).toMatch(/^pk_live_/);
     expect(res.body.keys.sk).toMatch(/^sk_live_/);
     expect(res.body.keys.rk).toMatch(/^rk_live_/);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
-import { Accounts, PasswordHasher, type UserCaller } from '@analytics/accounts';
+import { Accounts, type AccountsOptions, PasswordHasher, type UserCaller } from '@analytics/accounts';
 import { type InvalidationBus, KeyStore, type SqlPort, migrateKeyStore } from '@analytics/auth';
 import type { Role, User } from '@analytics/schema';
 import { createLogger } from '@analytics/service-kit';
@@ -33,11 +33,11 @@ export interface People {
   clock: { now: number };
 }
 
-export interface PeopleOptions {
+export interface PeopleOptions extends Partial<Pick<AccountsOptions, 'hasher' | 'failures' | 'mailer' | 'publicUrl' | 'sessionIdleDays' | 'sessionMaxDays'>> {
   bus?: InvalidationBus;
-  sessionIdleDays?: number;
-  sessionMaxDays?: number;
   trustProxy?: boolean | string[];
+  /** The clock the accounts read (another part under test may share it). */
+  clock?: { now: number };
 }
 
 let counter = 0;
@@ -50,18 +50,21 @@ export const uniqueEmail = (what: string) => `${what}-${Date.now().toString(36)}
 export async function setUpPeople(db: SqlPort, options: PeopleOptions = {}): Promise<People> {
   await migrateKeyStore(db);
   const keyStore = new KeyStore(db);
-  const clock = { now: Date.now() };
+  const clock = options.clock ?? { now: Date.now() };
   const accounts = new Accounts({
     db,
     keyStore,
     throttleSecret: 'people-tests',
-    hasher: new PasswordHasher({ params: TEST_HASHER_PARAMS }),
+    hasher: options.hasher ?? new PasswordHasher({ params: TEST_HASHER_PARAMS }),
     sessionIdleDays: options.sessionIdleDays,
     sessionMaxDays: options.sessionMaxDays,
+    failures: options.failures,
+    mailer: options.mailer,
+    publicUrl: options.publicUrl,
     now: () => clock.now,
     onKeysRevoked: options.bus ? (prefix) => options.bus!.keyRevoked(prefix) : undefined,
   });
-  const wiring = options.bus ? adminWiring({ keyStore, bus: options.bus, accounts }, ADMIN_TOKEN) : { keyStore, accounts, adminToken: ADMIN_TOKEN };
+  const wiring = options.bus ? adminWiring({ keyStore, bus: options.bus, accounts }, ADMIN_TOKEN, { publicUrl: options.publicUrl }) : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl };
   const app = buildApp({ logger: createLogger({ level: 'silent' }), trustProxy: options.trustProxy, ...wiring });
   const project = await request(app).post('/admin/projects').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'before setup' });
   const setup = await request(app).post('/auth/setup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ email: uniqueEmail('owner'), password: PASSWORD, name: 'Owner' });

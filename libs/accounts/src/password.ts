@@ -75,7 +75,7 @@ export class PasswordHasher {
     return !parsed || parsed.params.N !== this.params.N || parsed.params.r !== this.params.r || parsed.params.p !== this.params.p;
   }
 
-  private async derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  protected async derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
     await this.turn();
     try {
       return await new Promise<Buffer>((resolve, reject) =>

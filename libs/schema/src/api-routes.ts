@@ -164,6 +164,8 @@ const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
 // A user-token route answers invalid_session; with a role, insufficient_role, and not_found outside the organization.
 const SESSION_ERRORS: readonly ErrorCode[] = ['invalid_session'];
 const ROLE_ERRORS: readonly ErrorCode[] = ['invalid_session', 'insufficient_role', 'not_found'];
+// Any member passes a viewer route: no role is too low there.
+const MEMBER_ERRORS: readonly ErrorCode[] = ['invalid_session', 'not_found'];
 /** A user token (or ADMIN_TOKEN) with at least `role` in the organization `of` names. */
 const roleOf = (role: Role, of: RoleScope) => ({ session: 'any', role, of }) as const;
 const ORG_ID = { id: 'Organization id (UUID).' };
@@ -255,7 +257,7 @@ export const routes = {
   },
   getProject: {
     method: 'get', path: '/admin/projects/{id}', app: 'admin-api', summary: 'One project', auth: roleOf('viewer', 'project'), pathParams: PROJECT_ID,
-    responses: { 200: projectResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+    responses: { 200: projectResponseSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
   },
   updateProject: {
     method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: roleOf('admin', 'project'),
@@ -331,7 +333,7 @@ export const routes = {
   },
   authReadKey: {
     method: 'post', path: '/auth/read-key', app: 'admin-api', summary: 'Mint a short-lived rk_ key of a project for this session (any member): the dashboard reads without a pasted key',
-    auth: { session: 'user', role: 'viewer', of: 'project_id' }, body: readKeyInputSchema, responses: { 201: readKeyResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    auth: { session: 'user', role: 'viewer', of: 'project_id' }, body: readKeyInputSchema, responses: { 201: readKeyResponseSchema }, errors: [...MEMBER_ERRORS, ...BODY_ERRORS, ...ALWAYS],
   },
   listOrgs: {
     method: 'get', path: '/admin/orgs', app: 'admin-api', summary: "The caller's organizations (every one for ADMIN_TOKEN)", auth: { session: 'any' },

@@ -324,7 +324,7 @@ export const routes = {
   },
   authPasswordResetConfirm: {
     method: 'post', path: '/auth/password-reset/confirm', app: 'admin-api', summary: "Set a new password with a reset link's token; every session of the user ends, a new one starts", auth: 'none',
-    body: passwordResetConfirmInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: ['invalid_token', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+    body: passwordResetConfirmInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: ['invalid_token', ...BODY_ERRORS, ...ALWAYS],
   },
   authAcceptInvitation: {
     method: 'post', path: '/auth/invitations/accept', app: 'admin-api',

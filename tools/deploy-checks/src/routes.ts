@@ -34,6 +34,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/export', app: 'read-api', match: 'exact' },
   { method: 'POST', path: '/mcp', app: 'mcp-gateway', match: 'exact' },
   { method: 'GET', path: '/admin/', app: 'admin-api', match: 'prefix' },
+  { method: 'GET', path: '/auth/', app: 'admin-api', match: 'prefix' },
 ];
 
 export { upstreamOf } from '@analytics/topology';

@@ -82,6 +82,13 @@ describe.each(keyStoreBackends())('sign-in on %s', (_name, open) => {
     expect([afterWrong - before, hasher.runs - afterWrong]).toEqual([1, 1]);
   });
 
+  it('answers CORS preflights on /auth/* as on /admin/* and never sets a cookie', async () => {
+    const pre = await request(p.app).options('/auth/login').set('origin', 'https://dashboard.example').set('access-control-request-method', 'POST').set('access-control-request-headers', 'authorization,content-type');
+    expect([pre.status, pre.headers['access-control-allow-origin'], pre.headers['access-control-allow-headers']]).toEqual([204, '*', expect.stringMatching(/authorization/i)]);
+    const res = await login(p.users.viewer.email, PASSWORD, '203.0.113.40').set('origin', 'https://dashboard.example');
+    expect([res.status, res.headers['access-control-allow-origin'], res.headers['set-cookie']]).toEqual([200, '*', undefined]);
+  });
+
   it('refuses the 11th attempt within 15 minutes on one account with 429 rate_limited and Retry-After, even with the right password, then lets it in', async () => {
     const user = await p.addMember(p.orgId, 'viewer');
     for (let i = 0; i < 10; i++) expect((await login(user.email, `wrong password ${i}`, `198.51.100.${i}`)).status).toBe(401);

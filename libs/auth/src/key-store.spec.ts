@@ -2,7 +2,7 @@ import { ApiError } from '@analytics/schema';
 import { keyStoreBackends } from './test-backends';
 import { Authenticator } from './authenticator';
 import { KeyStore } from './key-store';
-import { migrateKeyStore } from './migrate';
+import { KEY_STORE_MIGRATIONS, migrateKeyStore } from './migrate';
 import type { SqlPort } from './sql-port';
 
 const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof ApiError ? e.code : String(e)));
@@ -12,7 +12,7 @@ describe.each(keyStoreBackends())('key store on %s', (_name, open) => {
   let store: KeyStore;
   beforeAll(async () => {
     db = await open();
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4]);
+    expect(await migrateKeyStore(db)).toEqual(KEY_STORE_MIGRATIONS.map((m) => m.version));
     store = new KeyStore(db);
   });
   afterAll(() => db.close());

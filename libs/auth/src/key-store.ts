@@ -87,10 +87,11 @@ export class KeyStore {
     const id = randomUUID();
     const minted = (['pk', 'sk', 'rk'] as const).map((kind) => mintKey(kind, env));
     const project = await this.db.transaction(async (tx) => {
-      const { rows } = await tx.query(
-        'INSERT INTO projects (id, name, allowed_origins, retention_days, org_id) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS, input.org_id ?? null],
-      );
+      const values = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS];
+      // Without an organization the column is left to its default: a store before migration 006 has none.
+      const { rows } = input.org_id
+        ? await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days, org_id) VALUES ($1, $2, $3, $4, $5) RETURNING *', [...values, input.org_id])
+        : await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days) VALUES ($1, $2, $3, $4) RETURNING *', values);
       for (const k of minted) {
         await tx.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, id, k.kind, k.env, k.secretHash]);
       }

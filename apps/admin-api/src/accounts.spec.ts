@@ -265,4 +265,19 @@ describe.each(keyStoreBackends())('organizations, invitations and members on %s'
     expect((await request(p.app).get(`/admin/orgs/${p.orgId}/audit`).query({ to: new Date(start).toISOString(), limit: 1 }).set(bearer(owner))).body.entries.length).toBeLessThanOrEqual(1);
     expect((await request(p.app).get(`/admin/orgs/${p.orgId}/audit`).query({ from: 'yesterday' }).set(bearer(owner))).body.error).toBe('invalid_params');
   });
+
+  it('purges audit entries after 400 days, and ended or expired sessions, spent invitations and reset links a day after they end', async () => {
+    const owner = await p.tokenOf('owner');
+    await request(p.app).post(`/admin/orgs/${p.orgId}/invitations`).set(bearer(owner)).send({ email: uniqueEmail('purged'), role: 'viewer' });
+    await p.accounts.signIn.resetLink(p.users.viewer.email, 'http://localhost');
+    const count = async (table: string) => Number((await p.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    expect(await count('audit_log')).toBeGreaterThan(0);
+    p.clock.now += 399 * DAY_MS;
+    await p.accounts.purge();
+    expect(await count('audit_log')).toBeGreaterThan(0);
+    expect([await count('invitations'), await count('password_resets'), await count('sessions')]).toEqual([0, 0, 0]);
+    p.clock.now += 2 * DAY_MS;
+    await p.accounts.purge();
+    expect(await count('audit_log')).toBe(0);
+  });
 });

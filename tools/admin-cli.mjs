@@ -2,9 +2,11 @@
 // Operator CLI over the admin HTTP API (PGlite holds its directory exclusively, so tools go through the server).
 //   npm run admin -- <command> [options]
 // Server: --url or ADMIN_URL (default http://localhost:$PORT or 8080). Token: --token, ADMIN_TOKEN, or DATA_DIR/secrets.json.
+// Every command acts as the operator (ADMIN_TOKEN), who may do everything; people sign in with their own accounts.
 // Exit codes: 0 success, 1 request failed or answered non-2xx, 2 usage error or no admin token (nothing sent).
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -14,6 +16,14 @@ const USAGE = `usage: npm run admin -- <command> [options]
   update-project ID [--name N] [--origin O]... [--retention DAYS]
   create-key ID --kind pk|sk|rk|ak [--env live|test]
   revoke-key PREFIX                          (the prefix, kind_env_prefix, or the whole key)
+  keys ID                                    a project's keys (prefix, kind, created, last used, revoked; never a secret)
+  delete-project ID                          the project and its keys at once; its events are queued for deletion
+  setup --email E [--name N]                 the first user (asks for the password, not echoed; piped: its first line)
+  users                                      every user and their organizations
+  orgs                                       every organization
+  create-org --name N
+  invite --org ORG_ID --email E [--role viewer|editor|admin|owner]   prints the invitation link (7 days, one use)
+  reset-password --email E                   prints a one-time password-reset link (one hour)
 options: --url URL  --token TOKEN`;
 
 const { values, positionals } = parseArgs({
@@ -21,6 +31,7 @@ const { values, positionals } = parseArgs({
   options: {
     url: { type: 'string' }, token: { type: 'string' }, name: { type: 'string' }, origin: { type: 'string', multiple: true },
     retention: { type: 'string' }, kind: { type: 'string' }, env: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' },
   },
 });
 const [command, arg] = positionals;
@@ -77,14 +88,69 @@ const routes = {
   'update-project': () => ['PATCH', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}`, body()],
   'create-key': () => ['POST', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}/keys`, { kind: need(values.kind, '--kind'), ...(values.env ? { env: values.env } : {}) }],
   'revoke-key': () => ['DELETE', `/admin/keys/${encodeURIComponent(need(arg, 'PREFIX'))}`],
+  keys: () => ['GET', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}/keys`],
+  'delete-project': () => ['DELETE', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}`],
+  setup: async () => ['POST', '/auth/setup', { email: need(values.email, '--email'), password: await newPassword(), ...(values.name ? { name: values.name } : {}) }],
+  users: () => ['GET', '/admin/users'],
+  orgs: () => ['GET', '/admin/orgs'],
+  'create-org': () => ['POST', '/admin/orgs', { name: need(values.name, '--name') }],
+  invite: () => ['POST', `/admin/orgs/${encodeURIComponent(need(values.org, '--org'))}/invitations`, { email: need(values.email, '--email'), role: values.role ?? 'viewer' }],
+  'reset-password': () => ['POST', '/admin/password-resets', { email: need(values.email, '--email') }],
 };
+
+/** One line from a pipe, or typed on the terminal without echo (raw mode: each key read, none written back). */
+async function readSecret(prompt) {
+  if (!process.stdin.isTTY) {
+    const lines = createInterface({ input: process.stdin });
+    for await (const line of lines) {
+      lines.close();
+      return line;
+    }
+    return '';
+  }
+  process.stderr.write(prompt);
+  process.stdin.setRawMode(true);
+  process.stdin.setEncoding('utf8');
+  process.stdin.resume();
+  return new Promise((resolveSecret) => {
+    let secret = '';
+    const onData = (chunk) => {
+      for (const c of chunk) {
+        if (c === '\u0003') process.exit(130);
+        if (c === '\r' || c === '\n' || c === '\u0004') {
+          process.stdin.setRawMode(false);
+          process.stdin.pause();
+          process.stdin.off('data', onData);
+          process.stderr.write('\n');
+          return resolveSecret(secret);
+        }
+        secret = c === '\u007f' || c === '\b' ? secret.slice(0, -1) : secret + c;
+      }
+    };
+    process.stdin.on('data', onData);
+  });
+}
+
+/** The new user's password: 10 to 256 characters, typed twice on a terminal. */
+async function newPassword() {
+  const password = await readSecret('Password (10 to 256 characters, not shown): ');
+  if (password.length < 10 || password.length > 256) {
+    console.error('setup: the password must have 10 to 256 characters; nothing sent');
+    process.exit(2);
+  }
+  if (process.stdin.isTTY && (await readSecret('The same password again: ')) !== password) {
+    console.error('setup: the two passwords differ; nothing sent');
+    process.exit(2);
+  }
+  return password;
+}
 if (!routes[command]) {
   console.error(`unknown command ${command}\n\n${USAGE}`);
   process.exit(2);
 }
 
-const [method, path, payload] = routes[command]();
 const bearer = token();
+const [method, path, payload] = await routes[command]();
 try {
   const res = await fetch(base + path, {
     method,
@@ -92,8 +158,13 @@ try {
     body: payload ? JSON.stringify(payload) : undefined,
   });
   const text = await res.text();
-  if (text) console.log(text.startsWith('{') ? JSON.stringify(JSON.parse(text), null, 2) : text);
+  const answer = text.startsWith('{') ? JSON.parse(text) : undefined;
+  // setup signs the new user in: the token is theirs, for a browser, not for this terminal.
+  if (command === 'setup' && res.ok) console.log(`Set up ${answer.user.email}: owner of the organization "Default", which holds every project. Sign in at ${base}/`);
+  else if (text) console.log(answer ? JSON.stringify(answer, null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
+  if (command === 'reset-password' && res.ok) console.log(`\nHand this link to ${answer.user.email} (one use, until ${answer.expires_at}):\n${answer.reset_url}`);
+  if (command === 'invite' && res.ok) console.log(`\nHand this link to ${answer.invitation.email} (one use, until ${answer.invitation.expires_at}):\n${answer.accept_url}`);
   process.exit(res.ok ? 0 : 1);
 } catch (e) {
   console.error(`admin: ${e.message}`);

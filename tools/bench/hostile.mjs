@@ -19,6 +19,9 @@
 //           key sends the worst read shapes in 4 loops (500 copies of a metric, 1.8 MB of invalid filters, a batch of 1000
 //           invalid events, those filters through MCP): the attack's answers and largest answer, the bystander's req/s,
 //           p99 and read p50/p99, the server's event-loop lag (max over each phase, from /metrics) and peak RSS over idle.
+//   signin  the same bystander, quiet and while 64 loops send POST /auth/login with unknown emails from ever new client
+//           addresses (a distributed guesser: no throttle stops it, each attempt costs a scrypt hash at OWASP's
+//           parameters): bystander req/s and p99, the sign-in answers (401, or 503 past the hashing queue), peak RSS.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
@@ -39,7 +42,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes,signin').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -452,6 +455,29 @@ async function shapes() {
   }
 }
 
+/** Sign-ins with unknown emails, each from a new address: every one is hashed, under PASSWORD_HASH_CONCURRENCY. */
+async function signin() {
+  let n = 0;
+  const login = (base) =>
+    fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n++ & 255}` },
+      body: JSON.stringify({ email: `guess-${n}@example.com`, password: 'a guessed password' }),
+    }).then(
+      async (r) => (await r.arrayBuffer(), r.status),
+      (e) => `network error: ${e.cause?.code ?? e.message}`,
+    );
+  await bystander('signin', {
+    start: (srv, _a, stop, count) => {
+      writeFileSync(`/proc/${srv.pid}/clear_refs`, '5');
+      const idle = memoryOf(srv.pid).rssMiB;
+      return attackLoops(64, stop, async () => count(await login(srv.base))).then(() =>
+        console.log(`  sign-in flood: idle RSS ${fmt(idle)} MiB, peak ${fmt(memoryOf(srv.pid).hwmMiB)} MiB (target <= idle + 2 x 128 MiB + 64 MiB)`),
+      );
+    },
+  });
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -462,3 +488,4 @@ if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();
 if (ONLY.includes('exporthold')) await exportHold();
 if (ONLY.includes('shapes')) await shapes();
+if (ONLY.includes('signin')) await signin();

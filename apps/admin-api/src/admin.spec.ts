@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
+import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { Authenticator, InvalidationBus, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { type ContractCheck, REDIS, answerOf, contractChecked, systemServer } from '@analytics/testing';
@@ -25,6 +26,7 @@ beforeAll(async () => {
   contract = contractChecked(buildApp({
     logger: createLogger({ level: 'silent' }),
     keyStore,
+    accounts: new Accounts({ db, keyStore, throttleSecret: 'test', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }) }),
     adminToken: TOKEN,
     onKeyRevoked: (p) => {
       revoked.push(p);
@@ -57,7 +59,7 @@ describe('admin API', () => {
   it('creates a project with its three keys, shows secrets only at creation', async () => {
     const res = await admin('post', '/admin/projects').send({ name: 'Shop', allowed_origins: ['https://Shop.example.com/'], retention_days: 90 });
     expect(res.status).toBe(201);
-    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String) });
+    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String), org_id: null });
     expect(res.body.keys.pk).toMatch(/^pk_live_/);
     expect(res.body.keys.sk).toMatch(/^sk_live_/);
     expect(res.body.keys.rk).toMatch(/^rk_live_/);
@@ -207,7 +209,7 @@ REDIS_SERVER.describe('admin API through Redis: a minted key works at once on an
     await new InvalidationBus(replica, connect(), connect(true), { channel }).start();
     const adminBus = new InvalidationBus(undefined, connect(), connect(true), { channel });
     await adminBus.start();
-    const withBus = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: adminBus }, TOKEN) }));
+    const withBus = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: adminBus, accounts: new Accounts({ db, keyStore, throttleSecret: 'test' }) }, TOKEN) }));
     // spend the replica's budget of lookups for prefixes it does not know
     for (let i = 0; i < 40; i++) await replica.resolve(`Bearer sk_live_${randomBytes(8).toString('hex')}_${randomBytes(16).toString('hex')}`).catch(() => undefined);
 

@@ -1,7 +1,20 @@
 import type { Express } from 'express';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type AdminRouterDeps, createAdminRouter } from './admin.routes';
+import { createAuthRouter } from './auth.routes';
+import { createOrgsRouter } from './orgs.routes';
 
-export function buildApp(deps: AdminRouterDeps & Omit<ServiceAppBase, 'trustProxy'>): Express {
-  return createServiceApp({ name: 'admin-api', logger: deps.logger, limits: deps.limits, metricsToken: deps.metricsToken, ready: { key_store: () => deps.keyStore.ping() }, routers: [createAdminRouter(deps), apiDocsRouter(['admin-api'])] });
+/** The routers of /auth/* and /admin/*, in the order they must be mounted (before the admin router's catch-all). */
+export const adminRouters = (deps: AdminRouterDeps) => [createAuthRouter(deps), createOrgsRouter(deps), createAdminRouter(deps)];
+
+export function buildApp(deps: AdminRouterDeps & ServiceAppBase): Express {
+  return createServiceApp({
+    name: 'admin-api',
+    logger: deps.logger,
+    trustProxy: deps.trustProxy,
+    limits: deps.limits,
+    metricsToken: deps.metricsToken,
+    ready: { key_store: () => deps.keyStore.ping() },
+    routers: [...adminRouters(deps), apiDocsRouter(['admin-api'])],
+  });
 }

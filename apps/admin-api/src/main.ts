@@ -1,5 +1,5 @@
 import { InvalidationBus, KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
-import { runMain, serve, serviceLimitsOf } from '@analytics/runtime';
+import { openAccounts, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { adminApiConfig } from './config';
@@ -18,7 +18,11 @@ async function main() {
   // Not awaited: with Redis down at start the SUBSCRIBE waits in the offline queue until it is back, and admin-api
   // serves meanwhile; revocations wait for acks only once the subscription holds.
   void bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations answer without waiting for the instances'));
-  const app = buildApp({ logger, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore: new KeyStore(db), bus }, env.ADMIN_TOKEN) });
+  const keyStore = new KeyStore(db);
+  // Sign-in failures are counted in Redis when it is set, so the bound holds across admin-api instances.
+  const accounts = openAccounts({ keyDb: db, keyStore, bus, redis }, env, logger, env.ADMIN_TOKEN);
+  // No event store here: a deleted project's events wait in project_deletions for the retention worker.
+  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL }) });
   await serve(app, env.PORT, logger, async () => {
     redis?.disconnect();
     subscriber?.disconnect();

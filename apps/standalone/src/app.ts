@@ -1,12 +1,13 @@
 import type { Express } from 'express';
-import { adminWiring, createAdminRouter } from '@analytics/admin-api';
+import { adminRouters, adminWiring } from '@analytics/admin-api';
+import type { Accounts } from '@analytics/accounts';
 import { createIngestRouter, ingestWiring } from '@analytics/ingest-api';
 import { createMcpRouter, mcpWiring } from '@analytics/mcp-gateway';
 import { createReadRouter, readWiring } from '@analytics/read-api';
 import { createRetentionRouter, retentionWiring } from '@analytics/retention-worker';
 import { failedAuthKeyOf } from '@analytics/auth';
 import type { RateRules } from '@analytics/ingest';
-import type { Stores } from '@analytics/runtime';
+import { type Stores, openAccounts } from '@analytics/runtime';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createBackupRouter } from './backup.route';
 import { createDashboardRouter } from './dashboard.route';
@@ -25,12 +26,17 @@ export interface StandaloneDeps extends ServiceAppBase {
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean; publicUrl?: string };
   /** DATA_DIR: POST /admin/backup copies its secrets.json into the backup. */
   dataDir?: string;
+  /** Users, sessions and roles (main opens them with the settings); unset: the defaults over `stores`. */
+  accounts?: Accounts;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
 export function buildApp(deps: StandaloneDeps): Express {
   const { stores, secrets, clock } = deps;
   const ingest = ingestWiring(stores, { ipHashSecret: secrets.IP_HASH_SECRET, rateRules: deps.rateRules, clock });
+  const accounts = deps.accounts ?? openAccounts(stores, { PUBLIC_URL: deps.mcp?.publicUrl }, deps.logger, secrets.ADMIN_TOKEN);
+  // The event store is here: a deleted project's events are submitted for deletion at once (as a forget).
+  const admin = adminWiring({ ...stores, accounts }, secrets.ADMIN_TOKEN, { publicUrl: deps.mcp?.publicUrl, deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id) });
   return createServiceApp({
     name: 'standalone',
     logger: deps.logger,
@@ -46,8 +52,8 @@ export function buildApp(deps: StandaloneDeps): Express {
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
       // Before the admin router, which answers every other /admin path itself.
-      createBackupRouter(stores, secrets.ADMIN_TOKEN, deps.dataDir),
-      createAdminRouter(adminWiring(stores, secrets.ADMIN_TOKEN)),
+      createBackupRouter(stores, secrets.ADMIN_TOKEN, deps.dataDir, accounts.audit),
+      ...adminRouters(admin),
       createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),
       apiDocsRouter('all'),
       ...(deps.sdkDir ? [sdkRouter(deps.sdkDir)] : []),

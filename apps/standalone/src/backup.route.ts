@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Router } from 'express';
+import type { AuditLog } from '@analytics/accounts';
 import type { Stores } from '@analytics/runtime';
 import { ApiError, type BackupManifest, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
@@ -19,7 +20,7 @@ const refuse = (message: string) => new ApiError('invalid_payload', { details: {
  * EventStore.backup), then the key store's PGlite dump right after (keys from the same moment give or take the
  * seconds between the two), DATA_DIR/secrets.json, and manifest.json (versions, migration checksums, time).
  */
-export function createBackupRouter(stores: Stores, adminToken: string, dataDir: string | undefined): Router {
+export function createBackupRouter(stores: Stores, adminToken: string, dataDir: string | undefined, audit?: AuditLog): Router {
   return routerOf({ adminToken }, [
     defineRoute(routes.backup, async ({ body }) => {
       const dir = body.dir;
@@ -52,6 +53,8 @@ export function createBackupRouter(stores: Stores, adminToken: string, dataDir: 
         secrets,
       };
       await writeFile(join(dir, BACKUP_LAYOUT.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
+      // A backup holds every organization's data: each one's audit log shows it.
+      await audit?.record({ allOrgs: true }, { action: 'backup.created', actor: { type: 'operator', id: null, name: null }, target: { type: 'backup', id: null, name: dir }, details: {} });
       return { ok: true as const, dir, manifest };
     }),
   ]);

@@ -87,4 +87,13 @@ describe('npm start: the first-minute block', () => {
     expect(firstMinuteBlock({ port: 8080, secretsFile: undefined, projectCount: 1 })).toContain('1 project (');
     expect(firstMinuteBlock({ port: 8080, secretsFile: undefined, projectCount: 0 })).toContain('First project  npm run admin -- create-project');
   });
+
+  it('says how to set up the first account while there is no user (the first-run page or the CLI), and where to sign in after', () => {
+    const first = firstMinuteBlock({ port: 8080, secretsFile: undefined, hasUsers: false });
+    expect(first).toContain('First account  open http://localhost:8080/ (the first-run page)');
+    expect(first).toContain('npm run admin -- setup --email you@example.com');
+    const later = firstMinuteBlock({ port: 8080, secretsFile: undefined, hasUsers: true });
+    expect(later).toContain('Accounts       sign in at http://localhost:8080/');
+    expect(later).not.toContain('First account');
+  });
 });

@@ -7,6 +7,8 @@ export interface FirstMinuteFacts {
   apiReferencePath?: string;
   /** How many projects the key store holds; the first-project command is offered only when none (or unknown). */
   projectCount?: number;
+  /** Whether any user exists: while none, how to set up the first account (the dashboard's first-run page, or the CLI). */
+  hasUsers?: boolean;
 }
 
 /**
@@ -24,6 +26,7 @@ export function firstMinuteBlock(facts: FirstMinuteFacts): string {
     `  Dashboard      ${base}/   (sign in with a project's rk_ read key)`,
     ...(facts.apiReferencePath ? [`  API reference  ${base}${facts.apiReferencePath}`] : []),
     `  Admin token    ${token}`,
+    ...(facts.hasUsers === undefined ? [] : facts.hasUsers ? accountsLines(base) : firstAccountLines(base)),
     ...(facts.projectCount ? projectsLines(facts.projectCount, base) : firstProjectLines(base)),
     '',
   ];
@@ -44,4 +47,16 @@ function projectsLines(count: number, base: string): string[] {
     `                 open ${base}/ and paste a project's rk_ key; lost it? a new one:`,
     '                 npm run admin -- create-key PROJECT_ID --kind rk',
   ];
+}
+
+function firstAccountLines(base: string): string[] {
+  return [
+    `  First account  open ${base}/ (the first-run page), or on this machine:`,
+    '                 npm run admin -- setup --email you@example.com   (asks for the password, not echoed)',
+    '                 the account owns the organization "Default", which gets every project',
+  ];
+}
+
+function accountsLines(base: string): string[] {
+  return [`  Accounts       sign in at ${base}/ with your email and password (npm run admin -- users lists them)`];
 }

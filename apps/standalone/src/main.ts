@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { openStores, rateRulesOf, runMain, serve, serviceLimitsOf, startAggregateBuilding } from '@analytics/runtime';
+import { openAccounts, openStores, rateRulesOf, runMain, serve, serviceLimitsOf, startAggregateBuilding } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -26,7 +26,8 @@ async function main() {
   const sdkDir = resolve(__dirname, '../../libs/sdk-browser');
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir });
+  const accounts = openAccounts(stores, env, logger, secrets.ADMIN_TOKEN);
+  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts });
   const server = await serve(app, env.PORT, logger, async () => {
     await building.stop();
     await stores.close();
@@ -34,7 +35,8 @@ async function main() {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const projectCount = (await stores.keyStore.listProjects()).length;
-  process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json'), projectCount })}\n`);
+  const hasUsers = await accounts.signIn.anyUser();
+  process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json'), projectCount, hasUsers })}\n`);
 }
 
 runMain(main);

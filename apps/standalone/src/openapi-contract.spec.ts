@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
+import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { openApiDocument } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
@@ -35,8 +36,10 @@ const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true
 beforeAll(async () => {
   stores = await openTestStores();
   // Track and batch buckets of 3 so that 429 is reachable in a few requests.
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } }, sdkDir: sdk.dir });
-  unbuilt = buildApp({ stores, secrets: SECRETS, logger: silentLogger, sdkDir: noBuild });
+  // Scrypt at test cost (the parameters travel with each hash; production uses OWASP's, libs/accounts/src/password.ts).
+  const accounts = new Accounts({ db: stores.keyDb, keyStore: stores.keyStore, throttleSecret: 'contract', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }), onKeysRevoked: (p) => stores.bus.keyRevoked(p) });
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } }, accounts, sdkDir: sdk.dir });
+  unbuilt = buildApp({ stores, secrets: SECRETS, logger: silentLogger, sdkDir: noBuild, accounts });
   doc = (await request(app).get('/openapi.json')).body as Doc;
   const created = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name: 'contract', allowed_origins: [ORIGIN] });
   keys = { ...created.body.keys, projectId: created.body.project.id };
@@ -54,7 +57,7 @@ const validateWithSwaggerParser = (document: unknown) =>
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const admin = bearer(SECRETS.ADMIN_TOKEN);
-type Case = [method: string, path: string, status: number, send: () => request.Test];
+type Case = [method: string, path: string, status: number, send: () => PromiseLike<request.Response>];
 const get = (url: string, headers: Record<string, string> = {}, query: object = {}) => request(app).get(url).set(headers).query(query);
 const post = (url: string, headers: Record<string, string> = {}, body?: unknown) => {
   const r = request(app).post(url).set(headers);
@@ -171,7 +174,190 @@ const cases = (): Case[] => [
   ['get', '/sdk/{version}/analytics.min.js', 404, () => get('/sdk/0.0.0-nope/analytics.min.js')],
   ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
   ['get', '/metrics', 401, () => get('/metrics')],
+  ...peopleCases(),
 ];
+
+/** What the people cases learn as they run (in order): tokens and ids. */
+const people = { owner: '', viewer: '', orgId: '', spare: '', spareUser: '', invitationId: '', readKeyProject: '' };
+const NO_ORG = '00000000-0000-4000-8000-000000000000';
+const PASSWORD = 'contract passphrase';
+// Each throttled case from its own address (loopback is the trusted proxy here): their counts never meet.
+const from = (address: string) => ({ 'x-forwarded-for': address });
+const send = (method: 'post' | 'patch' | 'delete', url: string, headers: Record<string, string> = {}, body?: unknown) => {
+  const r = request(app)[method](url).set(headers);
+  return body === undefined ? r : r.send(body as object);
+};
+const tooLarge = (method: 'post' | 'patch', url: string, headers: Record<string, string>) => send(method, url, { ...headers, 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1));
+const badEncoding = (method: 'post' | 'patch', url: string, headers: Record<string, string>) => send(method, url, { ...headers, 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}');
+/** `n` requests that fail, then the one the case checks. */
+const after = async (n: number, fail: () => PromiseLike<request.Response>, last: () => PromiseLike<request.Response>) => {
+  for (let i = 0; i < n; i++) await fail();
+  return last();
+};
+const invite = async (email: string, role = 'viewer') => (await send('post', `/admin/orgs/${people.orgId}/invitations`, bearer(people.owner), { email, role })).body;
+
+function peopleCases(): Case[] {
+  const owner = () => bearer(people.owner);
+  const viewer = () => bearer(people.viewer);
+  const org = (rest = '') => `/admin/orgs/${people.orgId}${rest}`;
+  const bodies: Array<[method: 'post' | 'patch', path: string, url: () => string, headers: () => Record<string, string>]> = [
+    ['post', '/auth/setup', () => '/auth/setup', () => admin],
+    ['post', '/auth/login', () => '/auth/login', () => ({})],
+    ['post', '/auth/password', () => '/auth/password', owner],
+    ['post', '/auth/password-reset', () => '/auth/password-reset', () => ({})],
+    ['post', '/auth/password-reset/confirm', () => '/auth/password-reset/confirm', () => ({})],
+    ['post', '/auth/invitations/accept', () => '/auth/invitations/accept', () => ({})],
+    ['post', '/auth/read-key', () => '/auth/read-key', owner],
+    ['post', '/admin/orgs', () => '/admin/orgs', owner],
+    ['patch', '/admin/orgs/{id}', () => org(), owner],
+    ['post', '/admin/orgs/{id}/invitations', () => org('/invitations'), owner],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', () => org(`/members/${people.spareUser}`), owner],
+    ['post', '/admin/password-resets', () => '/admin/password-resets', () => admin],
+  ];
+  return [
+    ['post', '/auth/setup', 401, () => post('/auth/setup', {}, { email: 'owner@example.com', password: PASSWORD })],
+    ['post', '/auth/setup', 400, () => post('/auth/setup', admin, { email: 'owner@example.com', password: 'short' })],
+    [
+      'post', '/auth/setup', 201,
+      async () => {
+        const res = await post('/auth/setup', admin, { email: 'owner@example.com', password: PASSWORD, name: 'Owner' });
+        people.owner = res.body.token;
+        people.orgId = (await get('/auth/me', owner())).body.organizations[0].id;
+        const accepted = await post('/auth/invitations/accept', {}, { token: (await invite('viewer@example.com')).token, password: PASSWORD });
+        people.viewer = accepted.body.token;
+        people.spareUser = (await post('/auth/invitations/accept', {}, { token: (await invite('spare@example.com')).token, password: PASSWORD })).body.user.id;
+        return res;
+      },
+    ],
+    ['post', '/auth/setup', 409, () => post('/auth/setup', admin, { email: 'again@example.com', password: PASSWORD })],
+    ['post', '/auth/login', 200, () => post('/auth/login', from('198.51.100.1'), { email: 'owner@example.com', password: PASSWORD })],
+    ['post', '/auth/login', 400, () => post('/auth/login', {}, { email: 'not an email', password: PASSWORD })],
+    ['post', '/auth/login', 401, () => post('/auth/login', from('198.51.100.2'), { email: 'nobody@example.com', password: PASSWORD })],
+    ['post', '/auth/login', 429, () => after(10, () => post('/auth/login', from('198.51.100.3'), { email: 'viewer@example.com', password: 'wrong password' }), () => post('/auth/login', from('198.51.100.4'), { email: 'viewer@example.com', password: PASSWORD }))],
+    ['get', '/auth/me', 200, () => get('/auth/me', owner())],
+    ['get', '/auth/me', 401, () => get('/auth/me')],
+    ['get', '/auth/sessions', 200, () => get('/auth/sessions', owner())],
+    ['get', '/auth/sessions', 401, () => get('/auth/sessions', bearer('ses_nope'))],
+    [
+      'delete', '/auth/sessions/{id}', 204,
+      async () => {
+        const other = (await post('/auth/login', from('198.51.100.5'), { email: 'owner@example.com', password: PASSWORD })).body.token as string;
+        return send('delete', `/auth/sessions/${other.split('_')[1]}`, owner());
+      },
+    ],
+    ['delete', '/auth/sessions/{id}', 401, () => send('delete', '/auth/sessions/x')],
+    ['delete', '/auth/sessions/{id}', 404, () => send('delete', '/auth/sessions/x', owner())],
+    ['post', '/auth/password', 400, () => post('/auth/password', owner(), { current_password: PASSWORD, new_password: 'short' })],
+    ['post', '/auth/password', 401, () => post('/auth/password', { ...owner(), ...from('198.51.100.6') }, { current_password: 'wrong password', new_password: PASSWORD })],
+    ['post', '/auth/password', 204, () => post('/auth/password', { ...owner(), ...from('198.51.100.7') }, { current_password: PASSWORD, new_password: PASSWORD })],
+    ['post', '/auth/password', 429, () => after(10, () => post('/auth/password', { ...viewer(), ...from('198.51.100.8') }, { current_password: 'wrong password', new_password: PASSWORD }), () => post('/auth/password', { ...viewer(), ...from('198.51.100.9') }, { current_password: PASSWORD, new_password: PASSWORD }))],
+    ['post', '/auth/password-reset', 202, () => post('/auth/password-reset', from('198.51.100.10'), { email: 'owner@example.com' })],
+    ['post', '/auth/password-reset', 400, () => post('/auth/password-reset', {}, { email: 5 })],
+    ['post', '/auth/password-reset', 429, () => after(10, () => post('/auth/password-reset', from('198.51.100.11'), { email: 'nobody@example.com' }), () => post('/auth/password-reset', from('198.51.100.11'), { email: 'nobody@example.com' }))],
+    [
+      'post', '/auth/password-reset/confirm', 200,
+      async () => {
+        const link = (await post('/admin/password-resets', admin, { email: 'spare@example.com' })).body.reset_url as string;
+        return post('/auth/password-reset/confirm', {}, { token: link.split('#reset=')[1], password: PASSWORD });
+      },
+    ],
+    ['post', '/auth/password-reset/confirm', 400, () => post('/auth/password-reset/confirm', {}, { token: 'rst_unknown', password: PASSWORD })],
+    ['post', '/auth/invitations/accept', 200, async () => post('/auth/invitations/accept', bearer(people.viewer), { token: (await invite('third@example.com')).token, password: PASSWORD })],
+    ['post', '/auth/invitations/accept', 400, () => post('/auth/invitations/accept', {}, { token: 'inv_unknown', password: PASSWORD })],
+    ['post', '/auth/invitations/accept', 401, () => post('/auth/invitations/accept', bearer('ses_nope'), { token: 'inv_unknown' })],
+    ['post', '/auth/invitations/accept', 429, async () => {
+      const other = (await send('post', '/admin/orgs', owner(), { name: 'Throttled' })).body.org.id as string;
+      const token = (await send('post', `/admin/orgs/${other}/invitations`, owner(), { email: 'viewer@example.com', role: 'viewer' })).body.token as string;
+      return after(10, () => post('/auth/invitations/accept', from('198.51.100.12'), { token, password: 'wrong password' }), () => post('/auth/invitations/accept', from('198.51.100.12'), { token, password: PASSWORD }));
+    }],
+    ['post', '/auth/read-key', 201, () => post('/auth/read-key', viewer(), { project_id: keys.projectId })],
+    ['post', '/auth/read-key', 400, () => post('/auth/read-key', viewer(), { project_id: 'nope' })],
+    ['post', '/auth/read-key', 401, () => post('/auth/read-key', admin, { project_id: keys.projectId })],
+    ['post', '/auth/read-key', 404, () => post('/auth/read-key', viewer(), { project_id: NO_ORG })],
+    ['get', '/admin/orgs', 200, () => get('/admin/orgs', viewer())],
+    ['get', '/admin/orgs', 401, () => get('/admin/orgs')],
+    ['post', '/admin/orgs', 201, async () => {
+      const res = await send('post', '/admin/orgs', owner(), { name: 'Spare' });
+      people.spare = res.body.org.id;
+      return res;
+    }],
+    ['post', '/admin/orgs', 400, () => send('post', '/admin/orgs', owner(), { name: '' })],
+    ['post', '/admin/orgs', 401, () => send('post', '/admin/orgs', {}, { name: 'x' })],
+    ['patch', '/admin/orgs/{id}', 200, () => send('patch', org(), owner(), { name: 'Default' })],
+    ['patch', '/admin/orgs/{id}', 400, () => send('patch', org(), owner(), { name: '' })],
+    ['patch', '/admin/orgs/{id}', 401, () => send('patch', org(), {}, { name: 'x' })],
+    ['patch', '/admin/orgs/{id}', 403, () => send('patch', org(), viewer(), { name: 'x' })],
+    ['patch', '/admin/orgs/{id}', 404, () => send('patch', `/admin/orgs/${NO_ORG}`, owner(), { name: 'x' })],
+    ['delete', '/admin/orgs/{id}', 409, () => send('delete', org(), owner())],
+    ['delete', '/admin/orgs/{id}', 401, () => send('delete', org())],
+    ['delete', '/admin/orgs/{id}', 403, () => send('delete', org(), viewer())],
+    ['delete', '/admin/orgs/{id}', 404, () => send('delete', `/admin/orgs/${NO_ORG}`, owner())],
+    ['delete', '/admin/orgs/{id}', 204, () => send('delete', `/admin/orgs/${people.spare}`, owner())],
+    ['post', '/admin/orgs/{id}/invitations', 201, async () => {
+      const res = await send('post', org('/invitations'), owner(), { email: 'later@example.com', role: 'editor' });
+      people.invitationId = res.body.invitation.id;
+      return res;
+    }],
+    ['post', '/admin/orgs/{id}/invitations', 400, () => send('post', org('/invitations'), owner(), { email: 'later@example.com', role: 'boss' })],
+    ['post', '/admin/orgs/{id}/invitations', 401, () => send('post', org('/invitations'), {}, {})],
+    ['post', '/admin/orgs/{id}/invitations', 403, () => send('post', org('/invitations'), viewer(), { email: 'x@example.com', role: 'viewer' })],
+    ['post', '/admin/orgs/{id}/invitations', 404, () => send('post', `/admin/orgs/${NO_ORG}/invitations`, owner(), { email: 'x@example.com', role: 'viewer' })],
+    ['post', '/admin/orgs/{id}/invitations', 409, () => send('post', org('/invitations'), owner(), { email: 'viewer@example.com', role: 'viewer' })],
+    ['get', '/admin/orgs/{id}/invitations', 200, () => get(org('/invitations'), owner())],
+    ['get', '/admin/orgs/{id}/invitations', 401, () => get(org('/invitations'))],
+    ['get', '/admin/orgs/{id}/invitations', 403, () => get(org('/invitations'), viewer())],
+    ['get', '/admin/orgs/{id}/invitations', 404, () => get(`/admin/orgs/${NO_ORG}/invitations`, owner())],
+    ['delete', '/admin/orgs/{id}/invitations/{invitation_id}', 204, () => send('delete', org(`/invitations/${people.invitationId}`), owner())],
+    ['delete', '/admin/orgs/{id}/invitations/{invitation_id}', 401, () => send('delete', org(`/invitations/${people.invitationId}`))],
+    ['delete', '/admin/orgs/{id}/invitations/{invitation_id}', 403, () => send('delete', org(`/invitations/${people.invitationId}`), viewer())],
+    ['delete', '/admin/orgs/{id}/invitations/{invitation_id}', 404, () => send('delete', org(`/invitations/${people.invitationId}`), owner())],
+    ['get', '/admin/orgs/{id}/members', 200, () => get(org('/members'), owner())],
+    ['get', '/admin/orgs/{id}/members', 401, () => get(org('/members'))],
+    ['get', '/admin/orgs/{id}/members', 403, () => get(org('/members'), viewer())],
+    ['get', '/admin/orgs/{id}/members', 404, () => get(`/admin/orgs/${NO_ORG}/members`, owner())],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 200, () => send('patch', org(`/members/${people.spareUser}`), owner(), { role: 'editor' })],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 400, () => send('patch', org(`/members/${people.spareUser}`), owner(), { role: 'boss' })],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 401, () => send('patch', org(`/members/${people.spareUser}`), {}, {})],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 403, () => send('patch', org(`/members/${people.spareUser}`), viewer(), { role: 'viewer' })],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 404, () => send('patch', org(`/members/${NO_ORG}`), owner(), { role: 'viewer' })],
+    ['patch', '/admin/orgs/{id}/members/{user_id}', 409, async () => send('patch', org(`/members/${(await get('/auth/me', owner())).body.user.id}`), owner(), { role: 'viewer' })],
+    ['delete', '/admin/orgs/{id}/members/{user_id}', 401, () => send('delete', org(`/members/${people.spareUser}`))],
+    ['delete', '/admin/orgs/{id}/members/{user_id}', 403, () => send('delete', org(`/members/${people.spareUser}`), viewer())],
+    ['delete', '/admin/orgs/{id}/members/{user_id}', 409, async () => send('delete', org(`/members/${(await get('/auth/me', owner())).body.user.id}`), owner())],
+    ['delete', '/admin/orgs/{id}/members/{user_id}', 204, () => send('delete', org(`/members/${people.spareUser}`), owner())],
+    ['delete', '/admin/orgs/{id}/members/{user_id}', 404, () => send('delete', org(`/members/${people.spareUser}`), owner())],
+    ['get', '/admin/orgs/{id}/audit', 200, () => get(org('/audit'), owner(), { limit: 10 })],
+    ['get', '/admin/orgs/{id}/audit', 400, () => get(org('/audit'), owner(), { limit: 0 })],
+    ['get', '/admin/orgs/{id}/audit', 401, () => get(org('/audit'))],
+    ['get', '/admin/orgs/{id}/audit', 403, () => get(org('/audit'), viewer())],
+    ['get', '/admin/orgs/{id}/audit', 404, () => get(`/admin/orgs/${NO_ORG}/audit`, owner())],
+    ['get', '/admin/projects/{id}/keys', 200, () => get(`/admin/projects/${keys.projectId}/keys`, owner())],
+    ['get', '/admin/projects/{id}/keys', 401, () => get(`/admin/projects/${keys.projectId}/keys`)],
+    ['get', '/admin/projects/{id}/keys', 403, () => get(`/admin/projects/${keys.projectId}/keys`, viewer())],
+    ['get', '/admin/projects/{id}/keys', 404, () => get(`/admin/projects/${NO_ORG}/keys`, owner())],
+    ['post', '/admin/projects', 403, () => post('/admin/projects', viewer(), { name: 'x', org_id: people.orgId })],
+    ['post', '/admin/projects', 404, () => post('/admin/projects', owner(), { name: 'x', org_id: NO_ORG })],
+    ['patch', '/admin/projects/{id}', 403, () => send('patch', `/admin/projects/${keys.projectId}`, viewer(), { retention_days: 30 })],
+    ['post', '/admin/projects/{id}/keys', 403, () => post(`/admin/projects/${keys.projectId}/keys`, viewer(), { kind: 'rk' })],
+    ['delete', '/admin/keys/{prefix}', 403, () => send('delete', `/admin/keys/${keys.sk}`, viewer())],
+    ['delete', '/admin/projects/{id}', 401, () => send('delete', `/admin/projects/${keys.projectId}`)],
+    ['delete', '/admin/projects/{id}', 403, () => send('delete', `/admin/projects/${keys.projectId}`, viewer())],
+    ['delete', '/admin/projects/{id}', 404, () => send('delete', `/admin/projects/${NO_ORG}`, owner())],
+    ['delete', '/admin/projects/{id}', 204, async () => send('delete', `/admin/projects/${(await post('/admin/projects', owner(), { name: 'doomed', org_id: people.orgId })).body.project.id}`, owner())],
+    ['get', '/admin/users', 200, () => get('/admin/users', admin)],
+    ['get', '/admin/users', 401, () => get('/admin/users', owner())],
+    ['post', '/admin/password-resets', 201, () => post('/admin/password-resets', admin, { email: 'owner@example.com' })],
+    ['post', '/admin/password-resets', 400, () => post('/admin/password-resets', admin, {})],
+    ['post', '/admin/password-resets', 401, () => post('/admin/password-resets', {}, { email: 'owner@example.com' })],
+    ['post', '/admin/password-resets', 404, () => post('/admin/password-resets', admin, { email: 'nobody@example.com' })],
+    ['post', '/auth/logout', 401, () => post('/auth/logout')],
+    ['post', '/auth/logout', 204, () => post('/auth/logout', viewer())],
+    ...bodies.flatMap(([method, path, url, headers]): Case[] => [
+      [method, path, 413, () => tooLarge(method, url(), headers())],
+      [method, path, 415, () => badEncoding(method, url(), headers())],
+    ]),
+  ];
+}
 
 describe('GET /openapi.json (standalone)', () => {
   it('is a valid OpenAPI 3.1 document (swagger-parser) answered without a key', async () => {

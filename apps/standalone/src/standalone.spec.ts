@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import request from 'supertest';
 import type { Express } from 'express';
 import { openTestStores, silentLogger, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
+import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { API_ROUTES, routes } from '@analytics/schema';
 import { buildApp } from './app';
 import { sdkBuildFixture } from './test-service';
@@ -13,10 +14,12 @@ let stores: Stores;
 let app: Express;
 let contract: ContractCheck;
 const sdk = sdkBuildFixture();
+let accounts: Accounts;
 
 beforeAll(async () => {
   stores = await openTestStores();
-  contract = contractChecked(buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], sdkDir: sdk.dir }));
+  accounts = new Accounts({ db: stores.keyDb, keyStore: stores.keyStore, throttleSecret: 'standalone', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }) });
+  contract = contractChecked(buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], accounts, sdkDir: sdk.dir }));
   app = contract.app;
 });
 afterAll(async () => {
@@ -85,12 +88,28 @@ describe('standalone: every app on one port', () => {
 describe('the declarations (libs/schema routes)', () => {
   it('serves every declared route at its declared method and path: none answers the routing 404 or 405', async () => {
     const p = await createProject('declared');
-    const params: Record<string, string> = { id: p.project.id, prefix: p.keys.rk.split('_')[2]!, version: sdk.version };
+    const admin = { authorization: `Bearer ${SECRETS.ADMIN_TOKEN}` };
+    const setup = await request(app).post('/auth/setup').set(admin).send({ email: 'declared@example.com', password: 'a long passphrase' });
+    const orgId = (await request(app).get('/auth/me').set('authorization', `Bearer ${setup.body.token}`)).body.organizations[0].id as string;
+    const invited = await accounts.orgs.invite({ kind: 'operator', org: { id: orgId, role: null } }, { email: 'invited@example.com', role: 'viewer' }, 'http://localhost');
+    const session = (await accounts.sessions.create(setup.body.user, 'tests')).token.split('_')[1]!;
+    // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
+    const params = (path: string): Record<string, string> => ({
+      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : p.project.id,
+      prefix: p.keys.rk.split('_')[2]!,
+      version: sdk.version,
+      user_id: setup.body.user.id,
+      invitation_id: invited.invitation.id,
+    });
     const unserved: string[] = [];
     for (const route of API_ROUTES) {
-      // The admin token, so that the admin router's own 401 for unknown /admin paths cannot hide a missing route.
-      const headers = route.auth === 'admin_token' ? { authorization: `Bearer ${SECRETS.ADMIN_TOKEN}` } : {};
-      const res = await request(app)[route.method](route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => params[name]!)).set(headers);
+      // A credential the route takes, so that the admin router's own 401 for unknown /admin paths cannot hide a missing
+      // route: the operator's, or a fresh user token where only a user's will do.
+      const auth = route.auth;
+      const session = typeof auth === 'object' && 'session' in auth ? auth.session : undefined;
+      const headers =
+        auth === 'admin_token' || session === 'any' ? admin : session ? { authorization: `Bearer ${(await accounts.sessions.create(setup.body.user, 'tests')).token}` } : {};
+      const res = await request(app)[route.method](route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => params(route.path)[name]!)).set(headers);
       if (['not_found', 'method_not_allowed'].includes(res.body?.error)) unserved.push(`${route.method} ${route.path}: ${res.status}`);
     }
     expect(unserved).toEqual([]);

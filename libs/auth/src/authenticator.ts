@@ -29,6 +29,8 @@ export interface AuthenticatorOptions {
   ttlMs?: number;
   max?: number;
   clock?: () => number;
+  /** Told each accepted key's prefix (KeyUsage records when keys were last used). */
+  onKeyUsed?: (prefix: string) => void;
 }
 
 // Prefixes outside the known set are refused without a lookup, except this trickle: a key minted a moment ago on
@@ -50,8 +52,12 @@ export class Authenticator {
   private knownUntil = 0;
   private reloadTimer: NodeJS.Timeout | undefined;
   private readonly buckets: MemoryRateLimiter;
+  private readonly clock: () => number;
+  private readonly onKeyUsed: ((prefix: string) => void) | undefined;
 
   constructor(private readonly store: KeyStore, options: AuthenticatorOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.onKeyUsed = options.onKeyUsed;
     const ttl = Math.min(options.ttlMs ?? LIMITS.keyCacheTtlMs, LIMITS.keyCacheTtlMs);
     this.missingTtlMs = Math.min(ttl, 10_000);
     this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
@@ -144,7 +150,10 @@ export class Authenticator {
     if (!verifySecret(presented.secret, key.secret_hash) || key.revoked_at || key.env !== presented.env) {
       throw new ApiError('invalid_api_key');
     }
+    // A read key minted for a session (libs/accounts) ends at its expiry, cached or not.
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= this.clock()) throw new ApiError('invalid_api_key');
     if (key.kind !== presented.kind) throw new ApiError('key_kind_mismatch');
+    this.onKeyUsed?.(key.prefix);
     return { projectId: project.id, project, kind: key.kind, prefix: key.prefix };
   }
 

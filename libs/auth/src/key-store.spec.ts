@@ -2,7 +2,8 @@ import { ApiError } from '@analytics/schema';
 import { keyStoreBackends } from './test-backends';
 import { Authenticator } from './authenticator';
 import { KeyStore } from './key-store';
-import { migrateKeyStore } from './migrate';
+import { KeyUsage } from './key-usage';
+import { KEY_STORE_MIGRATIONS, migrateKeyStore } from './migrate';
 import type { SqlPort } from './sql-port';
 
 const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof ApiError ? e.code : String(e)));
@@ -12,7 +13,7 @@ describe.each(keyStoreBackends())('key store on %s', (_name, open) => {
   let store: KeyStore;
   beforeAll(async () => {
     db = await open();
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4]);
+    expect(await migrateKeyStore(db)).toEqual(KEY_STORE_MIGRATIONS.map((m) => m.version));
     store = new KeyStore(db);
   });
   afterAll(() => db.close());
@@ -80,6 +81,25 @@ describe.each(keyStoreBackends())('key store on %s', (_name, open) => {
     await store.updateProject(project.id, { allowed_origins: ['https://new.example'] });
     auth.invalidateProject(project.id);
     expect(await codeOf(auth.authenticate(`Bearer ${keys.pk}`, 'ingest', 'https://new.example'))).toBe('ok');
+  });
+
+  it('records when keys were last used (KeyUsage, once a minute), only ever later, and refuses a bound key past its expiry', async () => {
+    const clock = { now: Date.now() };
+    const usage = new KeyUsage(store, () => clock.now);
+    const auth = new Authenticator(store, { clock: () => clock.now, onKeyUsed: (prefix) => usage.seen(prefix) });
+    const { project, keys } = await store.createProject({ name: 'used' });
+    await auth.authenticate(`Bearer ${keys.sk}`, 'ingest');
+    await usage.flush();
+    const lastUsed = async () => (await store.listKeys(project.id)).find((k) => k.kind === 'sk')!.last_used_at;
+    expect(await lastUsed()).toBe(new Date(clock.now).toISOString());
+    await store.recordKeyUse(new Map([[keys.sk.split('_')[2]!, clock.now - 60_000]]));
+    expect(await lastUsed()).toBe(new Date(clock.now).toISOString());
+
+    const { rows } = await db.query<{ id: string }>("INSERT INTO users (id, email, created_at) VALUES (gen_random_uuid(), 'bound@example.com', now()) RETURNING id");
+    const bound = await store.createKey(project.id, 'rk', 'live', { user_id: rows[0]!.id, expires_at: new Date(clock.now + 1_000).toISOString() });
+    expect((await auth.authenticate(`Bearer ${bound!.key}`, 'read')).projectId).toBe(project.id);
+    clock.now += 1_000;
+    await expect(auth.authenticate(`Bearer ${bound!.key}`, 'read')).rejects.toMatchObject({ code: 'invalid_api_key' });
   });
 
   it('expires cached keys after the TTL', async () => {

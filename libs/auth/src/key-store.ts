@@ -15,6 +15,25 @@ export interface KeyRecord {
   secret_hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** Set on a key minted for a person (a session's read key): refused from then on. */
+  expires_at: string | null;
+}
+
+/** Whom a key is minted for, beside its project: a signed-in user's read key ends with its session, its expiry, or the membership. */
+export interface KeyBinding {
+  user_id: string;
+  session_id?: string;
+  expires_at?: string;
+}
+
+/** A key as GET /admin/projects/:id/keys lists it: never its secret. */
+export interface KeyInfo {
+  prefix: string;
+  kind: KeyKind;
+  env: KeyEnv;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 /** A key as shown once at creation: the whole key string plus its public fields. */
@@ -30,8 +49,11 @@ export function toProject(row: Record<string, unknown>): Project {
     allowed_origins: (row.allowed_origins as string[] | null) ?? [],
     retention_days: Number(row.retention_days),
     created_at: new Date(row.created_at as string).toISOString(),
+    org_id: row.org_id ? String(row.org_id) : null,
   };
 }
+
+const isoOrNull = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
 
 /** Projects and API keys in Postgres. Secrets are stored only as SHA-256 hashes. */
 export class KeyStore {
@@ -61,14 +83,15 @@ export class KeyStore {
     await this.db.query('SELECT 1', []);
   }
 
-  async createProject(input: { name: string; allowed_origins?: string[]; retention_days?: number }, env: KeyEnv = 'live') {
+  async createProject(input: { name: string; allowed_origins?: string[]; retention_days?: number; org_id?: string | null }, env: KeyEnv = 'live') {
     const id = randomUUID();
     const minted = (['pk', 'sk', 'rk'] as const).map((kind) => mintKey(kind, env));
     const project = await this.db.transaction(async (tx) => {
-      const { rows } = await tx.query(
-        'INSERT INTO projects (id, name, allowed_origins, retention_days) VALUES ($1, $2, $3, $4) RETURNING *',
-        [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS],
-      );
+      const values = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS];
+      // Without an organization the column is left to its default: a store before migration 006 has none.
+      const { rows } = input.org_id
+        ? await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days, org_id) VALUES ($1, $2, $3, $4, $5) RETURNING *', [...values, input.org_id])
+        : await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days) VALUES ($1, $2, $3, $4) RETURNING *', values);
       for (const k of minted) {
         await tx.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, id, k.kind, k.env, k.secretHash]);
       }
@@ -90,6 +113,64 @@ export class KeyStore {
     return rows.map(toProject);
   }
 
+  /** The projects of the organizations a user is a member of. */
+  async listProjectsOfUser(userId: string): Promise<Project[]> {
+    const { rows } = await this.db.query('SELECT p.* FROM projects p JOIN memberships m ON m.org_id = p.org_id WHERE m.user_id = $1 ORDER BY p.created_at, p.id', [userId]);
+    return rows.map(toProject);
+  }
+
+  /** A project's keys without their secrets, oldest first; the session-bound read keys of signed-in users are left out. */
+  async listKeys(projectId: string): Promise<KeyInfo[]> {
+    if (!isUuid(projectId)) return [];
+    const { rows } = await this.db.query(
+      'SELECT prefix, kind, env, created_at, last_used_at, revoked_at FROM api_keys WHERE project_id = $1 AND session_id IS NULL ORDER BY created_at, prefix',
+      [projectId],
+    );
+    return rows.map((r) => ({
+      prefix: String(r.prefix),
+      kind: r.kind as KeyKind,
+      env: r.env as KeyEnv,
+      created_at: new Date(r.created_at as string).toISOString(),
+      last_used_at: isoOrNull(r.last_used_at),
+      revoked_at: isoOrNull(r.revoked_at),
+    }));
+  }
+
+  /**
+   * Deletes a project and its keys at once (its OAuth grants go with the keys) and queues the deletion of its events
+   * (project_deletions, taken by whichever process holds the event store: pendingProjectDeletions). Returns the project.
+   */
+  async deleteProject(id: string): Promise<Project | null> {
+    if (!isUuid(id)) return null;
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query('DELETE FROM projects WHERE id = $1 RETURNING *', [id]);
+      if (!rows[0]) return null;
+      await tx.query('INSERT INTO project_deletions (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [id]);
+      return toProject(rows[0]);
+    });
+  }
+
+  /** Deleted projects whose events are still to be deleted from the event store. */
+  async pendingProjectDeletions(): Promise<string[]> {
+    const { rows } = await this.db.query<{ project_id: string }>('SELECT project_id FROM project_deletions ORDER BY deleted_at');
+    return rows.map((r) => String(r.project_id));
+  }
+
+  /** The deletion of a project's events is submitted to the event store. */
+  async projectEventsDeleted(id: string): Promise<void> {
+    await this.db.query('DELETE FROM project_deletions WHERE project_id = $1', [id]);
+  }
+
+  /** Records when keys were last accepted (KeyUsage flushes this; times only move forward). */
+  async recordKeyUse(used: ReadonlyMap<string, number>): Promise<void> {
+    if (used.size === 0) return;
+    await this.db.query(
+      `UPDATE api_keys k SET last_used_at = u.at FROM unnest($1::text[], $2::timestamptz[]) AS u(prefix, at)
+        WHERE k.prefix = u.prefix AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`,
+      [[...used.keys()], [...used.values()].map((ms) => new Date(ms).toISOString())],
+    );
+  }
+
   async updateProject(id: string, patch: { name?: string; allowed_origins?: string[]; retention_days?: number }): Promise<Project | null> {
     if (!isUuid(id)) return null;
     const { rows } = await this.db.query(
@@ -100,10 +181,19 @@ export class KeyStore {
     return rows[0] ? toProject(rows[0]) : null;
   }
 
-  async createKey(projectId: string, kind: KeyKind, env: KeyEnv = 'live'): Promise<MintedKey | null> {
+  async createKey(projectId: string, kind: KeyKind, env: KeyEnv = 'live', binding?: KeyBinding): Promise<MintedKey | null> {
     if (!(await this.getProject(projectId))) return null;
     const k = mintKey(kind, env);
-    await this.db.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, projectId, kind, env, k.secretHash]);
+    await this.db.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash, user_id, session_id, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
+      k.prefix,
+      projectId,
+      kind,
+      env,
+      k.secretHash,
+      binding?.user_id ?? null,
+      binding?.session_id ?? null,
+      binding?.expires_at ?? null,
+    ]);
     this.minted([k.prefix]);
     return { key: k.key, prefix: k.prefix, kind, env, project_id: projectId };
   }
@@ -120,8 +210,8 @@ export class KeyStore {
   /** The key (revoked or not) with its project, by prefix. */
   async findKey(prefix: string): Promise<{ key: KeyRecord; project: Project } | null> {
     const { rows } = await this.db.query(
-      `SELECT k.prefix, k.project_id, k.kind, k.env, k.secret_hash, k.created_at AS key_created_at, k.revoked_at,
-              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at
+      `SELECT k.prefix, k.project_id, k.kind, k.env, k.secret_hash, k.created_at AS key_created_at, k.revoked_at, k.expires_at,
+              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id
          FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.prefix = $1`,
       [prefix],
     );
@@ -135,7 +225,8 @@ export class KeyStore {
         env: row.env as KeyEnv,
         secret_hash: String(row.secret_hash),
         created_at: new Date(row.key_created_at as string).toISOString(),
-        revoked_at: row.revoked_at ? new Date(row.revoked_at as string).toISOString() : null,
+        revoked_at: isoOrNull(row.revoked_at),
+        expires_at: isoOrNull(row.expires_at),
       },
       project: toProject(row),
     };

@@ -190,7 +190,7 @@ describe.each(keyStoreBackends())('OAuth store upgraded from the 002 schema on %
     await db.query(insert, [hashSecret('mcp_at_old'), 'access', 'old-public', keyPrefix, later]);
     await db.query(insert, [hashSecret('mcp_rt_old'), 'refresh', 'old-public', keyPrefix, later]);
 
-    expect(await migrateKeyStore(db)).toEqual([3, 4]);
+    expect(await migrateKeyStore(db)).toEqual(KEY_STORE_MIGRATIONS.slice(2).map((m) => m.version));
     const store = new OAuthStore(db);
     const { rows } = await db.query<{ metadata: unknown; client_secret_hash: string | null }>('SELECT metadata, client_secret_hash FROM oauth_clients ORDER BY client_id');
     expect(rows.map((r) => r.client_secret_hash)).toEqual([hashSecret(secret), null]);

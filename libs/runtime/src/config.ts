@@ -65,6 +65,14 @@ export const envSchema = z.object({
     if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
     return 'url' in parsed ? parsed.url : undefined;
   }),
+  // User sessions (docs/accounts.md): unused for this many days, or older than the maximum, a user token is refused.
+  SESSION_IDLE_DAYS: envInt(14, 1, 3_650),
+  SESSION_MAX_DAYS: envInt(90, 1, 3_650),
+  // Password hashes running at once: each holds scrypt's 128 MiB (OWASP's parameters) while it runs.
+  PASSWORD_HASH_CONCURRENCY: envInt(2, 1, 64),
+  // Mail (password resets, invitations): smtp:// or smtps:// with credentials in the URL, and the sender.
+  SMTP_URL: envString().refine((v) => v === undefined || /^smtps?:\/\/[^\s]+$/.test(v), { message: 'SMTP_URL must be an smtp:// or smtps:// URL' }),
+  MAIL_FROM: envString(),
 });
 
 export type Env = z.output<typeof envSchema>;

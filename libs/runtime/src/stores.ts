@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { Authenticator, InvalidationBus, KeyStore, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import type { Redis } from 'ioredis';
+import { Authenticator, InvalidationBus, KeyStore, KeyUsage, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
 import { type Logger, MemoryRateLimiter, type RateLimiter, RedisRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
 import type { Env } from './config';
@@ -12,6 +13,8 @@ export interface Stores {
   limiter: RateLimiter;
   /** Key revocations / project changes: applied here and, with Redis, on every instance at once. */
   bus: InvalidationBus;
+  /** REDIS_URL's client (shared counters: the sign-in throttle), when set. */
+  redis?: Redis;
   close(): Promise<void>;
 }
 
@@ -67,7 +70,9 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   }
   const keyStore = new KeyStore(keyDb);
   const eventStore = events;
-  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS });
+  const usage = new KeyUsage(keyStore, Date.now, (e) => logger.warn({ err: (e as Error).message }, 'recording when keys were last used failed; retried'));
+  usage.start();
+  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS, onKeyUsed: (prefix) => usage.seen(prefix) });
   // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
@@ -87,8 +92,10 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
     events: eventStore,
     limiter: redis ? new RedisRateLimiter(redis, logger) : new MemoryRateLimiter(),
     bus,
+    redis,
     async close() {
       authenticator.stop();
+      await usage.stop();
       redis?.disconnect();
       subscriber?.disconnect();
       await eventStore.close().catch((e: unknown) => logger.error({ err: e }, 'closing event store'));

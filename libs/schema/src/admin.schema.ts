@@ -18,8 +18,10 @@ export const allowedOriginsInputSchema = z
 const retentionDays = z.number().int().min(1).max(3650).describe('Days events are kept (default 365).');
 const env = z.enum(KEY_ENVS).describe('Key environment segment (default live).');
 
+const orgId = z.uuid({ message: 'must be a UUID' }).describe("The organization the project belongs to: required with a user token (admin of it); with ADMIN_TOKEN, unset means the oldest organization (none before setup).");
+
 export const createProjectInputSchema = z
-  .object({ name, allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), env: env.optional() })
+  .object({ name, allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), env: env.optional(), org_id: orgId.optional() })
   .describe('A new project; it gets one pk_, sk_ and rk_ key.');
 
 export const patchProjectInputSchema = z
@@ -35,6 +37,7 @@ export const projectSchema = z
     allowed_origins: z.array(z.string()).describe('Normalised origin allowlist.'),
     retention_days: z.number().int(),
     created_at: z.string().describe('ISO 8601.'),
+    org_id: z.string().nullable().describe('Its organization (null only before the first user is set up).'),
   })
   .describe('A project.');
 
@@ -45,7 +48,7 @@ export const createdProjectResponseSchema = z
   })
   .describe('The created project and its keys.');
 
-export const projectListResponseSchema = z.object({ projects: z.array(projectSchema) }).describe('Every project, oldest first.');
+export const projectListResponseSchema = z.object({ projects: z.array(projectSchema) }).describe("The projects of the caller's organizations (every project for ADMIN_TOKEN), oldest first.");
 export const projectResponseSchema = z.object({ project: projectSchema }).describe('One project.');
 
 export const mintedKeyResponseSchema = z

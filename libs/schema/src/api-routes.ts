@@ -12,6 +12,36 @@ import {
   type KeyKind,
   type Project,
 } from './admin.schema';
+import {
+  acceptedResponseSchema,
+  adminResetResponseSchema,
+  auditParamsSchema,
+  auditResponseSchema,
+  createdInvitationResponseSchema,
+  invitationAcceptInputSchema,
+  invitationInputSchema,
+  invitationListResponseSchema,
+  keyListResponseSchema,
+  loginInputSchema,
+  meResponseSchema,
+  memberInputSchema,
+  memberListResponseSchema,
+  memberResponseSchema,
+  orgInputSchema,
+  orgListResponseSchema,
+  orgResponseSchema,
+  passwordChangeInputSchema,
+  passwordResetConfirmInputSchema,
+  passwordResetInputSchema,
+  readKeyInputSchema,
+  readKeyResponseSchema,
+  type Role,
+  sessionListResponseSchema,
+  sessionTokenResponseSchema,
+  setupInputSchema,
+  type User,
+  userListResponseSchema,
+} from './accounts.schema';
 import type { ErrorCode } from './errors';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { funnelBodySchema, funnelResponseSchema, retentionBodySchema, retentionResponseSchema } from './conversions.schema';
@@ -96,10 +126,40 @@ export interface Streaming {
 export type KeyAccess = 'ingest' | 'read' | 'forget';
 
 /**
+ * Where a role is checked: the organization `{id}` of the path (`org`), the organization of the project `{id}`
+ * (`project`) or of the key `{prefix}` (`key`), or that of the body's `org_id` / `project_id` field.
+ */
+export type RoleScope = 'org' | 'project' | 'key' | 'org_id' | 'project_id';
+
+/**
+ * A user token (`Authorization: Bearer ses_…`) route. `session`: `user` takes a user token only (the route acts on the
+ * signed-in person), `any` also takes ADMIN_TOKEN (the operator, who passes every role check), `optional` runs without a
+ * credential too (a token sent must be valid). `role`: the least role the caller needs in the organization `of` names;
+ * a caller who is not a member of it gets 404 not_found, as for a resource that does not exist (docs/accounts.md).
+ */
+export interface SessionAuth {
+  session: 'user' | 'any' | 'optional';
+  role?: Role;
+  of?: RoleScope;
+}
+
+/**
  * Who may call a route. `api_key`: the kinds the document lists and the access the key is checked for (`ak_` keys
  * also pass `ingest` and `forget`); without an access the route authorizes each call itself (MCP: per tool).
+ * `session`: a user token, with a role where the declaration names one (SessionAuth).
  */
-export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess } | 'admin_token' | 'internal_secret' | 'none';
+export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess } | SessionAuth | 'admin_token' | 'internal_secret' | 'none';
+
+/** The organization a role route named and the caller's role in it (null for the operator, who holds none). */
+export interface OrgAccess {
+  id: string;
+  role: Role | null;
+}
+
+/** The caller of a `session` route: a signed-in user, or the operator (ADMIN_TOKEN). */
+export type Caller =
+  | { kind: 'operator'; org?: OrgAccess }
+  | { kind: 'user'; user: User; session: { id: string; expires_at: string }; token: string; org?: OrgAccess };
 
 /** The caller of an `api_key` route, as its key resolved: what its handler learns beside the input. */
 export interface AuthContext {
@@ -141,6 +201,15 @@ const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large
 // Reads are bounded (query_too_expensive) and admitted through a gate (rate_limited while it is full).
 const READ_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'invalid_params', 'query_too_expensive', 'rate_limited'];
 const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];
+// A user-token route answers invalid_session; with a role, insufficient_role, and not_found outside the organization.
+const SESSION_ERRORS: readonly ErrorCode[] = ['invalid_session'];
+const ROLE_ERRORS: readonly ErrorCode[] = ['invalid_session', 'insufficient_role', 'not_found'];
+// Any member passes a viewer route: no role is too low there.
+const MEMBER_ERRORS: readonly ErrorCode[] = ['invalid_session', 'not_found'];
+/** A user token (or ADMIN_TOKEN) with at least `role` in the organization `of` names. */
+const roleOf = (role: Role, of: RoleScope) => ({ session: 'any', role, of }) as const;
+const ORG_ID = { id: 'Organization id (UUID).' };
+const PROJECT_ID = { id: 'Project id (UUID).' };
 
 const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
 const SDK_SCRIPT_TYPE = { 'text/javascript': 'The browser SDK as one classic script.' };
@@ -233,37 +302,147 @@ export const routes = {
     example: { from: '2026-01-05T00:00:00Z', to: '2026-03-02T00:00:00Z', period: 'week', count_by: 'user', start: { event: 'signup' } },
   },
   createProject: {
-    method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: 'admin_token',
-    body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
+    method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: roleOf('admin', 'org_id'),
+    body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: { name: 'shop', allowed_origins: ['https://shop.example.com'], retention_days: 365 },
   },
   listProjects: {
-    method: 'get', path: '/admin/projects', app: 'admin-api', summary: 'List projects', auth: 'admin_token',
-    responses: { 200: projectListResponseSchema }, errors: ['invalid_session', ...ALWAYS],
+    method: 'get', path: '/admin/projects', app: 'admin-api', summary: "List the projects of the caller's organizations", auth: { session: 'any' },
+    responses: { 200: projectListResponseSchema }, errors: [...SESSION_ERRORS, ...ALWAYS],
   },
   getProject: {
-    method: 'get', path: '/admin/projects/{id}', app: 'admin-api', summary: 'One project', auth: 'admin_token', pathParams: { id: 'Project id (UUID).' },
-    responses: { 200: projectResponseSchema }, errors: ['invalid_session', 'not_found', ...ALWAYS],
+    method: 'get', path: '/admin/projects/{id}', app: 'admin-api', summary: 'One project', auth: roleOf('viewer', 'project'), pathParams: PROJECT_ID,
+    responses: { 200: projectResponseSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
   },
   updateProject: {
-    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: 'admin_token',
-    pathParams: { id: 'Project id (UUID).' }, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
-    errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
+    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
+    errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
   },
   createKey: {
-    method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: 'admin_token',
-    pathParams: { id: 'Project id (UUID).' }, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
-    errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
+    method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
+    errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
   },
   revokeKey: {
-    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
-    pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
+    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: roleOf('admin', 'key'),
+    pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  listKeys: {
+    method: 'get', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: "A project's keys: prefix, kind, when created, last used and revoked; never a secret", auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: keyListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteProject: {
+    method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   backup: {
     method: 'post', path: '/admin/backup', app: 'standalone',
     summary: 'Back up the embedded stores of `npm start` (event store BACKUP, key store dump, secrets, manifest) to a directory on the server',
     auth: 'admin_token', body: backupInputSchema, responses: { 200: backupResponseSchema }, errors: ['invalid_session', ...BODY_ERRORS, ...ALWAYS],
     example: { dir: '/var/backups/analytics/2026-11-24' },
+  },
+  // People (issue 45, docs/accounts.md): users and sessions under /auth, organizations, members and invitations under /admin.
+  authSetup: {
+    method: 'post', path: '/auth/setup', app: 'admin-api', summary: 'Create the first user, owner of the organization "Default" that receives every existing project', auth: 'admin_token',
+    body: setupInputSchema, responses: { 201: sessionTokenResponseSchema }, errors: ['invalid_session', 'already_set_up', ...BODY_ERRORS, ...ALWAYS],
+    example: { email: 'you@example.com', password: 'a long passphrase', name: 'You' },
+  },
+  authLogin: {
+    method: 'post', path: '/auth/login', app: 'admin-api', summary: 'Sign in with email and password (more than 10 failures per account or address in 15 minutes: 429)', auth: 'none',
+    body: loginInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: ['invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+    example: { email: 'you@example.com', password: 'a long passphrase' },
+  },
+  authMe: {
+    method: 'get', path: '/auth/me', app: 'admin-api', summary: 'The signed-in user and their organizations with their role in each', auth: { session: 'user' },
+    responses: { 200: meResponseSchema }, errors: [...SESSION_ERRORS, ...ALWAYS],
+  },
+  authLogout: {
+    method: 'post', path: '/auth/logout', app: 'admin-api', summary: "End this request's session (and its read keys)", auth: { session: 'user' },
+    responses: { 204: null }, errors: [...SESSION_ERRORS, ...ALWAYS],
+  },
+  authSessions: {
+    method: 'get', path: '/auth/sessions', app: 'admin-api', summary: 'The live sessions of the signed-in user', auth: { session: 'user' },
+    responses: { 200: sessionListResponseSchema }, errors: [...SESSION_ERRORS, ...ALWAYS],
+  },
+  authDeleteSession: {
+    method: 'delete', path: '/auth/sessions/{id}', app: 'admin-api', summary: 'End one session of the signed-in user (and its read keys)', auth: { session: 'user' },
+    pathParams: { id: 'Session id.' }, responses: { 204: null }, errors: [...SESSION_ERRORS, 'not_found', ...ALWAYS],
+  },
+  authPassword: {
+    method: 'post', path: '/auth/password', app: 'admin-api', summary: 'Change the password; every other session of the user ends', auth: { session: 'user' },
+    body: passwordChangeInputSchema, responses: { 204: null }, errors: [...SESSION_ERRORS, 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+  },
+  authPasswordReset: {
+    method: 'post', path: '/auth/password-reset', app: 'admin-api', summary: 'Mail a one-time reset link valid one hour (when mail is configured); 202 whatever the email', auth: 'none',
+    body: passwordResetInputSchema, responses: { 202: acceptedResponseSchema }, errors: ['rate_limited', ...BODY_ERRORS, ...ALWAYS], example: { email: 'you@example.com' },
+  },
+  authPasswordResetConfirm: {
+    method: 'post', path: '/auth/password-reset/confirm', app: 'admin-api', summary: "Set a new password with a reset link's token; every session of the user ends, a new one starts", auth: 'none',
+    body: passwordResetConfirmInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: ['invalid_token', ...BODY_ERRORS, ...ALWAYS],
+  },
+  authAcceptInvitation: {
+    method: 'post', path: '/auth/invitations/accept', app: 'admin-api',
+    summary: 'Join an organization with an invitation: a new user sets a password, an existing one signs in with theirs or is signed in as the invited email', auth: { session: 'optional' },
+    body: invitationAcceptInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: [...SESSION_ERRORS, 'invalid_token', 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+  },
+  authReadKey: {
+    method: 'post', path: '/auth/read-key', app: 'admin-api', summary: 'Mint a short-lived rk_ key of a project for this session (any member): the dashboard reads without a pasted key',
+    auth: { session: 'user', role: 'viewer', of: 'project_id' }, body: readKeyInputSchema, responses: { 201: readKeyResponseSchema }, errors: [...MEMBER_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+  },
+  listOrgs: {
+    method: 'get', path: '/admin/orgs', app: 'admin-api', summary: "The caller's organizations (every one for ADMIN_TOKEN)", auth: { session: 'any' },
+    responses: { 200: orgListResponseSchema }, errors: [...SESSION_ERRORS, ...ALWAYS],
+  },
+  createOrg: {
+    method: 'post', path: '/admin/orgs', app: 'admin-api', summary: 'Create an organization; the signed-in caller becomes its owner', auth: { session: 'any' },
+    body: orgInputSchema, responses: { 201: orgResponseSchema }, errors: [...SESSION_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { name: 'Acme' },
+  },
+  updateOrg: {
+    method: 'patch', path: '/admin/orgs/{id}', app: 'admin-api', summary: 'Rename an organization', auth: roleOf('owner', 'org'),
+    pathParams: ORG_ID, body: orgInputSchema, responses: { 200: orgResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+  },
+  deleteOrg: {
+    method: 'delete', path: '/admin/orgs/{id}', app: 'admin-api', summary: 'Delete an organization (409 not_empty while it holds projects)', auth: roleOf('owner', 'org'),
+    pathParams: ORG_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, 'not_empty', ...ALWAYS],
+  },
+  createInvitation: {
+    method: 'post', path: '/admin/orgs/{id}/invitations', app: 'admin-api', summary: 'Invite someone by email with a role (7 days, one use; an owner invitation needs an owner)', auth: roleOf('admin', 'org'),
+    pathParams: ORG_ID, body: invitationInputSchema, responses: { 201: createdInvitationResponseSchema }, errors: [...ROLE_ERRORS, 'already_member', ...BODY_ERRORS, ...ALWAYS],
+    example: { email: 'colleague@example.com', role: 'viewer' },
+  },
+  listInvitations: {
+    method: 'get', path: '/admin/orgs/{id}/invitations', app: 'admin-api', summary: 'Pending invitations of an organization', auth: roleOf('admin', 'org'),
+    pathParams: ORG_ID, responses: { 200: invitationListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteInvitation: {
+    method: 'delete', path: '/admin/orgs/{id}/invitations/{invitation_id}', app: 'admin-api', summary: 'Withdraw an invitation (an owner invitation needs an owner)', auth: roleOf('admin', 'org'),
+    pathParams: { ...ORG_ID, invitation_id: 'Invitation id (UUID).' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  listMembers: {
+    method: 'get', path: '/admin/orgs/{id}/members', app: 'admin-api', summary: 'Members of an organization with their roles', auth: roleOf('admin', 'org'),
+    pathParams: ORG_ID, responses: { 200: memberListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  updateMember: {
+    method: 'patch', path: '/admin/orgs/{id}/members/{user_id}', app: 'admin-api', summary: "Change a member's role (owners and the owner role need an owner; the last owner stays one)", auth: roleOf('admin', 'org'),
+    pathParams: { ...ORG_ID, user_id: 'User id (UUID).' }, body: memberInputSchema, responses: { 200: memberResponseSchema }, errors: [...ROLE_ERRORS, 'last_owner', ...BODY_ERRORS, ...ALWAYS],
+    example: { role: 'editor' },
+  },
+  removeMember: {
+    method: 'delete', path: '/admin/orgs/{id}/members/{user_id}', app: 'admin-api', summary: "Remove a member: their access to the organization's projects ends at once (read keys revoked)", auth: roleOf('admin', 'org'),
+    pathParams: { ...ORG_ID, user_id: 'User id (UUID).' }, responses: { 204: null }, errors: [...ROLE_ERRORS, 'last_owner', ...ALWAYS],
+  },
+  orgAudit: {
+    method: 'get', path: '/admin/orgs/{id}/audit', app: 'admin-api', summary: 'The audit log of an organization: who did what, when (kept 400 days)', auth: roleOf('admin', 'org'),
+    pathParams: ORG_ID, query: auditParamsSchema, responses: { 200: auditResponseSchema }, errors: [...ROLE_ERRORS, 'invalid_params', ...ALWAYS],
+  },
+  listUsers: {
+    method: 'get', path: '/admin/users', app: 'admin-api', summary: 'Every user with their organizations (operator)', auth: 'admin_token',
+    responses: { 200: userListResponseSchema }, errors: ['invalid_session', ...ALWAYS],
+  },
+  createPasswordReset: {
+    method: 'post', path: '/admin/password-resets', app: 'admin-api', summary: "A user's one-time password-reset link, for the operator to hand over (no mail needed)", auth: 'admin_token',
+    body: passwordResetInputSchema, responses: { 201: adminResetResponseSchema }, errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { email: 'you@example.com' },
   },
   runRetention: {
     method: 'post', path: '/internal/retention/run', app: 'retention-worker', summary: 'Delete events older than each project\'s retention', auth: 'internal_secret',

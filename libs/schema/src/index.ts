@@ -10,5 +10,6 @@ export * from './validate';
 export * from './event-columns';
 export * from './responses.schema';
 export * from './admin.schema';
+export * from './accounts.schema';
 export * from './api-routes';
 export * from './openapi';

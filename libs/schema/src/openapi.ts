@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_ROUTES, type ApiApp, type ApiRoute } from './api-routes';
+import { API_ROUTES, type ApiApp, type ApiRoute, type RoleScope, type SessionAuth } from './api-routes';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 import { errorBodySchema } from './responses.schema';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the workspace's package.json is the one place the release is numbered; a bundle inlines only `version`
@@ -14,11 +14,29 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 const KIND_USE: Record<string, string> = { pk: 'pk_ (browsers, Origin checked)', sk: 'sk_ (servers)', rk: 'rk_ (read)', ak: 'ak_ (admin)' };
+const ROLE_SCOPE: Record<RoleScope, string> = {
+  org: 'the organization {id}',
+  project: "the project {id}'s organization",
+  key: "the key's project's organization",
+  org_id: 'the organization the body names (org_id)',
+  project_id: "the organization of the project the body names (project_id)",
+};
 
-function security(route: ApiRoute): { security: Array<Record<string, string[]>>; note: string } {
+function sessionNote(auth: SessionAuth): string {
+  const who = { user: 'A user token (Authorization: Bearer ses_…); ADMIN_TOKEN is not a user.', any: 'A user token, or ADMIN_TOKEN (the operator passes every role check).', optional: 'Optionally a user token.' }[auth.session];
+  if (!auth.role || !auth.of) return who;
+  return `${who} Role: ${auth.role} or above in ${ROLE_SCOPE[auth.of]}; a caller who is not a member of it gets 404 not_found.`;
+}
+
+function security(route: ApiRoute): { security: Array<Record<string, string[]>>; note: string; role?: SessionAuth } {
   if (route.auth === 'none') return { security: [], note: 'No credentials.' };
   if (route.auth === 'admin_token') return { security: [{ adminToken: [] }], note: 'Authorization: Bearer <ADMIN_TOKEN>.' };
   if (route.auth === 'internal_secret') return { security: [{ internalSecret: [] }], note: 'X-Internal-Secret: <INTERNAL_SECRET>; API keys are not accepted.' };
+  if ('session' in route.auth) {
+    const schemes: Array<Record<string, string[]>> = route.auth.session === 'any' ? [{ userToken: [] }, { adminToken: [] }] : [{ userToken: [] }];
+    // `{}` in the list: the credential is optional (OpenAPI 3.1, Security Requirement Object).
+    return { security: route.auth.session === 'optional' ? [...schemes, {}] : schemes, note: sessionNote(route.auth), role: route.auth };
+  }
   return { security: [{ apiKey: [] }], note: `Key kinds: ${route.auth.api_key.map((k) => KIND_USE[k]).join(', ')}.` };
 }
 
@@ -52,7 +70,7 @@ function errorResponses(route: ApiRoute): Record<string, JsonSchema> {
 }
 
 function operation(route: ApiRoute): JsonSchema {
-  const { security: sec, note } = security(route);
+  const { security: sec, note, role } = security(route);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
     const content = route.produces
@@ -68,6 +86,8 @@ function operation(route: ApiRoute): JsonSchema {
     description: note,
     tags: [route.app],
     security: sec,
+    // Machine-readable beside the description: the session the route takes and the role it requires, and where.
+    ...(role ? { 'x-session': role } : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input'), ...(route.example ? { example: route.example } : {}) } } } }
@@ -99,7 +119,8 @@ export function openApiDocument(apps: readonly ApiApp[] | 'all'): JsonSchema {
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: '{kind}_{env}_{prefix}_{secret}', description: 'An API key: pk_, sk_, rk_ or ak_; each route names the kinds it takes.' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this instance (/admin/*).' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this instance (/admin/*): the operator, who may do everything.' },
+        userToken: { type: 'http', scheme: 'bearer', bearerFormat: 'ses_{id}_{secret}', description: 'A user token from POST /auth/login, /auth/setup, /auth/password-reset/confirm or /auth/invitations/accept (docs/accounts.md).' },
         internalSecret: { type: 'apiKey', in: 'header', name: 'X-Internal-Secret', description: 'The INTERNAL_SECRET of this instance (/internal/*).' },
       },
     },

@@ -73,7 +73,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   const failedAuth = new FailedAuthBudget(options.limits?.failedAuth, { budgetKeyOf: options.budgetKeyOf, clock: options.clock });
   app.use(failedAuth.handle);
   if (options.limits?.body) app.use(withBodyLimits(options.limits.body));
-  app.use(['/v1', '/admin', '/mcp'], corsMiddleware);
+  app.use(['/v1', '/admin', '/auth', '/mcp'], corsMiddleware);
 
   // Liveness answers without touching a store; readiness pings every store the app uses.
   app.use(routerOf({}, [defineRoute(routes.healthz, () => ({ ok: true, service: options.name }))]));

@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { z } from 'zod';
-import { ApiError, type AuthContext, routes } from '@analytics/schema';
+import { ApiError, type AuthContext, type Caller, routes } from '@analytics/schema';
 import { type ServiceLimits, createServiceApp } from './app';
 import { ByteBudget } from './byte-budget';
-import { ANSWERED, type RouteGuards, defineRoute, expressPath, routerOf } from './define-route';
+import { ANSWERED, type RouteGuards, type SessionGuard, defineRoute, expressPath, routerOf } from './define-route';
 import { createLogger } from './logger';
 
 const TOKEN = 'admin-token-define-route';
@@ -13,6 +13,19 @@ const apiKey: RouteGuards['apiKey'] = async (req, _res, route) => {
   if (req.get('authorization') !== 'Bearer rk') throw new ApiError('missing_bearer_token');
   return { ...CALLER, prefix: route.access ?? 'none' };
 };
+// Stands in for libs/accounts' session guard: `Bearer <TOKEN>` is the operator; the body-scoped check records what it saw.
+const bodyChecks: unknown[] = [];
+const session: SessionGuard = {
+  async authenticate(req) {
+    if (req.get('authorization') !== `Bearer ${TOKEN}`) throw new ApiError('invalid_session');
+    return { kind: 'operator' };
+  },
+  async authorizeBody(caller, auth, body) {
+    bodyChecks.push({ of: auth.of, role: auth.role, org_id: (body as { org_id?: string }).org_id });
+    if ((body as { org_id?: string }).org_id === '00000000-0000-4000-8000-00000000000f') throw new ApiError('insufficient_role', { details: { required: 'admin', role: 'viewer' } });
+    return { ...caller, org: { id: 'o-1', role: null } } as Caller;
+  },
+};
 
 function appOf(guards: RouteGuards, definitions: Parameters<typeof routerOf>[1], limits?: ServiceLimits) {
   return createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [routerOf(guards, definitions)], limits });
@@ -21,9 +34,9 @@ function appOf(guards: RouteGuards, definitions: Parameters<typeof routerOf>[1],
 describe('defineRoute', () => {
   const seen: unknown[] = [];
   const definitions: Parameters<typeof routerOf>[1] = [
-    defineRoute(routes.createProject, ({ body }) => {
-      seen.push(body);
-      return { project: { id: 'p-1', name: body.name, allowed_origins: [], retention_days: 30, created_at: '2026-01-01T00:00:00.000Z' }, keys: { pk: 'pk_a', sk: 'sk_b', rk: 'rk_c' } };
+    defineRoute(routes.createProject, ({ body }, caller) => {
+      seen.push({ ...body, org: caller.org });
+      return { project: { id: 'p-1', name: body.name, allowed_origins: [], retention_days: 30, created_at: '2026-01-01T00:00:00.000Z', org_id: null }, keys: { pk: 'pk_a', sk: 'sk_b', rk: 'rk_c' } };
     }),
     defineRoute(routes.revokeKey, ({ params }) => void seen.push(params.prefix)),
     defineRoute(routes.query, ({ query }, auth) => {
@@ -35,9 +48,12 @@ describe('defineRoute', () => {
       return ANSWERED;
     }, { body: z.unknown() }),
   ];
-  const app = appOf({ apiKey, adminToken: TOKEN }, definitions);
+  const app = appOf({ apiKey, session, adminToken: TOKEN }, definitions);
   const admin = { authorization: `Bearer ${TOKEN}` };
-  beforeEach(() => (seen.length = 0));
+  beforeEach(() => {
+    seen.length = 0;
+    bodyChecks.length = 0;
+  });
 
   it('checks the declared credential before the body is read: a malformed body with a wrong token is 401, not 400', async () => {
     const res = await request(app).post('/admin/projects').set('content-type', 'application/json').send('{"name":');
@@ -51,6 +67,21 @@ describe('defineRoute', () => {
     const ok = await request(app).post('/admin/projects').set(admin).send({ name: 'shop' });
     expect([ok.status, ok.body.project.name]).toEqual([201, 'shop']);
     expect(seen).toEqual([expect.objectContaining({ name: 'shop' })]);
+  });
+
+  it('checks a role the declaration places in the body after the body parsed and before the handler, which gets the checked caller', async () => {
+    const bad = await request(app).post('/admin/projects').set(admin).send({ name: 5, org_id: '00000000-0000-4000-8000-000000000001' });
+    expect([bad.status, bad.body.error, bodyChecks]).toEqual([400, 'invalid_payload', []]);
+    const refused = await request(app).post('/admin/projects').set(admin).send({ name: 'shop', org_id: '00000000-0000-4000-8000-00000000000f' });
+    expect([refused.status, refused.body]).toEqual([403, { error: 'insufficient_role', details: { required: 'admin', role: 'viewer' } }]);
+    expect(seen).toEqual([]);
+    const ok = await request(app).post('/admin/projects').set(admin).send({ name: 'shop', org_id: '00000000-0000-4000-8000-000000000001' });
+    expect(ok.status).toBe(201);
+    expect(bodyChecks).toEqual([
+      { of: 'org_id', role: 'admin', org_id: '00000000-0000-4000-8000-00000000000f' },
+      { of: 'org_id', role: 'admin', org_id: '00000000-0000-4000-8000-000000000001' },
+    ]);
+    expect(seen).toEqual([expect.objectContaining({ name: 'shop', org: { id: 'o-1', role: null } })]);
   });
 
   it('passes path parameters and answers a body-less status without content', async () => {
@@ -75,7 +106,7 @@ describe('defineRoute', () => {
   it('reads every body through the body budget: a full budget is 503 server_busy', async () => {
     const full = new ByteBudget(10);
     await full.acquire(10, 0);
-    const busy = appOf({ apiKey, adminToken: TOKEN }, definitions, { body: { budget: full, waitMs: 10 } });
+    const busy = appOf({ apiKey, session, adminToken: TOKEN }, definitions, { body: { budget: full, waitMs: 10 } });
     const res = await request(busy).post('/mcp').set('authorization', 'Bearer rk').send({ jsonrpc: '2.0', method: 'ping', id: 1 });
     expect([res.status, res.body.error]).toEqual([503, 'server_busy']);
   });

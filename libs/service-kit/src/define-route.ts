@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
-import { ApiError, type ApiRoute, type AuthContext, parseOrThrow } from '@analytics/schema';
+import { ApiError, type ApiRoute, type AuthContext, type Caller, type SessionAuth, parseOrThrow } from '@analytics/schema';
 import { readJsonBody } from './json-body';
 
 /**
@@ -15,8 +15,10 @@ import { readJsonBody } from './json-body';
  * result is sent with the route's one success status (`null` body: no content). Rate limits, enrichment and the rest
  * are the handler's: it receives typed input and its caller, `(input, auth, http) => result`.
  *
- * Guards are the app's (service-kit knows no key store): `api_key` routes take the router's `apiKey` check,
- * `admin_token` and `internal_secret` routes the constant-time checks below.
+ * Guards are the app's (service-kit knows no key store): `api_key` routes take the router's `apiKey` check, `session`
+ * routes its `session` guard (user tokens and roles: libs/accounts), `admin_token` and `internal_secret` routes the
+ * constant-time checks below. A role the declaration places in the body (`of: 'org_id'`) is checked right after the
+ * body is parsed, before the handler; every other credential and role check runs before the body is read.
  */
 
 type Responses<C> = C extends { responses: infer R } ? R : never;
@@ -35,8 +37,14 @@ export const ANSWERED = new Answered();
 /** What a handler returns: the body of the route's one success status, or ANSWERED when it declares several. */
 export type Reply<C extends ApiRoute> = true extends IsUnion<keyof Responses<C>> ? typeof ANSWERED : Bodies<Responses<C>> | typeof ANSWERED;
 
-/** What a handler learns of its caller: the key's context on `api_key` routes, nothing on the others. */
-export type AuthOf<C extends ApiRoute> = C['auth'] extends { api_key: unknown } ? AuthContext : undefined;
+/** What a handler learns of its caller: the key's context on `api_key` routes, the user or operator on `session` routes. */
+export type AuthOf<C extends ApiRoute> = C['auth'] extends { api_key: unknown }
+  ? AuthContext
+  : C['auth'] extends { session: 'optional' }
+    ? Caller | undefined
+    : C['auth'] extends { session: unknown }
+      ? Caller
+      : undefined;
 
 export interface RouteInput<C extends ApiRoute, B extends z.ZodType | undefined = Schema<C, 'body'>> {
   body: Parsed<B>;
@@ -66,11 +74,23 @@ export interface RouteDefinition {
 export interface RouteGuards {
   /** `api_key` routes: the key's context, or the spec's 401/403 ApiError. */
   apiKey?: (req: Request, res: Response, auth: Extract<ApiRoute['auth'], { api_key: unknown }>) => Promise<AuthContext>;
+  /** `session` routes: user tokens (and ADMIN_TOKEN where the declaration takes it) and the role checks. */
+  session?: SessionGuard;
   /** `admin_token` routes: `Authorization: Bearer <ADMIN_TOKEN>`. */
   adminToken?: string;
   /** `internal_secret` routes: `X-Internal-Secret: <INTERNAL_SECRET>`. */
   internalSecret?: string;
 }
+
+/** The checks of `session` routes (libs/accounts' sessionGuard): the spec's 401 invalid_session, 403 insufficient_role, 404 not_found. */
+export interface SessionGuard {
+  /** Before the body: who calls (undefined: an `optional` route called without a credential), the role checked when the path names the scope. */
+  authenticate(req: Request, auth: SessionAuth): Promise<Caller | undefined>;
+  /** After the body: the role checked in the organization the body names (`org_id`, `project_id` scopes). */
+  authorizeBody(caller: Caller, auth: SessionAuth, body: unknown): Promise<Caller>;
+}
+
+const isBodyScoped = (auth: ApiRoute['auth']): auth is SessionAuth => typeof auth === 'object' && 'session' in auth && (auth.of === 'org_id' || auth.of === 'project_id');
 
 /** Serves the declared route with `handler` (see the top of this file for what it does before and after). */
 export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined = Schema<C, 'body'>>(
@@ -83,7 +103,7 @@ export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined 
   return {
     contract,
     async serve(guards, req, res) {
-      const auth = await guard(contract, guards, req, res);
+      let auth = await guard(contract, guards, req, res);
       let body: unknown;
       if (contract.body) {
         let raw: unknown;
@@ -95,6 +115,7 @@ export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined 
         }
         const schema = typeof options.body === 'function' ? options.body(auth as AuthOf<C>) : (options.body ?? contract.body);
         body = parseOrThrow(schema as z.ZodType, raw);
+        if (isBodyScoped(contract.auth) && auth) auth = await required(guards.session, contract).authorizeBody(auth as Caller, contract.auth, body);
       }
       const query = contract.query ? parseOrThrow(contract.query, req.query, 'invalid_params') : undefined;
       const input = { body, query, params: req.params } as RouteInput<C, B>;
@@ -119,11 +140,12 @@ export function routerOf(guards: RouteGuards, definitions: readonly RouteDefinit
 /** `/admin/projects/{id}` (OpenAPI) as express writes it: `/admin/projects/:id`. */
 export const expressPath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
 
-async function guard(contract: ApiRoute, guards: RouteGuards, req: Request, res: Response): Promise<AuthContext | undefined> {
+async function guard(contract: ApiRoute, guards: RouteGuards, req: Request, res: Response): Promise<AuthContext | Caller | undefined> {
   const auth = contract.auth;
   if (auth === 'none') return undefined;
   if (auth === 'admin_token') return void checkAdminToken(req, required(guards.adminToken, contract));
   if (auth === 'internal_secret') return void checkInternalSecret(req, required(guards.internalSecret, contract));
+  if ('session' in auth) return required(guards.session, contract).authenticate(req, auth);
   return required(guards.apiKey, contract)(req, res, auth);
 }
 
@@ -136,10 +158,15 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 // Both sides hashed first: timingSafeEqual needs equal lengths, and the length of the secret must not leak either.
 const sameSecret = (given: string, expected: string) => timingSafeEqual(digest(given), digest(expected));
 
-/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time; anything else is 401 invalid_session. */
-export function checkAdminToken(req: Request, adminToken: string): void {
+/** Whether the request presents `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+export function presentsAdminToken(req: Request, adminToken: string): boolean {
   const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-  if (!m || !sameSecret(m[1]!, adminToken)) throw new ApiError('invalid_session');
+  return m !== null && sameSecret(m[1]!, adminToken);
+}
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`; anything else is 401 invalid_session. */
+export function checkAdminToken(req: Request, adminToken: string): void {
+  if (!presentsAdminToken(req, adminToken)) throw new ApiError('invalid_session');
 }
 
 /** `X-Internal-Secret` equal to INTERNAL_SECRET (constant time); API keys are not accepted: anything else is 401 unauthorized. */

@@ -23,7 +23,9 @@ const routesOf = (text: string) =>
 
 describe('route labels', () => {
   it('names the declared pattern, a fixed pattern a handler set, a static mount, and `unmatched`: never a path as it arrived', async () => {
-    const declared = routerOf({ adminToken: 'admin' }, [defineRoute(routes.getProject, ({ params }) => ({ project: { id: params.id, name: 'p', allowed_origins: [], retention_days: 90, created_at: '2026-01-01T00:00:00Z' } }))]);
+    const declared = routerOf({ session: { authenticate: async () => ({ kind: 'operator' }), authorizeBody: async (caller) => caller } }, [
+      defineRoute(routes.getProject, ({ params }) => ({ project: { id: params.id, name: 'p', allowed_origins: [], retention_days: 90, created_at: '2026-01-01T00:00:00Z', org_id: null } })),
+    ]);
     const fixed = Router();
     fixed.use((req, res, next) => {
       if (req.path !== '/callback/abc123') return next();

@@ -132,11 +132,28 @@ async function createProject(port: number, body: object = {}): Promise<Target> {
   return { port, id: (r.json() as Loose).project.id, keys: (r.json() as Loose).keys };
 }
 
-/** What the public routes' calls share: a project to read and change, a key to revoke, the SDK version served. */
+/** The first account's owner, as the routes' calls and the people check share it: `/auth/setup` runs once per store. */
+interface Owner {
+  email: string;
+  password: string;
+  token: string;
+  orgId: string;
+  userId: string;
+}
+const OWNER = { email: 'owner@example.com', password: 'a long passphrase' };
+
+/**
+ * What the public routes' calls share: a project to read and change, a key to revoke, the SDK version served, and the
+ * people routes' owner (set up by the `authSetup` call, in declaration order before every route that needs a person).
+ */
 interface Fixture {
   id: string;
   prefix: string;
   version: string;
+  port: number;
+  owner(): Promise<Owner>;
+  /** Remembers what a call created for a later call (an organization to change, then delete). */
+  saved: Record<string, string>;
 }
 /** A valid request to a public route beyond its declaration: the key its auth names is added, a body is its `example`. */
 interface Call {
@@ -144,9 +161,43 @@ interface Call {
   query?: Record<string, string>;
   headers?: Record<string, string>;
   body?: unknown;
+  /** Reads what the answer created (the owner's session after setup or a reset, a new organization's id). */
+  after?: (answer: Answer) => void;
 }
+
+const json = (body: object) => JSON.stringify(body);
+/** A second session of the owner (to end one without ending the owner's). */
+async function ownerSession(f: Fixture): Promise<string> {
+  const r = await http(f.port, 'POST', '/auth/login', {}, json({ email: OWNER.email, password: OWNER.password }));
+  expect(r.status).toBe(200);
+  return (r.json() as Loose).token;
+}
+/** An invitation of the owner's organization, and the new member who accepted it when `accept`. */
+async function invited(f: Fixture, email: string, accept: boolean): Promise<{ id: string; token: string; userId?: string }> {
+  const o = await f.owner();
+  const r = await http(f.port, 'POST', `/admin/orgs/${o.orgId}/invitations`, bearer(o.token), json({ email, role: 'viewer' }));
+  expect(r.status).toBe(201);
+  const { invitation, token } = r.json() as Loose;
+  if (!accept) return { id: invitation.id, token };
+  const a = await http(f.port, 'POST', '/auth/invitations/accept', {}, json({ token, password: 'a member passphrase' }));
+  expect(a.status).toBe(200);
+  return { id: invitation.id, token, userId: (a.json() as Loose).user.id };
+}
+/** The owner, set up through the proxy unless a call already did (then signed in with the session that call got). */
+async function signedInOwner(port: number, saved: Record<string, string>): Promise<Owner> {
+  if (!saved.ownerToken) {
+    const setup = await http(port, 'POST', '/auth/setup', bearer(ADMIN_TOKEN), json(OWNER));
+    expect({ status: setup.status, service: setup.service }).toEqual({ status: 201, service: 'admin-api' });
+    saved.ownerToken = (setup.json() as Loose).token;
+    saved.ownerId = (setup.json() as Loose).user.id;
+  }
+  if (!saved.ownerOrgId) saved.ownerOrgId = ((await http(port, 'GET', '/auth/me', bearer(saved.ownerToken!))).json() as Loose).organizations[0].id;
+  return { ...OWNER, token: saved.ownerToken!, orgId: saved.ownerOrgId!, userId: saved.ownerId! };
+}
+const asOwner = async (f: Fixture, call: Omit<Call, 'headers'> = {}): Promise<Call> => ({ ...call, headers: bearer((await f.owner()).token) });
+
 /** One valid request per public route (a route added to the declarations fails the check below until it has one). */
-const CALLS: Record<string, (f: Fixture) => Call> = {
+const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   track: () => ({}),
   batch: () => ({}),
   identify: () => ({}),
@@ -167,6 +218,52 @@ const CALLS: Record<string, (f: Fixture) => Call> = {
   updateProject: (f) => ({ params: { id: f.id } }),
   createKey: (f) => ({ params: { id: f.id } }),
   revokeKey: (f) => ({ params: { prefix: f.prefix } }),
+  listKeys: (f) => ({ params: { id: f.id } }),
+  // Another project than the fixture's: the calls after this one still read with the fixture's keys.
+  deleteProject: async (f) => ({ params: { id: (await createProject(f.port)).id } }),
+  authSetup: (f) => ({
+    body: OWNER,
+    after: (r) => {
+      const { token, user } = r.json() as Loose;
+      f.saved.ownerToken = token;
+      f.saved.ownerId = user.id;
+    },
+  }),
+  authLogin: () => ({ body: OWNER }),
+  authMe: (f) => asOwner(f),
+  authLogout: async (f) => ({ headers: bearer(await ownerSession(f)) }),
+  authSessions: (f) => asOwner(f),
+  authDeleteSession: async (f) => asOwner(f, { params: { id: (await ownerSession(f)).split('_')[1]! } }),
+  // The same password again: the owner's session (the caller's) stays, every other one ends.
+  authPassword: (f) => asOwner(f, { body: { current_password: OWNER.password, new_password: OWNER.password } }),
+  authPasswordReset: () => ({ body: { email: OWNER.email } }),
+  authPasswordResetConfirm: async (f) => {
+    const r = await http(f.port, 'POST', '/admin/password-resets', bearer(ADMIN_TOKEN), json({ email: OWNER.email }));
+    expect(r.status).toBe(201);
+    const token = new URLSearchParams(new URL((r.json() as Loose).reset_url).hash.slice(1)).get('reset')!;
+    // A reset signs the person in anew: the calls after it use that session.
+    return { body: { token, password: OWNER.password }, after: (a) => void (f.saved.ownerToken = (a.json() as Loose).token) };
+  },
+  authAcceptInvitation: async (f) => ({ body: { token: (await invited(f, 'accepts@example.com', false)).token, password: 'a member passphrase' } }),
+  authReadKey: async (f) => {
+    const o = await f.owner();
+    const created = await http(f.port, 'POST', '/admin/projects', bearer(o.token), json({ name: 'read-key', org_id: o.orgId }));
+    expect(created.status).toBe(201);
+    return asOwner(f, { body: { project_id: (created.json() as Loose).project.id } });
+  },
+  listOrgs: (f) => asOwner(f),
+  createOrg: (f) => asOwner(f, { after: (r) => void (f.saved.orgId = (r.json() as Loose).org.id) }),
+  updateOrg: (f) => asOwner(f, { params: { id: f.saved.orgId! }, body: { name: 'Acme renamed' } }),
+  deleteOrg: (f) => asOwner(f, { params: { id: f.saved.orgId! } }),
+  createInvitation: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId } }),
+  listInvitations: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId } }),
+  deleteInvitation: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId, invitation_id: (await invited(f, 'withdrawn@example.com', false)).id } }),
+  listMembers: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId } }),
+  updateMember: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId, user_id: (await invited(f, 'promoted@example.com', true)).userId! } }),
+  removeMember: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId, user_id: (await invited(f, 'removed@example.com', true)).userId! } }),
+  orgAudit: async (f) => asOwner(f, { params: { id: (await f.owner()).orgId } }),
+  listUsers: () => ({}),
+  createPasswordReset: () => ({ body: { email: OWNER.email } }),
   mcp: () => ({ headers: { accept: 'application/json, text/event-stream' } }),
 };
 
@@ -174,6 +271,8 @@ const CALLS: Record<string, (f: Fixture) => Call> = {
 function credentialsFor(route: ApiRoute, keys: Target['keys']): Record<string, string> {
   if (route.auth === 'admin_token') return bearer(ADMIN_TOKEN);
   if (typeof route.auth !== 'object') return {};
+  // A person's routes: the operator's token where it is accepted; the calls give a user's session where only one will do.
+  if ('session' in route.auth) return route.auth.session === 'optional' ? {} : bearer(ADMIN_TOKEN);
   const kinds = route.auth.api_key;
   const kind = (['sk', 'rk', 'pk'] as const).find((k) => kinds.includes(k));
   return kind ? bearer(keys[kind]) : {};
@@ -207,6 +306,8 @@ async function answers(t: Target): Promise<Loose> {
 NGINX.describe('the production shape: separate deployables on one shared store behind nginx (npm run topology)', () => {
   let topo: Running;
   let browser: Browser | undefined;
+  /** The first account, shared by the checks that need a person (`/auth/setup` answers 201 once per store). */
+  const people: Record<string, string> = {};
   let standalone: Started;
   let standaloneDir: string;
   let schema: string;
@@ -294,14 +395,15 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     const minted = await http(topo.proxy, 'POST', `/admin/projects/${t.id}/keys`, bearer(ADMIN_TOKEN), JSON.stringify({ kind: 'rk' }));
     expect(minted.status).toBe(201);
     const { version } = JSON.parse(readFileSync(join(root, 'dist/libs/sdk-browser/package.json'), 'utf8')) as { version: string };
-    const fixture: Fixture = { id: t.id, prefix: minted.json().prefix, version };
+    const fixture: Fixture = { id: t.id, prefix: minted.json().prefix, version, port: topo.proxy, saved: people, owner: () => signedInOwner(topo.proxy, people) };
     const answered: Array<{ name: string; service: string | undefined; status: number | string }> = [];
     for (const { name, route } of PUBLIC_ROUTES) {
-      const call = CALLS[name]!(fixture);
+      const call = await CALLS[name]!(fixture);
       const body = route.body ? (call.body ?? route.example) : undefined;
       const path = `${concretePath(route.path, call.params)}${call.query ? `?${new URLSearchParams(call.query)}` : ''}`;
       const r = await http(topo.proxy, route.method.toUpperCase(), path, { ...credentialsFor(route, t.keys), ...call.headers }, body === undefined ? undefined : JSON.stringify(body));
       const declared = Object.keys(route.responses).map(Number);
+      if (declared.includes(r.status)) call.after?.(r);
       answered.push({ name, service: r.service, status: declared.includes(r.status) ? 'declared' : `${r.status} ${r.body.slice(0, 200)}` });
     }
     expect(answered).toEqual(PUBLIC_ROUTES.map(({ name, route }) => ({ name, service: route.app, status: 'declared' })));
@@ -390,6 +492,25 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect({ status: revoked.status, service: revoked.service }).toEqual({ status: 204, service: 'admin-api' });
     const after = await Promise.all(Array.from({ length: 6 }, async () => (await track()).json().error));
     expect(after).toEqual(Array(6).fill('invalid_api_key'));
+  });
+
+  it('signs people in through the proxy (admin-api), reads with a session read key (read-api), and a removal refuses that key on read-api before it answers', async () => {
+    const signedIn = await signedInOwner(topo.proxy, people);
+    const owner = bearer(signedIn.token);
+    const orgId = signedIn.orgId;
+    const project = (await http(topo.proxy, 'POST', '/admin/projects', owner, json({ name: 'people', org_id: orgId }))).json() as Loose;
+    const invitation = (await http(topo.proxy, 'POST', `/admin/orgs/${orgId}/invitations`, owner, json({ email: 'viewer@example.com', role: 'viewer' }))).json() as Loose;
+    const viewer = (await http(topo.proxy, 'POST', '/auth/invitations/accept', {}, json({ token: invitation.token, password: 'another passphrase' }))).json() as Loose;
+    const minted = await http(topo.proxy, 'POST', '/auth/read-key', bearer(viewer.token), json({ project_id: project.project.id }));
+    expect(minted.status).toBe(201);
+    const key = (minted.json() as Loose).key;
+    const read = () => get(topo.proxy, '/v1/stats', key, WINDOW);
+    // Round-robin is not at play (one read-api), but its key cache is: warm it, then remove the member.
+    expect({ status: (await read()).status, service: (await read()).service }).toEqual({ status: 200, service: 'read-api' });
+    const removed = await http(topo.proxy, 'DELETE', `/admin/orgs/${orgId}/members/${viewer.user.id}`, owner);
+    expect({ status: removed.status, service: removed.service }).toEqual({ status: 204, service: 'admin-api' });
+    expect((await read()).json()).toEqual({ error: 'invalid_api_key' });
+    expect((await http(topo.proxy, 'GET', `/admin/projects/${project.project.id}`, bearer(viewer.token))).json()).toEqual({ error: 'not_found' });
   });
 
   it('forgets a user through an ingest replica: gone from read-api within seconds, other users stay', async () => {

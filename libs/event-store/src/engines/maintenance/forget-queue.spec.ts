@@ -85,4 +85,16 @@ describe('ForgetQueue', () => {
     // An ALTER TABLE ... DELETE would rewrite all 300+ parts one after the other; this wrote one patch part.
     expect([(await mutations()).length, await patchParts()]).toEqual([before[0], before[1]! + 1]);
   });
+
+  it('deletes every event of a deleted project, anonymous ones too, in the same delete as the users\' forgets, and keeps the other projects', async () => {
+    const [gone, kept] = [randomUUID(), randomUUID()];
+    await store.insertRows(['a', ''].flatMap((u) => [gone, kept].map((project) => testRow(project, { at: now, user_id: u || null }))));
+    const before = (await mutations()).length;
+    const queue = new ForgetQueue(store, { intervalMs: 0 });
+    await Promise.all([queue.forgetProject(gone), queue.forget(kept, 'a')]);
+    // Gone when the forgets resolve, by a lightweight delete (no mutation).
+    expect((await mutations()).length).toBe(before);
+    expect(await usersOf(gone)).toEqual([]);
+    expect(await usersOf(kept)).toEqual(['']);
+  });
 });

@@ -37,6 +37,8 @@ export class ForgetBacklogError extends Error {
  */
 export class ForgetQueue {
   private pending = new Map<string, Map<string, Waiter[]>>();
+  /** Deleted projects whose every event goes, in the next delete with the users' (DELETE /admin/projects/:id). */
+  private projects = new Map<string, Waiter[]>();
   private users = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -74,6 +76,14 @@ export class ForgetQueue {
     });
   }
 
+  /** Queues the deletion of every event of a deleted project; resolves once it is submitted. */
+  forgetProject(projectId: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.projects.set(projectId, [...(this.projects.get(projectId) ?? []), { resolve, reject }]);
+      this.schedule();
+    });
+  }
+
   /** Resolves when no flush is running or due. */
   async idle(): Promise<void> {
     while (this.running || this.timer) await (this.running ?? new Promise((r) => setTimeout(r, 10)));
@@ -81,7 +91,7 @@ export class ForgetQueue {
 
   /** A flush once the previous one is done and flushEveryMs after it began: what arrived meanwhile is the next batch. */
   private schedule(): void {
-    if (this.running || this.timer || this.users === 0) return;
+    if (this.running || this.timer || (this.users === 0 && this.projects.size === 0)) return;
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
@@ -116,13 +126,16 @@ export class ForgetQueue {
 
   private async flush(): Promise<void> {
     const batch = this.take();
+    const projects = this.projects;
+    this.projects = new Map();
+    const waiters = () => [...[...batch.values()].flatMap((users) => [...users.values()]), ...projects.values()].flat();
     try {
       // Events acknowledged before these requests are committed, so the check sees them.
       const found = await this.usersWithRows(batch);
-      if (found.size > 0) await this.submit(found);
-      for (const users of batch.values()) for (const waiters of users.values()) waiters.forEach((w) => w.resolve());
+      if (found.size > 0 || projects.size > 0) await this.submit(found, [...projects.keys()]);
+      waiters().forEach((w) => w.resolve());
     } catch (e) {
-      for (const users of batch.values()) for (const waiters of users.values()) waiters.forEach((w) => w.reject(e));
+      waiters().forEach((w) => w.reject(e));
     }
   }
 
@@ -139,7 +152,7 @@ export class ForgetQueue {
     return found;
   }
 
-  private async submit(found: Map<string, string[]>): Promise<void> {
+  private async submit(found: Map<string, string[]>, projects: readonly string[]): Promise<void> {
     const wait = this.lastDeleteAt + this.intervalMs - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     await this.waitForRoom();
@@ -152,6 +165,10 @@ export class ForgetQueue {
       params[`u${i}`] = users;
       return `(project_id = {p${i}:UUID} AND user_id IN {u${i}:Array(String)})`;
     });
+    if (projects.length > 0) {
+      params.dp = projects;
+      conditions.push('project_id IN {dp:Array(UUID)}');
+    }
     const where = conditions.join(' OR ');
     if (seq !== undefined) {
       // The embedded store (migration 007): a lightweight delete patches the partitions holding the users' rows.

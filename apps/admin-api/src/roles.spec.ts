@@ -1,0 +1,159 @@
+import request from 'supertest';
+import { keyStoreBackends } from '@analytics/auth/testing';
+import { API_ROUTES, type ApiRoute, type RouteName, ROLES, type Role, roleAtLeast, routes } from '@analytics/schema';
+import { ADMIN_TOKEN, PASSWORD, type People, setUpPeople, uniqueEmail } from './test-people';
+
+/**
+ * Every /admin and /auth route x every caller: the four roles of the organization, the operator (ADMIN_TOKEN), no
+ * token, and a member of another organization. The expected status comes from the route's declared auth (libs/schema):
+ * no credential 401, a role below the declared one 403, a caller outside the organization 404 (docs/accounts.md), the
+ * rest the route's success status. Each route needs a row below saying how to call it; a route without one fails.
+ */
+type Who = Role | 'operator' | 'none' | 'outsider';
+const CALLERS: readonly Who[] = [...ROLES, 'operator', 'none', 'outsider'];
+
+interface Call {
+  path: string;
+  body?: object;
+  query?: Record<string, string>;
+}
+interface Row {
+  /** A request that succeeds for an allowed caller, made fresh for each cell (`token`: the caller's own user token). */
+  call(p: People, who: Who, token: string | undefined): Promise<Call>;
+  /** What an allowed caller gets when it is not the declared success status. */
+  success?: number;
+  /** Not served by admin-api (standalone only): every caller gets the catch-all's answer. */
+  standaloneOnly?: true;
+}
+
+const project = async (p: People) => (await p.keyStore.createProject({ name: 'table', org_id: p.orgId })).project.id;
+const key = async (p: People) => (await p.keyStore.createKey(p.projectId, 'rk'))!.prefix;
+const invitation = async (p: People) => {
+  const { rows } = await p.db.query<{ id: string }>(
+    "INSERT INTO invitations (id, org_id, email, role, token_hash, created_at, expires_at) VALUES (gen_random_uuid(), $1, $2, 'viewer', md5(random()::text), now(), now() + interval '7 days') RETURNING id",
+    [p.orgId, uniqueEmail('invited')],
+  );
+  return rows[0]!.id;
+};
+const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
+
+const TABLE: Record<string, Row> = {
+  createProject: { call: async (p) => ({ path: '/admin/projects', body: { name: 'table', org_id: p.orgId } }) },
+  listProjects: { call: async () => ({ path: '/admin/projects' }) },
+  getProject: { call: async (p) => ({ path: `/admin/projects/${p.projectId}` }) },
+  updateProject: { call: async (p) => ({ path: `/admin/projects/${p.projectId}`, body: { retention_days: 30 } }) },
+  createKey: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/keys`, body: { kind: 'rk' } }) },
+  revokeKey: { call: async (p) => ({ path: `/admin/keys/${await key(p)}` }) },
+  listKeys: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/keys` }) },
+  deleteProject: { call: async (p) => ({ path: `/admin/projects/${await project(p)}` }) },
+  backup: { call: async () => ({ path: '/admin/backup', body: { dir: '/tmp/x' } }), standaloneOnly: true },
+  // Setup is done: the operator gets 409 already_set_up.
+  authSetup: { call: async () => ({ path: '/auth/setup', body: { email: uniqueEmail('setup'), password: PASSWORD } }), success: 409 },
+  authLogin: { call: async (p) => ({ path: '/auth/login', body: { email: p.users.viewer.email, password: PASSWORD } }) },
+  authMe: { call: async () => ({ path: '/auth/me' }) },
+  authLogout: { call: async () => ({ path: '/auth/logout' }) },
+  authSessions: { call: async () => ({ path: '/auth/sessions' }) },
+  authDeleteSession: {
+    call: async (p, _who, token) => {
+      if (!token?.startsWith('ses_')) return { path: '/auth/sessions/none' };
+      const own = await p.accounts.sessions.create((await p.accounts.sessions.authenticate(token)).user, 'tests');
+      return { path: `/auth/sessions/${own.token.split('_')[1]}` };
+    },
+  },
+  authPassword: { call: async () => ({ path: '/auth/password', body: { current_password: PASSWORD, new_password: PASSWORD } }) },
+  authPasswordReset: { call: async () => ({ path: '/auth/password-reset', body: { email: uniqueEmail('reset') } }) },
+  authPasswordResetConfirm: {
+    call: async (p) => {
+      const user = await p.addMember(p.orgId, 'viewer');
+      const link = await p.accounts.signIn.resetLink(user.email, 'http://localhost');
+      return { path: '/auth/password-reset/confirm', body: { token: link!.reset_url.split('#reset=')[1], password: PASSWORD } };
+    },
+  },
+  authAcceptInvitation: {
+    call: async (p) => {
+      const invited = await p.accounts.orgs.invite({ kind: 'operator', org: { id: p.orgId, role: null } }, { email: uniqueEmail('accept'), role: 'viewer' }, 'http://localhost');
+      return { path: '/auth/invitations/accept', body: { token: invited.token, password: PASSWORD } };
+    },
+  },
+  authReadKey: { call: async (p) => ({ path: '/auth/read-key', body: { project_id: p.projectId } }) },
+  listOrgs: { call: async () => ({ path: '/admin/orgs' }) },
+  createOrg: { call: async () => ({ path: '/admin/orgs', body: { name: 'table' } }) },
+  updateOrg: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}`, body: { name: 'Default' } }) },
+  deleteOrg: { call: async (p) => ({ path: `/admin/orgs/${await p.orgWithRoles()}` }) },
+  createInvitation: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/invitations`, body: { email: uniqueEmail('invite'), role: 'viewer' } }) },
+  listInvitations: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/invitations` }) },
+  deleteInvitation: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/invitations/${await invitation(p)}` }) },
+  listMembers: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/members` }) },
+  updateMember: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/members/${(await p.addMember(p.orgId, 'viewer')).id}`, body: { role: 'editor' } }) },
+  removeMember: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/members/${(await p.addMember(p.orgId, 'viewer')).id}` }) },
+  orgAudit: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/audit`, query: { limit: '5' } }) },
+  listUsers: { call: async () => ({ path: '/admin/users' }) },
+  createPasswordReset: { call: async (p) => ({ path: '/admin/password-resets', body: { email: p.users.viewer.email } }) },
+};
+
+const PEOPLE_ROUTES = Object.entries(routes as Record<RouteName, ApiRoute>).filter(([, r]) => r.path.startsWith('/admin') || r.path.startsWith('/auth'));
+
+/** The status the declaration promises `who`. */
+function expected(route: ApiRoute, row: Row, who: Who): number {
+  const success = row.success ?? Number(Object.keys(route.responses)[0]);
+  // admin-api's catch-all: any credential, then 404 (the route is not served here).
+  if (row.standaloneOnly) return who === 'none' ? 401 : 404;
+  const auth = route.auth;
+  if (auth === 'none') return success;
+  if (auth === 'admin_token') return who === 'operator' ? success : 401;
+  if (typeof auth !== 'object' || !('session' in auth)) throw new Error(`${route.path}: an /admin or /auth route without a user or operator credential`);
+  if (who === 'none') return auth.session === 'optional' ? success : 401;
+  if (who === 'operator') return auth.session === 'any' ? success : 401;
+  if (!auth.role) return success;
+  if (who === 'outsider') return 404;
+  return roleAtLeast(who, auth.role) ? success : 403;
+}
+
+describe('the people routes in the table', () => {
+  it('has a row for every /admin and /auth route (a new route needs one)', () => {
+    expect(PEOPLE_ROUTES.map(([name]) => name).filter((name) => !(name in TABLE))).toEqual([]);
+    expect(Object.keys(TABLE).filter((name) => !PEOPLE_ROUTES.some(([n]) => n === name))).toEqual([]);
+    expect(API_ROUTES.filter((r) => r.app === 'admin-api').length).toBe(PEOPLE_ROUTES.length);
+  });
+});
+
+describe.each(keyStoreBackends())('every /admin and /auth route x every caller on %s', (_name, open) => {
+  let p: People;
+  beforeAll(async () => {
+    p = await setUpPeople(await open());
+  }, 120_000);
+  afterAll(() => p.db.close());
+
+  it.each(PEOPLE_ROUTES)('%s answers each caller as its declared auth says', async (name, route) => {
+    const row = TABLE[name]!;
+    const got: Record<string, number> = {};
+    const want: Record<string, number> = {};
+    for (const who of CALLERS) {
+      const token = who === 'none' ? undefined : who === 'operator' ? ADMIN_TOKEN : await p.tokenOf(who);
+      const call = await row.call(p, who, token);
+      const req = request(p.app)[route.method](call.path).set('user-agent', 'tests');
+      if (token) req.set('authorization', `Bearer ${token}`);
+      if (call.query) req.query(call.query);
+      const res = await (call.body ? req.send(call.body) : req);
+      got[who] = res.status;
+      want[who] = expected(route, row, who);
+      if (res.status === 403) expect(res.body).toEqual({ error: 'insufficient_role', details: { required: (route.auth as { role: Role }).role, role: who } });
+      if (res.status === 404 && who === 'outsider') expect(res.body).toEqual({ error: 'not_found' });
+      if (res.status === 401 && !row.standaloneOnly) expect(res.body).toEqual({ error: route.auth === 'none' ? 'invalid_credentials' : 'invalid_session' });
+    }
+    expect(got).toEqual(want);
+  }, 120_000);
+
+  it('an ended session is refused with 401 invalid_session on every route that takes a user token', async () => {
+    const token = await p.tokenOf('owner');
+    await p.accounts.sessions.end(await userIdOfToken(p, token), { only: [token.split('_')[1]!] });
+    for (const [name, route] of PEOPLE_ROUTES) {
+      const auth = route.auth;
+      if (typeof auth !== 'object' || !('session' in auth)) continue;
+      const call = await TABLE[name]!.call(p, 'owner', undefined);
+      const req = request(p.app)[route.method](call.path).set('authorization', `Bearer ${token}`);
+      const res = await (call.body ? req.send(call.body) : req);
+      expect({ name, status: res.status, body: res.body }).toEqual({ name, status: 401, body: { error: 'invalid_session' } });
+    }
+  }, 120_000);
+});

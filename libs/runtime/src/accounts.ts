@@ -1,0 +1,45 @@
+import { createHmac } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { Accounts, type Mailer, MemoryFailureCounter, PasswordHasher, RedisFailureCounter, smtpMailer } from '@analytics/accounts';
+import type { InvalidationBus, KeyStore, SqlPort } from '@analytics/auth';
+import type { Logger } from '@analytics/service-kit';
+import type { Env } from './config';
+import { ConfigError } from './env';
+
+/** The settings of accounts; each one unset takes its default (SESSION_IDLE_DAYS 14, ...). */
+type AccountSettings = Partial<Pick<Env, 'SESSION_IDLE_DAYS' | 'SESSION_MAX_DAYS' | 'PASSWORD_HASH_CONCURRENCY' | 'SMTP_URL' | 'MAIL_FROM' | 'PUBLIC_URL'>>;
+
+/** SMTP_URL and MAIL_FROM as a mailer (none when SMTP_URL is unset); SMTP_URL without MAIL_FROM does not start. */
+export function mailerOf(env: AccountSettings, logger: Logger): Mailer | undefined {
+  if (!env.SMTP_URL) return undefined;
+  if (!env.MAIL_FROM) throw new ConfigError(['MAIL_FROM: required with SMTP_URL (the sender of password-reset and invitation mail)']);
+  // A reset link built from a request's Host would point wherever the requester says: reset mail needs PUBLIC_URL.
+  if (!env.PUBLIC_URL) logger.warn('SMTP_URL is set without PUBLIC_URL: invitations are mailed, password-reset mail is not (set PUBLIC_URL)');
+  return smtpMailer(env.SMTP_URL, env.MAIL_FROM);
+}
+
+/**
+ * libs/accounts over the opened key store: sign-in failures in Redis when there is one (every instance counts them),
+ * revoked read keys announced on the bus, mail when SMTP_URL is set. The throttle's HMAC key derives from ADMIN_TOKEN,
+ * which every admin instance shares.
+ */
+export function openAccounts(
+  stores: { keyDb: SqlPort; keyStore: KeyStore; bus: InvalidationBus; redis?: Redis },
+  env: AccountSettings,
+  logger: Logger,
+  adminToken: string,
+): Accounts {
+  return new Accounts({
+    db: stores.keyDb,
+    keyStore: stores.keyStore,
+    sessionIdleDays: env.SESSION_IDLE_DAYS,
+    sessionMaxDays: env.SESSION_MAX_DAYS,
+    hasher: new PasswordHasher({ concurrency: env.PASSWORD_HASH_CONCURRENCY }),
+    failures: stores.redis ? new RedisFailureCounter(stores.redis, logger) : new MemoryFailureCounter(),
+    throttleSecret: createHmac('sha256', adminToken).update('sign-in-throttle').digest('hex'),
+    mailer: mailerOf(env, logger),
+    publicUrl: env.PUBLIC_URL,
+    onKeysRevoked: (prefix) => stores.bus.keyRevoked(prefix),
+    onError: (e, what) => logger.warn({ err: (e as Error).message }, `${what} failed`),
+  });
+}

@@ -9,7 +9,7 @@ import { createMcpRouter } from '@analytics/mcp-gateway';
 import { createReadRouter } from '@analytics/read-api';
 import { createRetentionRouter } from '@analytics/retention-worker';
 import { MemoryRateLimiter, createLogger, createServiceApp } from '@analytics/service-kit';
-import { TcpProxy, hostPortOf, viaProxy } from './support/proxy';
+import { TcpProxy, hostPortOf, viaProxy } from '@analytics/topology';
 import { ADMIN_TOKEN, INTERNAL_SECRET, type Server, call, createKey, createProject, sleep, startServer } from './support/server';
 
 const PG_URL = process.env.TEST_DATABASE_URL;

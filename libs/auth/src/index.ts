@@ -6,6 +6,7 @@ export * from './key-store';
 export * from './authenticator';
 export * from './auth.middleware';
 export * from './invalidation-bus';
+export * from './revocation-epoch';
 export * from './oauth-store';
 export * from './redirect-uri';
 export * from './client-metadata';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Authenticator, InvalidationBus, KeyStore, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, type RevocationEpoch, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
 import { type Logger, MemoryRateLimiter, type RateLimiter, RedisRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
 import type { Env } from './config';
@@ -12,6 +12,8 @@ export interface Stores {
   limiter: RateLimiter;
   /** Key revocations / project changes: applied here and, with Redis, on every instance at once. */
   bus: InvalidationBus;
+  /** Replaced by the admin routes after a revocation or project change; every cached key is checked against it. */
+  epoch: RevocationEpoch;
   close(): Promise<void>;
 }
 
@@ -66,10 +68,12 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   }
   const keyStore = new KeyStore(keyDb);
   const eventStore = events;
-  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS });
-  // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
+  // Redis (optional): shared token buckets, the revocation epoch and cache invalidation; without it, memory buckets
+  // and this process's own epoch (other instances then drop a revoked key within the cache TTL).
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
+  const epoch = redis ? new RedisRevocationEpoch(redis) : new LocalRevocationEpoch();
+  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS, epoch });
   const redisUp = redis ? await redisReady(redis) : false;
   if (redis && !redisUp) logger.warn('redis not reachable at start: in-memory rate limits until it is');
   const bus = new InvalidationBus(authenticator, redis, subscriber, { logger });
@@ -86,6 +90,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
     events: eventStore,
     limiter: redis ? new RedisRateLimiter(redis, logger) : new MemoryRateLimiter(),
     bus,
+    epoch,
     async close() {
       authenticator.stop();
       redis?.disconnect();

@@ -201,7 +201,7 @@ export const routes = {
     errors: ['invalid_session', 'not_found', ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
   },
   revokeKey: {
-    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: 'admin_token',
+    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: 'admin_token',
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: ['invalid_session', 'not_found', ...ALWAYS],
   },
   backup: {

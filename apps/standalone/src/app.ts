@@ -25,6 +25,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   mcp?: { allowedOrigins?: readonly string[]; oauth?: boolean; publicUrl?: string };
   /** DATA_DIR: POST /admin/backup copies its secrets.json into the backup. */
   dataDir?: string;
+  /** BACKUP_DIR: POST /admin/backup writes only into folders under it. */
+  backupDir?: string;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -46,7 +48,7 @@ export function buildApp(deps: StandaloneDeps): Express {
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
       // Before the admin router, which answers every other /admin path itself.
-      createBackupRouter(stores, secrets.ADMIN_TOKEN, deps.dataDir),
+      createBackupRouter(stores, secrets.ADMIN_TOKEN, { dataDir: deps.dataDir, backupDir: deps.backupDir }),
       createAdminRouter(adminWiring(stores, secrets.ADMIN_TOKEN)),
       createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),
       apiDocsRouter('all'),

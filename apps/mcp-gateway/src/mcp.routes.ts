@@ -261,7 +261,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   };
 
   const router = Router();
-  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, deps.publicUrl));
+  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, addressSecret: deps.ipHashSecret }));
 
   const mcp = defineRoute(
     routes.mcp,

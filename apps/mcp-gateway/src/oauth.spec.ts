@@ -30,12 +30,16 @@ const pkce = () => {
 };
 const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' });
 
-/** A gateway with MCP_OAUTH=on on a loopback port (each describe its own: the OAuth routes share one rate bucket per caller). */
-function gateway(options: { publicUrl?: string; logger?: Logger } = {}) {
+/**
+ * A gateway with MCP_OAUTH=on on a loopback port (each describe its own: the OAuth routes share one rate bucket per
+ * caller, and registrations are counted per address under each gateway's own IP-hash secret).
+ */
+function gateway(options: { publicUrl?: string; logger?: Logger; store?: ConstructorParameters<typeof OAuthStore>[1] } = {}) {
   const g = { base: '', keys: {} as Keys, http: undefined as HttpServer | undefined, app: undefined as unknown as Express };
   beforeAll(async () => {
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
-    g.app = buildApp({ logger: options.logger ?? silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, publicUrl: options.publicUrl });
+    const ipHashSecret = randomBytes(8).toString('hex');
+    g.app = buildApp({ logger: options.logger ?? silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret, oauth: { store: new OAuthStore(stores.keyDb, options.store) }, publicUrl: options.publicUrl });
     g.keys = (await stores.keyStore.createProject({ name: 'connector' })).keys;
     g.http = await new Promise((resolve) => {
       const s = g.app.listen(0, '127.0.0.1', () => resolve(s));
@@ -227,6 +231,40 @@ describe('OAuth clients: the consent page and registration rules', () => {
       expect([res.status, res.headers.get('location')]).toEqual([400, null]);
       expect(await res.json()).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/^redirect_uri uses plain http/) });
     }
+  });
+});
+
+describe('OAuth registrations capped per client address', () => {
+  const { register } = gateway({ store: { registration: { perAddress: 3, windowS: 3_600, total: 10_000 } } });
+  const client = { client_name: 'capped', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' };
+
+  it('answers 429 rate_limited with Retry-After past the cap, and stores nothing more', async () => {
+    for (let i = 0; i < 3; i++) expect((await register(client)).status).toBe(201);
+    const before = Number((await stores.keyDb.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_clients')).rows[0]!.n);
+    const refused = await register(client);
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3_500);
+    expect(retryAfter).toBeLessThanOrEqual(3_600);
+    expect(await refused.json()).toEqual({ error: 'rate_limited', retry_after_s: retryAfter, details: 'at most 3 client registrations per 60 minutes from one address' });
+    expect(Number((await stores.keyDb.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_clients')).rows[0]!.n)).toBe(before);
+  });
+
+  it('keeps no client address, only a keyed hash of it', async () => {
+    const { rows } = await stores.keyDb.query<{ registered_from: string }>("SELECT registered_from FROM oauth_clients WHERE metadata->>'client_name' = 'capped'");
+    expect(rows.length).toBe(3);
+    for (const r of rows) expect(r.registered_from).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('OAuth registrations past the total', () => {
+  const { register } = gateway({ store: { registration: { perAddress: 10, windowS: 3_600, total: 0 } } });
+
+  it('answers 503 temporarily_unavailable with Retry-After, saying why', async () => {
+    const res = await register({ client_name: 'one too many', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await res.json()).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/^this server holds its maximum of 0 registered clients; a registration never used is deleted a day after it was made/) });
   });
 });
 

@@ -12,7 +12,7 @@ describe.each(keyStoreBackends())('key store on %s', (_name, open) => {
   let store: KeyStore;
   beforeAll(async () => {
     db = await open();
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5]);
     store = new KeyStore(db);
   });
   afterAll(() => db.close());

@@ -12,7 +12,7 @@ import { ApiError } from '@analytics/schema';
 import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
 import { authorizePage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
-import { registerHandler } from './oauth-register';
+import { type RegistrationOptions, registerHandler } from './oauth-register';
 
 /** RFC 9728 metadata at the root, as the issue and most clients ask for it (the SDK serves the `/mcp`-suffixed path). */
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
@@ -108,10 +108,10 @@ const asTokens = (t: StoredTokens): OAuthTokens => ({ access_token: t.access_tok
 /**
  * The OAuth 2.1 authorization server of /mcp (SDK `mcpAuthRouter`): metadata, registration, /authorize, /token,
  * /revoke. Its metadata names absolute URLs: PUBLIC_URL's, else one router per validated base URL a request arrives on;
- * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404. `addressSecret` keys the
- * hash by which registrations are counted per client address.
+ * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404. `registration`: the
+ * per-address cap of /register (oauth-register.ts).
  */
-export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, options: { publicUrl?: string; addressSecret: string }): RequestHandler {
+export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, options: { publicUrl?: string; registration: RegistrationOptions }): RequestHandler {
   const { publicUrl } = options;
   const provider = new KeyOAuthProvider(store, authenticator);
   const limiter = new MemoryRateLimiter();
@@ -120,7 +120,7 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
     try {
       const resourceServerUrl = new URL('/mcp', base);
       const router = Router();
-      router.post('/register', registrationGuard(), registerHandler(store, options.addressSecret));
+      router.post('/register', registrationGuard(), registerHandler(store, options.registration));
       router.all('/authorize', authorizeGuard(store));
       router.post(['/token', '/revoke'], clientAuthentication(store));
       router.use(mcpAuthRouter({

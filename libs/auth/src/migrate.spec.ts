@@ -55,7 +55,7 @@ describe('the key-store migration files', () => {
     '002_oauth 6efced32c0c51e87abe1eb6b6b97fe00b9898d24d3b8eb23e389b09bf5a5d529',
     '003_oauth_client_secret_hash ad2050e2376d55a3d46df4ec156b5fe9ba2ce55b425771640410c117dbd92dd3',
     '004_oauth_grants f8e346f7414bbe61e60fb36deb50c0978dad7f476aec62814d32f8ef8136df04',
-    '005_oauth_housekeeping 121df099d73bbfdffa478700c346c3b2d32c132d6606df926acf6962c7306015',
+    '005_oauth_housekeeping 374a94b3437e2eac6f921d8c2069d35040602592e877d7f5d3146bba459d4493',
     ]);
   });
 });

@@ -42,23 +42,18 @@ const REFRESH_PREFIX = 'mcp_rt_';
 /** Tells an OAuth access token from an API key in an Authorization header. */
 export const isOAuthAccessToken = (token: string) => token.startsWith(ACCESS_PREFIX);
 
-/** What a registration may take (README, "OAuth for connector UIs"): per client address over a window, and in total. */
-export interface RegistrationLimits {
-  perAddress: number;
-  windowS: number;
-  total: number;
-}
+/**
+ * What dynamic registration may take (README, "OAuth for connector UIs"): `perAddress` registrations per `windowS` from
+ * one client address (the gateway's rate limiter), and `total` clients in the store. 10 an hour is far above a
+ * connector's one registration per install; 10,000 clients of at most 8 KB each bound the table to about 80 MB.
+ */
+export const REGISTRATION_LIMITS = { perAddress: 10, windowS: 3_600, total: 10_000 } as const;
 
-/** 10 an hour per address is far above a connector's one registration per install; 10,000 live clients is ~80 MB at most. */
-export const REGISTRATION_LIMITS: RegistrationLimits = { perAddress: 10, windowS: 3_600, total: 10_000 };
-
-/** A client is registered, or refused: too many from its address lately, or the store holds its maximum of clients. */
-export type Registration = { registered: true } | { refused: 'address' | 'total'; retryAfterS: number };
+/** A client is registered, or refused because the store holds its maximum of clients. */
+export type Registration = { registered: true } | { refused: 'total'; retryAfterS: number };
 
 /** Rows each purge statement deletes at most: every purge stays a few short statements, however much expired. */
 const PURGE_BATCH = 1_000;
-// Registrations are decided one at a time (counts, then the INSERT), across instances: a transaction-scoped lock.
-const REGISTRATION_LOCK_ID = 727_002;
 
 export interface OAuthStoreOptions {
   codeTtlS?: number;
@@ -66,7 +61,8 @@ export interface OAuthStoreOptions {
   refreshTtlS?: number;
   /** A registered client that received no code within this is deleted (a day). */
   unusedClientTtlS?: number;
-  registration?: RegistrationLimits;
+  /** Clients registerClient keeps at most (REGISTRATION_LIMITS.total). */
+  maxClients?: number;
   /** Writes purge what expired at most this often per process (a minute). */
   purgeEveryMs?: number;
   now?: () => number;
@@ -91,7 +87,7 @@ export class OAuthStore {
   readonly accessTtlS: number;
   readonly refreshTtlS: number;
   readonly unusedClientTtlS: number;
-  readonly registration: RegistrationLimits;
+  readonly maxClients: number;
   private readonly purgeEveryMs: number;
   private lastPurge = Number.NEGATIVE_INFINITY;
   private purging = false;
@@ -102,7 +98,7 @@ export class OAuthStore {
     this.accessTtlS = options.accessTtlS ?? 3600;
     this.refreshTtlS = options.refreshTtlS ?? 30 * 86_400;
     this.unusedClientTtlS = options.unusedClientTtlS ?? 86_400;
-    this.registration = options.registration ?? REGISTRATION_LIMITS;
+    this.maxClients = options.maxClients ?? REGISTRATION_LIMITS.total;
     this.purgeEveryMs = options.purgeEveryMs ?? 60_000;
     this.now = options.now ?? Date.now;
   }
@@ -113,42 +109,36 @@ export class OAuthStore {
 
   /** Keeps a client's metadata, uncapped (registerClient is the capped way in); its secret only as a SHA-256 hash. */
   async saveClient(clientId: string, metadata: Record<string, unknown>): Promise<void> {
-    await this.insertClient(this.db, clientId, metadata, null);
+    await this.insertClient(clientId, metadata, Number.POSITIVE_INFINITY);
     await this.purgeIfDue();
   }
 
-  private async insertClient(db: SqlQueryable, clientId: string, metadata: Record<string, unknown>, from: string | null): Promise<void> {
+  /** Inserts the client unless the store holds `max` clients already (one statement); whether it did. */
+  private async insertClient(clientId: string, metadata: Record<string, unknown>, max: number): Promise<boolean> {
     const { client_secret: secret, ...rest } = metadata;
     const secretHash = typeof secret === 'string' && secret !== '' ? hashSecret(secret) : null;
-    await db.query(
-      'INSERT INTO oauth_clients (client_id, metadata, client_secret_hash, registered_from, created_at) VALUES ($1, $2, $3, $4, $5)',
-      [clientId, JSON.stringify(rest), secretHash, from, new Date(this.now())],
-    );
+    const params = [clientId, JSON.stringify(rest), secretHash, new Date(this.now())];
+    const { rows } = Number.isFinite(max)
+      ? await this.db.query(
+          'INSERT INTO oauth_clients (client_id, metadata, client_secret_hash, created_at) SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM oauth_clients) < $5 RETURNING client_id',
+          [...params, max],
+        )
+      : await this.db.query('INSERT INTO oauth_clients (client_id, metadata, client_secret_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING client_id', params);
+    return rows.length === 1;
   }
 
   /**
-   * A dynamic registration (RFC 7591) from `from` (a keyed hash of the client's address): kept unless that address
-   * registered `perAddress` clients within the window, or the store holds `total` clients. Retry-After of a refusal:
-   * when the address's oldest registration of the window leaves it, or the oldest unused client is deleted.
+   * A dynamic registration (RFC 7591): kept unless the store holds `maxClients` clients (checked in the INSERT itself:
+   * concurrent registrations on several connections may pass it by their number). Retry-After of a refusal: when the
+   * oldest client never used is deleted.
    */
-  async registerClient(clientId: string, metadata: Record<string, unknown>, from: string): Promise<Registration> {
+  async registerClient(clientId: string, metadata: Record<string, unknown>): Promise<Registration> {
     await this.purgeIfDue();
-    const now = this.now();
-    const secondsUntil = (at: unknown, afterS: number) => Math.max(1, Math.ceil((new Date(at as string).getTime() + afterS * 1000 - now) / 1000));
-    return this.db.transaction(async (tx): Promise<Registration> => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [REGISTRATION_LOCK_ID]);
-      const windowStart = new Date(now - this.registration.windowS * 1000);
-      const recent = await tx.query<{ n: number; oldest: unknown }>(
-        'SELECT count(*)::int AS n, min(created_at) AS oldest FROM oauth_clients WHERE registered_from = $1 AND created_at > $2',
-        [from, windowStart],
-      );
-      if (recent.rows[0]!.n >= this.registration.perAddress) return { refused: 'address', retryAfterS: secondsUntil(recent.rows[0]!.oldest, this.registration.windowS) };
-      const total = await tx.query<{ n: number; oldest_unused: unknown }>('SELECT count(*)::int AS n, min(created_at) FILTER (WHERE used_at IS NULL) AS oldest_unused FROM oauth_clients');
-      const { n, oldest_unused: oldestUnused } = total.rows[0]!;
-      if (n >= this.registration.total) return { refused: 'total', retryAfterS: oldestUnused ? secondsUntil(oldestUnused, this.unusedClientTtlS) : this.unusedClientTtlS };
-      await this.insertClient(tx, clientId, metadata, from);
-      return { registered: true };
-    });
+    if (await this.insertClient(clientId, metadata, this.maxClients)) return { registered: true };
+    const { rows } = await this.db.query<{ at: unknown }>('SELECT min(created_at) AS at FROM oauth_clients WHERE used_at IS NULL');
+    const at = rows[0]?.at;
+    const retryAfterS = at ? Math.max(1, Math.ceil((new Date(at as string).getTime() + this.unusedClientTtlS * 1000 - this.now()) / 1000)) : this.unusedClientTtlS;
+    return { refused: 'total', retryAfterS };
   }
 
   /** A client's metadata, never its secret. */
@@ -307,8 +297,7 @@ export class OAuthStore {
   /**
    * Deletes what can no longer be used: expired codes and tokens (a rotated refresh token stays until it expires, so
    * that presenting it again is still recognised as reuse), grants left without a token, and registered clients that
-   * received no code within `unusedClientTtlS`; forgets registration addresses past the cap's window. Each statement
-   * takes at most PURGE_BATCH rows, by index.
+   * received no code within `unusedClientTtlS`. Each statement takes at most PURGE_BATCH rows, by index.
    */
   async purgeExpired(): Promise<Purged> {
     const now = new Date(this.now());
@@ -327,11 +316,6 @@ export class OAuthStore {
     const clients = await this.db.query(
       'DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients WHERE used_at IS NULL AND created_at <= $1 LIMIT $2) RETURNING 1',
       [new Date(now.getTime() - this.unusedClientTtlS * 1000), PURGE_BATCH],
-    );
-    // The address a registration came from is kept only as long as it counts towards that address's cap.
-    await this.db.query(
-      'UPDATE oauth_clients SET registered_from = NULL WHERE client_id IN (SELECT client_id FROM oauth_clients WHERE registered_from IS NOT NULL AND created_at <= $1 LIMIT $2)',
-      [new Date(now.getTime() - this.registration.windowS * 1000), PURGE_BATCH],
     );
     return { codes: codes.rows.length, tokens, grants, clients: clients.rows.length };
   }

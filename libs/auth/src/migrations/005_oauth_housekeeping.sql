@@ -1,8 +1,6 @@
 -- Housekeeping of the OAuth tables. Expired codes and tokens are purged by expires_at, a grant once it holds no token,
--- and a dynamically registered client never used (no code ever issued to it) a day after it registered. Registrations
--- are counted per client address (a keyed hash, never the address) over the last hour and in total.
+-- and a dynamically registered client never used (no code ever issued to it) a day after it registered.
 ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS used_at timestamptz;
-ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS registered_from text;
 
 -- Clients that already hold a code or a grant have been used.
 UPDATE oauth_clients c SET used_at = now()
@@ -12,7 +10,6 @@ UPDATE oauth_clients c SET used_at = now()
 CREATE INDEX IF NOT EXISTS oauth_codes_expires_at ON oauth_codes (expires_at);
 CREATE INDEX IF NOT EXISTS oauth_tokens_expires_at ON oauth_tokens (expires_at);
 CREATE INDEX IF NOT EXISTS oauth_clients_unused ON oauth_clients (created_at) WHERE used_at IS NULL;
-CREATE INDEX IF NOT EXISTS oauth_clients_registered_from ON oauth_clients (registered_from, created_at) WHERE registered_from IS NOT NULL;
 
 -- Deleting a client cascades to its codes, tokens and grants: each cascade finds them by client_id.
 CREATE INDEX IF NOT EXISTS oauth_codes_client_id ON oauth_codes (client_id);

@@ -13,6 +13,9 @@
 //   forget  the same bystander, quiet and while another key sends POST /v1/forget for random unknown users in 4 loops.
 //   gzip    32 concurrent gzip batches with the public pk_ key (~110 KB on the wire, ~13 MB inflated): peak RSS.
 //   mcp     64 concurrent 14 MB POST /mcp bodies (a JSON-RPC batch of ~120,000 calls) with an rk_ key: peak RSS.
+//   register the same bystander, quiet and while 4 loops send POST /register (MCP OAuth's open dynamic client
+//           registration, ~7 KB of metadata each) from 20 rotating client addresses: its figures, the registrations'
+//           answers (201 stored, 429 past 10 an hour per address, 503 past 10,000 clients) and the clients stored.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
@@ -31,7 +34,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,register').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -311,6 +314,15 @@ async function mcp() {
   await concurrentBodies('mcp', 64, (srv, p) => postAs(srv.base, '/mcp', p.rk, body, { accept: 'application/json, text/event-stream' }));
 }
 
+async function register() {
+  const metadata = JSON.stringify({ client_name: 'flood', redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', policy_uri: `https://x.example/${'p'.repeat(2000)}`, tos_uri: `https://x.example/${'t'.repeat(2000)}`, client_uri: `https://x.example/${'c'.repeat(2000)}` });
+  let n = 0;
+  // Every 201 is a client stored: at most 10 per address (200 here) whatever the attack's length.
+  await bystander('register', {
+    start: (srv, _a, stop, count) => attackLoops(4, stop, async () => count(await postAs(srv.base, '/register', 'none', metadata, { 'x-forwarded-for': `198.18.0.${n++ % 20}` }))),
+  });
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -319,3 +331,4 @@ if (ONLY.includes('forget')) await forget();
 if (ONLY.includes('control')) await bystander('control', { start: (_srv, _a, stop) => attackLoops(1, stop, () => sleep(100)) });
 if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();
+if (ONLY.includes('register')) await register();

@@ -29,10 +29,10 @@ afterAll(async () => {
 const appWith = (backupDir?: string): Express =>
   buildApp({ stores, logger: silentLogger, dataDir: stores.dataDir, backupDir, secrets: { ADMIN_TOKEN, IP_HASH_SECRET: 'ip-secret-test', INTERNAL_SECRET: 'internal-secret-test' } });
 
-/** POST /admin/backup; the answer and how long it took (a hang fails at 5 s instead of the suite's timeout). */
-async function backup(app: Express, dir: string) {
+/** POST /admin/backup; the answer and how long it took. A refusal that hangs fails at `timeoutMs`, not the suite's timeout. */
+async function backup(app: Express, dir: string, timeoutMs = 5_000) {
   const t0 = Date.now();
-  const res = await request(app).post('/admin/backup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ dir }).timeout(5_000);
+  const res = await request(app).post('/admin/backup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ dir }).timeout(timeoutMs);
   return { status: res.status, body: res.body as { error?: string; details?: { fieldErrors?: { dir?: string[] } } }, ms: Date.now() - t0 };
 }
 
@@ -134,19 +134,19 @@ describe('POST /admin/backup with BACKUP_DIR', () => {
 
   it('writes a backup into a new folder under it, every folder 0700 and every file 0600 (the engine\'s files included)', async () => {
     const target = join(root, 'nightly', '2026-11-24');
-    const res = await backup(app, target);
+    const res = await backup(app, target, 100_000);
     expect(res.status).toBe(200);
     expect(readdirSync(target).sort()).toEqual(['clickhouse', 'manifest.json', 'postgres.tar.gz', 'secrets.json']);
     expect(readdirSync(join(target, 'clickhouse'), { recursive: true }).length).toBeGreaterThan(5);
     expect(looseModes(join(root, 'nightly'))).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('npm run restore refuses a manifest naming anything outside the backup, before writing anything', () => {
   let good: string;
   beforeAll(async () => {
     good = join(work, 'good-backup');
-    expect((await backup(appWith(), good)).status).toBe(200);
+    expect((await backup(appWith(), good, 100_000)).status).toBe(200);
   }, 120_000);
 
   /** A copy of the good backup, changed by `change`; restored into a new folder: exit code, stderr, whether it was created. */
@@ -188,7 +188,7 @@ describe('npm run restore refuses a manifest naming anything outside the backup,
   });
 
   it('a target under /proc, at once', () => {
-    const run = spawnSync(process.execPath, ['tools/restore.mjs', good, '/proc/self/restored'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 10_000 });
+    const run = spawnSync(process.execPath, ['tools/restore.mjs', good, '/proc/self/restored'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/\/proc\/self\/restored is under \/proc/) });
   });
 });

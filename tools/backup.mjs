@@ -43,7 +43,14 @@ try {
 }
 const text = await res.text();
 if (!res.ok) {
-  console.error(`backup: ${res.status} ${text}`);
+  // A refused folder says why in details.fieldErrors.dir; anything else is shown as the server answered it.
+  let why;
+  try {
+    why = res.status === 400 ? JSON.parse(text)?.details?.fieldErrors?.dir?.[0] : undefined;
+  } catch {
+    why = undefined;
+  }
+  console.error(why ? `backup: refused, nothing written: ${dir} ${why}` : `backup: ${res.status} ${text}`);
   process.exit(1);
 }
 const { manifest } = JSON.parse(text);

@@ -22,6 +22,9 @@
 //   signin  the same bystander, quiet and while 64 loops send POST /auth/login with unknown emails from ever new client
 //           addresses (a distributed guesser: no throttle stops it, each attempt costs a scrypt hash at OWASP's
 //           parameters): bystander req/s and p99, the sign-in answers (401, or 503 past the hashing queue), peak RSS.
+//   register the same bystander, quiet and while 4 loops send POST /register (MCP OAuth's open dynamic client
+//           registration, ~7 KB of metadata each) from 20 rotating client addresses: its figures, the registrations'
+//           answers (201 stored, 429 past 10 an hour per address, 503 past 10,000 clients) and the clients stored.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
@@ -42,7 +45,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes,signin').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes,signin,register').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -478,6 +481,15 @@ async function signin() {
   });
 }
 
+async function register() {
+  const metadata = JSON.stringify({ client_name: 'flood', redirect_uris: ['http://127.0.0.1:9/cb'], token_endpoint_auth_method: 'none', policy_uri: `https://x.example/${'p'.repeat(2000)}`, tos_uri: `https://x.example/${'t'.repeat(2000)}`, client_uri: `https://x.example/${'c'.repeat(2000)}` });
+  let n = 0;
+  // Every 201 is a client stored: at most 10 per address (200 here) whatever the attack's length.
+  await bystander('register', {
+    start: (srv, _a, stop, count) => attackLoops(4, stop, async () => count(await postAs(srv.base, '/register', 'none', metadata, { 'x-forwarded-for': `198.18.0.${n++ % 20}` }))),
+  });
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -489,3 +501,4 @@ if (ONLY.includes('mcp')) await mcp();
 if (ONLY.includes('exporthold')) await exportHold();
 if (ONLY.includes('shapes')) await shapes();
 if (ONLY.includes('signin')) await signin();
+if (ONLY.includes('register')) await register();

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
+import { Redis as RedisClient } from 'ioredis';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
-import { Authenticator, InvalidationBus, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { type ContractCheck, REDIS, answerOf, contractChecked, systemServer } from '@analytics/testing';
 import { routes } from '@analytics/schema';
@@ -187,11 +188,27 @@ describe('the contract (libs/schema API_ROUTES)', () => {
   });
 });
 
+describe('admin API when Redis does not take the revocation epoch', () => {
+  it('answers a revocation with 502 upstream_failed saying the key is revoked but may be accepted for up to the cache TTL', async () => {
+    // A closed client: every command fails at once, as with Redis unreachable.
+    const down = new RedisClient({ lazyConnect: true, enableOfflineQueue: false });
+    down.disconnect();
+    const keyStore = new KeyStore(db);
+    const epoch = new RedisRevocationEpoch(down, { advanceTimeoutMs: 200 });
+    const app = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: new InvalidationBus(undefined), epoch, accounts: new Accounts({ db, keyStore, throttleSecret: 'test' }) }, TOKEN) }));
+    const { keys } = await keyStore.createProject({ name: 'redis-down' });
+    const res = await app.delete(`/admin/keys/${keys.sk.split('_')[2]}`).set('authorization', `Bearer ${TOKEN}`);
+    expect(res.status).toBe(502);
+    expect(res.body).toEqual({ error: 'upstream_failed', details: expect.stringMatching(/^The revocation is saved in the key store, but Redis did not take the revocation epoch: .*KEY_CACHE_TTL_MS/) });
+    expect((await keyStore.findKey(keys.sk.split('_')[2]!))?.key.revoked_at).not.toBeNull();
+  });
+});
+
 // Keys minted through admin-api reach the other instances before the 201, so their first requests are looked up even
 // when the unknown-prefix lookup budget is spent (a burst of new-key requests used to meet 401s). Real Redis
 // (TEST_REDIS_URL, set by .ci/run).
 const REDIS_SERVER = systemServer(REDIS);
-REDIS_SERVER.describe('admin API through Redis: a minted key works at once on another instance', () => {
+REDIS_SERVER.describe('admin API through Redis: a minted key works at once on another instance, a revoked one is refused at once', () => {
   const clients: Redis[] = [];
   const connect = (subscriber = false) => {
     const c = createRedis(REDIS_SERVER.url!, createLogger({ level: 'silent' }), { subscriber });
@@ -209,7 +226,7 @@ REDIS_SERVER.describe('admin API through Redis: a minted key works at once on an
     await new InvalidationBus(replica, connect(), connect(true), { channel }).start();
     const adminBus = new InvalidationBus(undefined, connect(), connect(true), { channel });
     await adminBus.start();
-    const withBus = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: adminBus, accounts: new Accounts({ db, keyStore, throttleSecret: 'test' }) }, TOKEN) }));
+    const withBus = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: adminBus, epoch: new LocalRevocationEpoch(), accounts: new Accounts({ db, keyStore, throttleSecret: 'test' }) }, TOKEN) }));
     // spend the replica's budget of lookups for prefixes it does not know
     for (let i = 0; i < 40; i++) await replica.resolve(`Bearer sk_live_${randomBytes(8).toString('hex')}_${randomBytes(16).toString('hex')}`).catch(() => undefined);
 
@@ -219,5 +236,17 @@ REDIS_SERVER.describe('admin API through Redis: a minted key works at once on an
     const minted = await withBus.post(`/admin/projects/${created.body.project.id}/keys`).set('authorization', `Bearer ${TOKEN}`).send({ kind: 'rk' });
     expect(minted.status).toBe(201);
     expect((await replica.resolve(`Bearer ${minted.body.key}`)).project.id).toBe(created.body.project.id);
+  });
+
+  it('answers a revocation once the epoch in Redis is replaced: a replica that got no message refuses the cached key on its next request', async () => {
+    const epochKey = `analytics:test-epoch-${randomBytes(4).toString('hex')}`;
+    const keyStore = new KeyStore(db);
+    // The other instance: its own key store and epoch reader, subscribed to nothing (every message to it is lost).
+    const replica = new Authenticator(new KeyStore(db), { epoch: new RedisRevocationEpoch(connect(), { key: epochKey }) });
+    const adminApp = request(buildApp({ logger: createLogger({ level: 'silent' }), ...adminWiring({ keyStore, bus: new InvalidationBus(undefined), epoch: new RedisRevocationEpoch(connect(), { key: epochKey }), accounts: new Accounts({ db, keyStore, throttleSecret: 'test' }) }, TOKEN) }));
+    const { keys } = await keyStore.createProject({ name: 'revoked-everywhere' });
+    expect((await replica.resolve(`Bearer ${keys.rk}`)).kind).toBe('rk');
+    expect((await adminApp.delete(`/admin/keys/${keys.rk.split('_')[2]}`).set('authorization', `Bearer ${TOKEN}`)).status).toBe(204);
+    await expect(replica.resolve(`Bearer ${keys.rk}`)).rejects.toMatchObject({ code: 'invalid_api_key' });
   });
 });

@@ -1,4 +1,4 @@
-import { InvalidationBus, KeyStore, createPgPort, migrateKeyStore } from '@analytics/auth';
+import { InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPgPort, migrateKeyStore } from '@analytics/auth';
 import { openAccounts, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { buildApp } from './app';
@@ -10,19 +10,21 @@ async function main() {
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'admin-api' });
   const db = await createPgPort(env.DATABASE_URL, (e) => logger.warn({ err: e.message }, 'postgres idle client error'));
   await migrateKeyStore(db);
-  // Revocations reach the other services' key caches through Redis at once; without it, within the cache TTL.
-  // The subscriber connection receives the instances' acknowledgements: a revocation answers 204 once they applied it.
+  // Revocations reach the other services' key caches through Redis at once (the revocation epoch, checked by every
+  // instance on each request); without it, within the cache TTL. The subscriber connection receives the instances'
+  // acknowledgements of new keys: a 201 answers once they know the prefix.
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
   const bus = new InvalidationBus(undefined, redis, subscriber, { logger });
   // Not awaited: with Redis down at start the SUBSCRIBE waits in the offline queue until it is back, and admin-api
-  // serves meanwhile; revocations wait for acks only once the subscription holds.
-  void bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; revocations answer without waiting for the instances'));
+  // serves meanwhile; new keys wait for acks only once the subscription holds.
+  void bus.start().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'redis subscribe failed; new keys answer without waiting for the instances'));
+  const epoch = redis ? new RedisRevocationEpoch(redis) : new LocalRevocationEpoch();
   const keyStore = new KeyStore(db);
   // Sign-in failures are counted in Redis when it is set, so the bound holds across admin-api instances.
-  const accounts = openAccounts({ keyDb: db, keyStore, bus, redis }, env, logger, env.ADMIN_TOKEN);
+  const accounts = openAccounts({ keyDb: db, keyStore, bus, redis, epoch }, env, logger, env.ADMIN_TOKEN);
   // No event store here: a deleted project's events wait in project_deletions for the retention worker.
-  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL }) });
+  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL }) });
   await serve(app, env.PORT, logger, async () => {
     redis?.disconnect();
     subscriber?.disconnect();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
 import { Accounts, type AccountsOptions, PasswordHasher, type UserCaller } from '@analytics/accounts';
-import { type InvalidationBus, KeyStore, type SqlPort, migrateKeyStore } from '@analytics/auth';
+import { type InvalidationBus, KeyStore, LocalRevocationEpoch, type SqlPort, migrateKeyStore } from '@analytics/auth';
 import type { Role, User } from '@analytics/schema';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
@@ -64,7 +64,7 @@ export async function setUpPeople(db: SqlPort, options: PeopleOptions = {}): Pro
     now: () => clock.now,
     onKeysRevoked: options.bus ? (prefix) => options.bus!.keyRevoked(prefix) : undefined,
   });
-  const wiring = options.bus ? adminWiring({ keyStore, bus: options.bus, accounts }, ADMIN_TOKEN, { publicUrl: options.publicUrl }) : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl };
+  const wiring = options.bus ? adminWiring({ keyStore, bus: options.bus, accounts, epoch: new LocalRevocationEpoch() }, ADMIN_TOKEN, { publicUrl: options.publicUrl }) : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl };
   const app = buildApp({ logger: createLogger({ level: 'silent' }), trustProxy: options.trustProxy, ...wiring });
   const project = await request(app).post('/admin/projects').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'before setup' });
   const setup = await request(app).post('/auth/setup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ email: uniqueEmail('owner'), password: PASSWORD, name: 'Owner' });

@@ -21,7 +21,7 @@ import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperti
 import { type IngestService, requestContexts } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, funnelBodySchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, retentionBodySchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
-import { ANSWERED, type Logger, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
+import { ANSWERED, type Logger, MemoryRateLimiter, type RateLimiter, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
 import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
@@ -37,8 +37,11 @@ export interface McpRouterDeps {
   maxResultBytes?: number;
   /** Browser origins admitted on /mcp besides the key's project origins (MCP_ALLOWED_ORIGINS); unset: loopback origins. */
   allowedOrigins?: readonly string[];
-  /** OAuth 2.1 for connector UIs (MCP_OAUTH=on): tokens and codes in the key store. */
-  oauth?: { store: OAuthStore };
+  /**
+   * OAuth 2.1 for connector UIs (MCP_OAUTH=on): tokens and codes in the key store; `limiter` holds the registrations
+   * per client address (the deployment's buckets: Redis when REDIS_URL is set; this process's when not given).
+   */
+  oauth?: { store: OAuthStore; limiter?: RateLimiter };
   /** PUBLIC_URL: the origin named in OAuth metadata and WWW-Authenticate; unset: the request's validated Host. */
   publicUrl?: string;
 }
@@ -266,7 +269,10 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   };
 
   const router = Router();
-  if (deps.oauth) router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, deps.publicUrl));
+  if (deps.oauth) {
+    const registration = { limiter: deps.oauth.limiter ?? new MemoryRateLimiter(), addressSecret: deps.ipHashSecret };
+    router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, registration }));
+  }
 
   const mcp = defineRoute(
     routes.mcp,

@@ -8,8 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { OAuthStore, hashSecret } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { Writable } from 'node:stream';
-import { type Logger, createLogger } from '@analytics/service-kit';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { type Logger, type RateLimiter, RedisRateLimiter, createLogger, createRedis, redisReady } from '@analytics/service-kit';
+import { REDIS, openTestStores, silentLogger, systemServer } from '@analytics/testing';
 import { buildApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -30,12 +30,17 @@ const pkce = () => {
 };
 const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' });
 
-/** A gateway with MCP_OAUTH=on on a loopback port (each describe its own: the OAuth routes share one rate bucket per caller). */
-function gateway(options: { publicUrl?: string; logger?: Logger } = {}) {
+/**
+ * A gateway with MCP_OAUTH=on on a loopback port (each describe its own: the OAuth routes share one rate bucket per
+ * caller, and registrations are counted per address under each gateway's own IP-hash secret).
+ */
+function gateway(options: { publicUrl?: string; logger?: Logger; store?: ConstructorParameters<typeof OAuthStore>[1]; limiter?: RateLimiter; ipHashSecret?: string } = {}) {
   const g = { base: '', keys: {} as Keys, http: undefined as HttpServer | undefined, app: undefined as unknown as Express };
   beforeAll(async () => {
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
-    g.app = buildApp({ logger: options.logger ?? silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, publicUrl: options.publicUrl });
+    const ipHashSecret = options.ipHashSecret ?? randomBytes(8).toString('hex');
+    const oauth = { store: new OAuthStore(stores.keyDb, options.store), limiter: options.limiter };
+    g.app = buildApp({ logger: options.logger ?? silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret, oauth, publicUrl: options.publicUrl });
     g.keys = (await stores.keyStore.createProject({ name: 'connector' })).keys;
     g.http = await new Promise((resolve) => {
       const s = g.app.listen(0, '127.0.0.1', () => resolve(s));
@@ -227,6 +232,65 @@ describe('OAuth clients: the consent page and registration rules', () => {
       expect([res.status, res.headers.get('location')]).toEqual([400, null]);
       expect(await res.json()).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/^redirect_uri uses plain http/) });
     }
+  });
+});
+
+const capped = { client_name: 'capped', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' };
+const clientCount = async () => Number((await stores.keyDb.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_clients')).rows[0]!.n);
+/** 429 rate_limited with Retry-After of the per-address bucket (10 an hour: one more every 6 minutes). */
+const expectAddressCapped = async (res: Response) => {
+  expect(res.status).toBe(429);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThan(0);
+  expect(retryAfter).toBeLessThanOrEqual(360);
+  expect(await res.json()).toEqual({ error: 'rate_limited', retry_after_s: retryAfter, details: 'at most 10 client registrations per 60 minutes from one address' });
+};
+
+describe('OAuth registrations capped per client address', () => {
+  const { register } = gateway();
+
+  it('answers 429 rate_limited with Retry-After past 10 an hour from one address, and stores nothing more', async () => {
+    for (let i = 0; i < 10; i++) expect((await register(capped)).status).toBe(201);
+    const before = await clientCount();
+    await expectAddressCapped(await register(capped));
+    expect(await clientCount()).toBe(before);
+  });
+});
+
+// The cap holds across instances where Redis carries the buckets (TEST_REDIS_URL, set by .ci/run).
+const REDIS_SERVER = systemServer(REDIS);
+REDIS_SERVER.describe('OAuth registrations capped per client address across two instances sharing Redis', () => {
+  let client: ReturnType<typeof createRedis> | undefined;
+  let shared: RedisRateLimiter;
+  // Made in beforeAll (before the gateways' own), used by both gateways: the buckets of one deployment.
+  const limiter: RateLimiter = { take: (key, rule, cost) => shared.take(key, rule, cost) };
+  beforeAll(async () => {
+    client = createRedis(REDIS_SERVER.url!, silentLogger);
+    expect(await redisReady(client, 5_000)).toBe(true);
+    shared = new RedisRateLimiter(client, silentLogger, `analytics:test-oauth:${randomBytes(6).toString('hex')}:`);
+  });
+  afterAll(() => client?.disconnect());
+  const ipHashSecret = randomBytes(8).toString('hex');
+  const a = gateway({ limiter, ipHashSecret });
+  const b = gateway({ limiter, ipHashSecret });
+
+  it('refuses the 11th registration of an address on the other instance', async () => {
+    for (let i = 0; i < 10; i++) expect((await (i % 2 ? a : b).register(capped)).status).toBe(201);
+    await expectAddressCapped(await a.register(capped));
+    await expectAddressCapped(await b.register(capped));
+  });
+});
+
+describe('OAuth registrations past the total', () => {
+  const { register } = gateway({ store: { maxClients: 0 } });
+
+  it('answers 503 temporarily_unavailable with Retry-After, saying why', async () => {
+    const before = await clientCount();
+    const res = await register({ client_name: 'one too many', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await res.json()).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/^this server holds its maximum of 0 registered clients; a registration never used is deleted a day after it was made/) });
+    expect(await clientCount()).toBe(before);
   });
 });
 

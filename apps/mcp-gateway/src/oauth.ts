@@ -12,6 +12,7 @@ import { ApiError } from '@analytics/schema';
 import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
 import { authorizePage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
+import { type RegistrationOptions, registerHandler } from './oauth-register';
 
 /** RFC 9728 metadata at the root, as the issue and most clients ask for it (the SDK serves the `/mcp`-suffixed path). */
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
@@ -35,11 +36,9 @@ export class KeyOAuthProvider implements OAuthServerProvider {
     this.clientsStore = {
       // Never a secret (the store keeps its hash): clientAuthentication checks it before the SDK's handlers run.
       getClient: async (id) => ((await store.getClient(id)) as OAuthClientInformationFull | null) ?? undefined,
-      // The answer (201) carries the secret this once; the store keeps only its hash.
-      registerClient: async (client) => {
-        const full = client as OAuthClientInformationFull;
-        await store.saveClient(full.client_id, { ...full });
-        return full;
+      // Defined so that the metadata names /register; registerHandler answers it (with the caps) before the SDK would.
+      registerClient: () => {
+        throw new Error('registrations go through registerHandler (oauth-register.ts), which answers POST /register first');
       },
     };
   }
@@ -109,9 +108,11 @@ const asTokens = (t: StoredTokens): OAuthTokens => ({ access_token: t.access_tok
 /**
  * The OAuth 2.1 authorization server of /mcp (SDK `mcpAuthRouter`): metadata, registration, /authorize, /token,
  * /revoke. Its metadata names absolute URLs: PUBLIC_URL's, else one router per validated base URL a request arrives on;
- * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404.
+ * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404. `registration`: the
+ * per-address cap of /register (oauth-register.ts).
  */
-export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, publicUrl?: string): RequestHandler {
+export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, options: { publicUrl?: string; registration: RegistrationOptions }): RequestHandler {
+  const { publicUrl } = options;
   const provider = new KeyOAuthProvider(store, authenticator);
   const limiter = new MemoryRateLimiter();
   const byBase = new LRUCache<string, { router: RequestHandler } | { refused: true }>({ max: 16 });
@@ -119,7 +120,7 @@ export function createOAuthRouter(store: OAuthStore, authenticator: Authenticato
     try {
       const resourceServerUrl = new URL('/mcp', base);
       const router = Router();
-      router.post('/register', registrationGuard());
+      router.post('/register', registrationGuard(), registerHandler(store, options.registration));
       router.all('/authorize', authorizeGuard(store));
       router.post(['/token', '/revoke'], clientAuthentication(store));
       router.use(mcpAuthRouter({

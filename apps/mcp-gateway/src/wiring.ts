@@ -20,7 +20,7 @@ export function mcpWiring(stores: Stores, ingest: IngestRouterDeps, settings: Mc
     ...ingest,
     logger: settings.logger,
     allowedOrigins: settings.allowedOrigins,
-    oauth: settings.oauth ? { store: new OAuthStore(stores.keyDb) } : undefined,
+    oauth: settings.oauth ? { store: new OAuthStore(stores.keyDb), limiter: stores.limiter } : undefined,
     publicUrl: settings.publicUrl,
   };
 }

@@ -28,6 +28,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   dataDir?: string;
   /** Users, sessions and roles (main opens them with the settings); unset: the defaults over `stores`. */
   accounts?: Accounts;
+  /** BACKUP_DIR: POST /admin/backup writes only into folders under it. */
+  backupDir?: string;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -52,7 +54,7 @@ export function buildApp(deps: StandaloneDeps): Express {
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
       // Before the admin router, which answers every other /admin path itself.
-      createBackupRouter(stores, secrets.ADMIN_TOKEN, deps.dataDir, accounts.audit),
+      createBackupRouter(stores, secrets.ADMIN_TOKEN, { dataDir: deps.dataDir, backupDir: deps.backupDir, audit: accounts.audit }),
       ...adminRouters(admin),
       createRetentionRouter(retentionWiring(stores, { internalSecret: secrets.INTERNAL_SECRET, clock })),
       apiDocsRouter('all'),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { copyFile, cp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Router } from 'express';
 import type { AuditLog } from '@analytics/accounts';
 import type { Stores } from '@analytics/runtime';
@@ -8,28 +8,43 @@ import { ApiError, type BackupManifest, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the workspace's package.json is the one place the release is numbered
 import { version as PACKAGE_VERSION } from '../../../package.json';
+import { BackupDirRefusal, checkBackupDir, createBackupDir, restrictModes } from './backup-dir';
 
 /** Names inside a backup directory (tools/restore.mjs reads the same). */
 export const BACKUP_LAYOUT = { manifest: 'manifest.json', clickhouse: 'clickhouse', postgres: 'postgres.tar.gz', secrets: 'secrets.json' } as const;
 
 const refuse = (message: string) => new ApiError('invalid_payload', { details: { formErrors: [], fieldErrors: { dir: [message] } } });
+const refused = (e: unknown): never => {
+  throw e instanceof BackupDirRefusal ? refuse(e.message) : e;
+};
+
+export interface BackupRouterOptions {
+  /** DATA_DIR: its secrets.json goes into the backup. */
+  dataDir?: string;
+  /** BACKUP_DIR: when set, only folders under it (symbolic links followed) take a backup. */
+  backupDir?: string;
+  /** Where a backup is recorded (every organization's audit log). */
+  audit?: AuditLog;
+}
 
 /**
  * POST /admin/backup (`npm run backup -- <dir>`): an online backup of the embedded stores while the service serves.
- * The event store with ClickHouse's own BACKUP at one moment (no INSERT in flight, aggregates caught up, builder idle:
- * EventStore.backup), then the key store's PGlite dump right after (keys from the same moment give or take the
- * seconds between the two), DATA_DIR/secrets.json, and manifest.json (versions, migration checksums, time).
+ * The folder is checked before anything else (backup-dir.ts: 400 within a second, nothing written), created 0700;
+ * then the event store with ClickHouse's own BACKUP at one moment (no INSERT in flight, aggregates caught up, builder
+ * idle: EventStore.backup), the key store's PGlite dump right after (keys from the same moment give or take the
+ * seconds between the two), DATA_DIR/secrets.json, and manifest.json (versions, migration checksums, time); every
+ * file ends 0600 and every folder 0700.
  */
-export function createBackupRouter(stores: Stores, adminToken: string, dataDir: string | undefined, audit?: AuditLog): Router {
+export function createBackupRouter(stores: Stores, adminToken: string, options: BackupRouterOptions = {}): Router {
   return routerOf({ adminToken }, [
     defineRoute(routes.backup, async ({ body }) => {
-      const dir = body.dir;
-      if (!isAbsolute(dir)) throw refuse('must be an absolute path on the server (npm run backup resolves it for you)');
+      const target = await checkBackupDir(body.dir, options.backupDir).catch(refused);
       if (!stores.keyDb.dumpDataDir || !stores.events.embedded) {
         throw refuse('this instance does not run the embedded stores: back up ClickHouse with BACKUP ... TO S3 and PostgreSQL with pg_dump (docs/operations.md)');
       }
-      if (await nonEmpty(dir)) throw refuse(`${dir} exists and is not empty: name a new or empty directory`);
-      await mkdir(dir, { recursive: true });
+      await createBackupDir(target).catch(refused);
+      const dir = target.path;
+      const dataDir = options.dataDir;
 
       const name = `backup-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
       const createdAt = new Date().toISOString();
@@ -52,9 +67,10 @@ export function createBackupRouter(stores: Stores, adminToken: string, dataDir: 
         key_store: { engine: 'pglite', file: BACKUP_LAYOUT.postgres, migrations: await keyMigrations(stores) },
         secrets,
       };
-      await writeFile(join(dir, BACKUP_LAYOUT.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
+      await writeFile(join(dir, BACKUP_LAYOUT.manifest), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+      await restrictModes(dir);
       // A backup holds every organization's data: each one's audit log shows it.
-      await audit?.record({ allOrgs: true }, { action: 'backup.created', actor: { type: 'operator', id: null, name: null }, target: { type: 'backup', id: null, name: dir }, details: {} });
+      await options.audit?.record({ allOrgs: true }, { action: 'backup.created', actor: { type: 'operator', id: null, name: null }, target: { type: 'backup', id: null, name: dir }, details: {} });
       return { ok: true as const, dir, manifest };
     }),
   ]);
@@ -62,13 +78,6 @@ export function createBackupRouter(stores: Stores, adminToken: string, dataDir: 
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
-}
-
-async function nonEmpty(dir: string): Promise<boolean> {
-  const s = await stat(dir).catch(() => undefined);
-  if (!s) return false;
-  if (!s.isDirectory()) return true;
-  return (await readdir(dir)).length > 0;
 }
 
 /** rename, or copy and remove across filesystems (the staging directory lives in DATA_DIR). */

@@ -83,12 +83,14 @@ describe('npm run backup / npm run restore', () => {
           acked.push({ at: Date.now(), n: 3 });
         }
       })();
-      await new Promise((r) => setTimeout(r, 200));
+      // Some batches acknowledged before the backup starts, however loaded the machine is.
+      for (const until = Date.now() + 30_000; acked.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
       const backupDir = join(work, 'backup');
       const startedAt = Date.now();
       const backup = await runTool(['tools/backup.mjs', backupDir, '--url', original.url, '--token', admin]);
       const returnedAt = Date.now();
-      await new Promise((r) => setTimeout(r, 200));
+      // And some after it returned.
+      for (const until = Date.now() + 30_000; !acked.some((a) => a.at > returnedAt) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
       ingesting = false;
       await ingest;
       expect(backup.stderr).toBe('');

@@ -4,6 +4,7 @@ import { type BucketRule, MemoryRateLimiter } from '@analytics/service-kit';
 import { type KeyKind, parseApiKey, verifySecret } from './key-format';
 import type { KeyRecord, KeyStore, Project } from './key-store';
 import { originAllowed } from './origin';
+import { LocalRevocationEpoch, type RevocationEpoch } from './revocation-epoch';
 
 /** What a request is allowed to do, by the endpoint it calls. */
 export type Access = KeyAccess;
@@ -25,12 +26,14 @@ const ALLOWED: Record<Access, readonly KeyKind[]> = {
 };
 
 export interface AuthenticatorOptions {
-  /** Cache TTL for resolved keys, at most the spec's 5 minutes. */
+  /** Cache TTL for resolved keys, at most the spec's 5 minutes; 0 caches nothing. */
   ttlMs?: number;
   max?: number;
   clock?: () => number;
   /** Told each accepted key's prefix (KeyUsage records when keys were last used). */
   onKeyUsed?: (prefix: string) => void;
+  /** Checked on every use of a cached key (RedisRevocationEpoch across instances); default: this process's own. */
+  epoch?: RevocationEpoch;
 }
 
 // Prefixes outside the known set are refused without a lookup, except this trickle: a key minted a moment ago on
@@ -39,14 +42,20 @@ const UNKNOWN_LOOKUPS: BucketRule = { ratePerS: 5, burst: 10 };
 // Incremental reloads re-read this much before the newest key seen (clock skew between writers).
 const RELOAD_OVERLAP_MS = 60_000;
 
-type CacheEntry = { key: KeyRecord; project: Project } | { missing: true };
+/** A found key remembers the revocation epoch read before it was looked up (undefined: it could not be read). */
+type CacheEntry = { key: KeyRecord; project: Project; epoch: string | undefined } | { missing: true };
 
 const bearerToken = (authorization: string | undefined) => (authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined);
 
 /** Resolves `Authorization: Bearer` keys to projects: parse, cached lookup by prefix, constant-time secret check, scope, origin. */
 export class Authenticator {
   private readonly cache: LRUCache<string, CacheEntry>;
+  /** KEY_CACHE_TTL_MS=0: every request looks its key up (lru-cache reads a ttl of 0 as "never expires"). */
+  private readonly caching: boolean;
   private readonly missingTtlMs: number;
+  private readonly epoch: RevocationEpoch;
+  /** Counts keyMinted calls: a lookup that answered "missing" while one arrived is not cached. */
+  private mints = 0;
   /** Every prefix that exists, once loaded: unknown ones are refused without a key-store round trip. */
   private known: Set<string> | undefined;
   private knownUntil = 0;
@@ -59,8 +68,10 @@ export class Authenticator {
     this.clock = options.clock ?? Date.now;
     this.onKeyUsed = options.onKeyUsed;
     const ttl = Math.min(options.ttlMs ?? LIMITS.keyCacheTtlMs, LIMITS.keyCacheTtlMs);
+    this.caching = ttl > 0;
     this.missingTtlMs = Math.min(ttl, 10_000);
-    this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl, ttlAutopurge: false });
+    this.cache = new LRUCache<string, CacheEntry>({ max: options.max ?? 50_000, ttl: Math.max(ttl, 1), ttlAutopurge: false });
+    this.epoch = options.epoch ?? new LocalRevocationEpoch();
     this.buckets = new MemoryRateLimiter(options.clock);
     store.onMinted((prefix) => this.keyMinted(prefix));
   }
@@ -89,6 +100,7 @@ export class Authenticator {
 
   /** A key minted here or on another instance: it authenticates at once. */
   keyMinted(prefix: string): void {
+    this.mints++;
     this.known?.add(prefix);
     const entry = this.cache.get(prefix);
     if (entry && 'missing' in entry) this.cache.delete(prefix);
@@ -115,13 +127,28 @@ export class Authenticator {
     }
   }
 
+  /**
+   * The cached key only while the revocation epoch is the one it was looked up under, else a lookup. Messages that drop
+   * entries (InvalidationBus) can arrive late, get lost in a reconnect, or overtake a lookup in flight, which would then
+   * cache the record it read before the change; the epoch, replaced after every such change is committed and before
+   * the admin route answers, is read again for each request, so none of these lets a revoked key through afterwards.
+   */
   private async lookup(prefix: string): Promise<CacheEntry> {
     const cached = this.cache.get(prefix);
-    if (cached) return cached;
-    if (this.known && !this.known.has(prefix) && !this.buckets.takeSync('unknown-prefix', UNKNOWN_LOOKUPS).allowed) return { missing: true };
+    // A missing prefix stays refused whatever a revocation does; keys minted meanwhile drop it (keyMinted).
+    if (cached && 'missing' in cached) return cached;
+    if (!cached && this.known && !this.known.has(prefix) && !this.buckets.takeSync('unknown-prefix', UNKNOWN_LOOKUPS).allowed) return { missing: true };
+    // Unreadable (Redis down): nothing cached is trusted, each request reads the key store.
+    const epoch = await this.epoch.read().catch(() => undefined);
+    if (cached && epoch !== undefined && cached.epoch === epoch) return cached;
+    const mints = this.mints;
     const found = await this.store.findKey(prefix);
-    const entry: CacheEntry = found ?? { missing: true };
-    this.cache.set(prefix, entry, found ? undefined : { ttl: this.missingTtlMs });
+    if (!found) {
+      if (this.caching && this.mints === mints) this.cache.set(prefix, { missing: true }, { ttl: this.missingTtlMs });
+      return { missing: true };
+    }
+    const entry: CacheEntry = { ...found, epoch };
+    if (this.caching) this.cache.set(prefix, entry);
     return entry;
   }
 

@@ -7,6 +7,7 @@ export * from './key-usage';
 export * from './authenticator';
 export * from './auth.middleware';
 export * from './invalidation-bus';
+export * from './revocation-epoch';
 export * from './oauth-store';
 export * from './redirect-uri';
 export * from './client-metadata';

@@ -18,7 +18,7 @@ describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) =>
   afterEach(() => db.close());
 
   it('apply every migration to a fresh store and record each checksum', async () => {
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 6]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await recorded(db)).toEqual(expected);
     expect(await migrateKeyStore(db)).toEqual([]);
   });
@@ -55,6 +55,7 @@ describe('the key-store migration files', () => {
     '002_oauth 6efced32c0c51e87abe1eb6b6b97fe00b9898d24d3b8eb23e389b09bf5a5d529',
     '003_oauth_client_secret_hash ad2050e2376d55a3d46df4ec156b5fe9ba2ce55b425771640410c117dbd92dd3',
     '004_oauth_grants f8e346f7414bbe61e60fb36deb50c0978dad7f476aec62814d32f8ef8136df04',
+    '005_oauth_housekeeping 374a94b3437e2eac6f921d8c2069d35040602592e877d7f5d3146bba459d4493',
     '006_accounts dc9a31f5b9402b6993b6bc91ddda7ac98f8c713a903ba8e565e49d6c1693c3db',
     ]);
   });

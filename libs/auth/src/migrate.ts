@@ -3,6 +3,7 @@ import m001 from './migrations/001_projects_and_keys.sql';
 import m002 from './migrations/002_oauth.sql';
 import m003 from './migrations/003_oauth_client_secret_hash.sql';
 import m004 from './migrations/004_oauth_grants.sql';
+import m005 from './migrations/005_oauth_housekeeping.sql';
 import m006 from './migrations/006_accounts.sql';
 import type { SqlPort } from './sql-port';
 
@@ -12,6 +13,7 @@ const FILES: Readonly<Record<string, string>> = {
   '002_oauth.sql': m002,
   '003_oauth_client_secret_hash.sql': m003,
   '004_oauth_grants.sql': m004,
+  '005_oauth_housekeeping.sql': m005,
   '006_accounts.sql': m006,
 };
 

@@ -2,7 +2,7 @@ import { keyStoreBackends } from './test-backends';
 import { hashSecret } from './key-format';
 import { KeyStore } from './key-store';
 import { KEY_STORE_MIGRATIONS, migrateKeyStore } from './migrate';
-import { OAuthStore, isOAuthAccessToken } from './oauth-store';
+import { OAuthStore, REGISTRATION_LIMITS, isOAuthAccessToken } from './oauth-store';
 import type { SqlPort } from './sql-port';
 
 const T0 = Date.parse('2026-06-01T00:00:00Z');
@@ -20,7 +20,8 @@ describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
     db = await open();
     await migrateKeyStore(db);
     keys = new KeyStore(db);
-    store = new OAuthStore(db, { now: () => clock });
+    // No purge on write here: these tests move the clock by days, and a purge would take other tests' rows.
+    store = new OAuthStore(db, { now: () => clock, purgeEveryMs: Number.POSITIVE_INFINITY });
     const created = await keys.createProject({ name: 'oauth' });
     projectId = created.project.id;
     prefix = created.keys.rk.split('_')[2]!;
@@ -170,6 +171,104 @@ describe.each(keyStoreBackends())('OAuth store on %s', (_name, open) => {
     expect(await store.resolveAccessToken(d.access_token)).not.toBeNull();
     await keys.revokeKey(revocable);
     expect(await store.resolveAccessToken(d.access_token)).toBeNull();
+  });
+});
+
+describe.each(keyStoreBackends())('OAuth store housekeeping on %s', (_name, open) => {
+  let db: SqlPort;
+  let keys: KeyStore;
+  let prefix: string;
+  let clock = T0;
+  beforeAll(async () => {
+    db = await open();
+    await migrateKeyStore(db);
+    keys = new KeyStore(db);
+    prefix = (await keys.createProject({ name: 'housekeeping' })).keys.rk.split('_')[2]!;
+  });
+  afterAll(() => db.close());
+  beforeEach(() => {
+    clock = T0;
+  });
+
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+  const storeWith = (options: ConstructorParameters<typeof OAuthStore>[1] = {}) => new OAuthStore(db, { now: () => clock, purgeEveryMs: Number.POSITIVE_INFINITY, ...options });
+  const grantOf = (clientId: string) => ({ client_id: clientId, key_prefix: prefix, code_challenge: 'c', redirect_uri: 'https://app.example/cb', resource: null });
+  const count = async (sql: string, params: unknown[]) => Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n);
+  const tokensLeft = (raw: string[]) => count('oauth_tokens WHERE token_hash = ANY($1::text[])', [raw.map(hashSecret)]);
+  /** A client that received a code (so it is not purged as an unused registration). */
+  const usedClient = async (store: OAuthStore, id: string) => {
+    await store.saveClient(id, { client_id: id, redirect_uris: ['https://app.example/cb'] });
+    await store.createCode(grantOf(id));
+  };
+
+  it('documents its registration caps: 10 an hour per address, 10,000 clients in all', () => {
+    expect(REGISTRATION_LIMITS).toEqual({ perAddress: 10, windowS: 3_600, total: 10_000 });
+    expect(storeWith().maxClients).toBe(10_000);
+  });
+
+  it('purges expired codes and tokens, and a grant once its last token is gone, and nothing that still works', async () => {
+    const store = storeWith();
+    await usedClient(store, 'purged');
+    const code = await store.createCode(grantOf('purged'));
+    const first = await store.issueTokens(grantOf('purged'));
+    const rotated = await store.refreshTokens(first.refresh_token, 'purged');
+    if (!('tokens' in rotated)) throw new Error('refresh refused');
+    const second = rotated.tokens;
+    const grants = async () => count('oauth_grants WHERE client_id = $1', ['purged']);
+
+    clock = T0 + 2 * HOUR; // codes (10 minutes) and access tokens (1 hour) expired, refresh tokens (30 days) not
+    expect(await store.purgeExpired()).toMatchObject({ codes: 2, tokens: 2, grants: 0 });
+    expect(await store.findCode(code, 'purged')).toBeNull();
+    expect(await tokensLeft([first.access_token, second.access_token])).toBe(0);
+    // The rotated refresh token stays until it expires: presented again it is still reuse, and revokes the grant.
+    expect(await tokensLeft([first.refresh_token, second.refresh_token])).toBe(2);
+    expect(await grants()).toBe(1);
+    const other = await store.issueTokens(grantOf('purged'));
+    expect(await store.refreshTokens(first.refresh_token, 'purged')).toEqual({ refused: 'reused' });
+
+    clock = T0 + 31 * DAY; // every token expired: the grants go with them
+    expect(await store.purgeExpired()).toMatchObject({ tokens: 2, grants: 1 });
+    expect(await tokensLeft([other.access_token, other.refresh_token])).toBe(0);
+    expect(await grants()).toBe(0);
+    expect(await store.purgeExpired()).toMatchObject({ codes: 0, tokens: 0, grants: 0 });
+  });
+
+  it('deletes a registered client never used within a day, and keeps a used one', async () => {
+    const store = storeWith();
+    expect(await store.registerClient('never-used', { client_id: 'never-used', redirect_uris: ['https://app.example/cb'] })).toEqual({ registered: true });
+    await usedClient(store, 'used-once');
+    clock = T0 + DAY - 1;
+    await store.purgeExpired();
+    expect(await store.getClient('never-used')).not.toBeNull();
+    clock = T0 + DAY;
+    expect((await store.purgeExpired()).clients).toBeGreaterThanOrEqual(1);
+    expect(await store.getClient('never-used')).toBeNull();
+    expect(await store.getClient('used-once')).not.toBeNull();
+  });
+
+  it('purges on write, at most once per purgeEveryMs', async () => {
+    const store = storeWith({ purgeEveryMs: 60_000 });
+    await usedClient(store, 'on-write'); // the first write purges at T0
+    const code = await store.createCode(grantOf('on-write'));
+    const codeLeft = () => count('oauth_codes WHERE code_hash = $1', [hashSecret(code)]);
+    clock = T0 + 59_000; // the code (10 minutes) is not expired yet, and no purge is due
+    await store.saveClient('on-write-2', { client_id: 'on-write-2' });
+    expect(await codeLeft()).toBe(1);
+    clock = T0 + 11 * 60_000; // expired, and a purge is due: the next write takes it
+    expect(await codeLeft()).toBe(1);
+    await store.saveClient('on-write-3', { client_id: 'on-write-3' });
+    expect(await codeLeft()).toBe(0);
+  });
+
+  it('refuses a registration past the total, Retry-After until the oldest unused client is deleted', async () => {
+    const store = storeWith({ maxClients: (await count('oauth_clients', [])) + 1 });
+    expect(await store.registerClient('last-one', { client_id: 'last-one' })).toEqual({ registered: true });
+    clock = T0 + HOUR;
+    const refused = await store.registerClient('one-too-many', { client_id: 'one-too-many' });
+    expect(refused).toEqual({ refused: 'total', retryAfterS: expect.any(Number) });
+    expect((refused as { retryAfterS: number }).retryAfterS).toBeLessThanOrEqual(23 * 3_600);
+    expect(await store.getClient('one-too-many')).toBeNull();
   });
 });
 

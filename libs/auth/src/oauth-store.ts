@@ -42,27 +42,64 @@ const REFRESH_PREFIX = 'mcp_rt_';
 /** Tells an OAuth access token from an API key in an Authorization header. */
 export const isOAuthAccessToken = (token: string) => token.startsWith(ACCESS_PREFIX);
 
+/**
+ * What dynamic registration may take (README, "OAuth for connector UIs"): `perAddress` registrations per `windowS` from
+ * one client address (the gateway's rate limiter), and `total` clients in the store. 10 an hour is far above a
+ * connector's one registration per install; 10,000 clients of at most 8 KB each bound the table to about 80 MB.
+ */
+export const REGISTRATION_LIMITS = { perAddress: 10, windowS: 3_600, total: 10_000 } as const;
+
+/** A client is registered, or refused because the store holds its maximum of clients. */
+export type Registration = { registered: true } | { refused: 'total'; retryAfterS: number };
+
+/** Rows each purge statement deletes at most: every purge stays a few short statements, however much expired. */
+const PURGE_BATCH = 1_000;
+
 export interface OAuthStoreOptions {
   codeTtlS?: number;
   accessTtlS?: number;
   refreshTtlS?: number;
+  /** A registered client that received no code within this is deleted (a day). */
+  unusedClientTtlS?: number;
+  /** Clients registerClient keeps at most (REGISTRATION_LIMITS.total). */
+  maxClients?: number;
+  /** Writes purge what expired at most this often per process (a minute). */
+  purgeEveryMs?: number;
   now?: () => number;
+}
+
+/** Rows one purge deleted. */
+export interface Purged {
+  codes: number;
+  tokens: number;
+  grants: number;
+  clients: number;
 }
 
 /**
  * OAuth clients, authorization codes and tokens of the MCP endpoint, in the key store. Codes and tokens are stored only
- * as SHA-256 hashes, each bound to one API key: revoking the key refuses its tokens on the next request.
+ * as SHA-256 hashes, each bound to one API key: revoking the key refuses its tokens on the next request. What expired
+ * is purged as the store is written (at most every `purgeEveryMs`): the tables grow only with writes, so they stay
+ * bounded without a timer of their own.
  */
 export class OAuthStore {
   readonly codeTtlS: number;
   readonly accessTtlS: number;
   readonly refreshTtlS: number;
+  readonly unusedClientTtlS: number;
+  readonly maxClients: number;
+  private readonly purgeEveryMs: number;
+  private lastPurge = Number.NEGATIVE_INFINITY;
+  private purging = false;
   private readonly now: () => number;
 
   constructor(private readonly db: SqlPort, options: OAuthStoreOptions = {}) {
     this.codeTtlS = options.codeTtlS ?? 600;
     this.accessTtlS = options.accessTtlS ?? 3600;
     this.refreshTtlS = options.refreshTtlS ?? 30 * 86_400;
+    this.unusedClientTtlS = options.unusedClientTtlS ?? 86_400;
+    this.maxClients = options.maxClients ?? REGISTRATION_LIMITS.total;
+    this.purgeEveryMs = options.purgeEveryMs ?? 60_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -70,11 +107,38 @@ export class OAuthStore {
     return new Date(this.now() + ttlS * 1000);
   }
 
-  /** Keeps a client's metadata; its secret (RFC 7591 client_secret), if any, only as a SHA-256 hash. */
+  /** Keeps a client's metadata, uncapped (registerClient is the capped way in); its secret only as a SHA-256 hash. */
   async saveClient(clientId: string, metadata: Record<string, unknown>): Promise<void> {
+    await this.insertClient(clientId, metadata, Number.POSITIVE_INFINITY);
+    await this.purgeIfDue();
+  }
+
+  /** Inserts the client unless the store holds `max` clients already (one statement); whether it did. */
+  private async insertClient(clientId: string, metadata: Record<string, unknown>, max: number): Promise<boolean> {
     const { client_secret: secret, ...rest } = metadata;
     const secretHash = typeof secret === 'string' && secret !== '' ? hashSecret(secret) : null;
-    await this.db.query('INSERT INTO oauth_clients (client_id, metadata, client_secret_hash) VALUES ($1, $2, $3)', [clientId, JSON.stringify(rest), secretHash]);
+    const params = [clientId, JSON.stringify(rest), secretHash, new Date(this.now())];
+    const { rows } = Number.isFinite(max)
+      ? await this.db.query(
+          'INSERT INTO oauth_clients (client_id, metadata, client_secret_hash, created_at) SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM oauth_clients) < $5 RETURNING client_id',
+          [...params, max],
+        )
+      : await this.db.query('INSERT INTO oauth_clients (client_id, metadata, client_secret_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING client_id', params);
+    return rows.length === 1;
+  }
+
+  /**
+   * A dynamic registration (RFC 7591): kept unless the store holds `maxClients` clients (checked in the INSERT itself:
+   * concurrent registrations on several connections may pass it by their number). Retry-After of a refusal: when the
+   * oldest client never used is deleted.
+   */
+  async registerClient(clientId: string, metadata: Record<string, unknown>): Promise<Registration> {
+    await this.purgeIfDue();
+    if (await this.insertClient(clientId, metadata, this.maxClients)) return { registered: true };
+    const { rows } = await this.db.query<{ at: unknown }>('SELECT min(created_at) AS at FROM oauth_clients WHERE used_at IS NULL');
+    const at = rows[0]?.at;
+    const retryAfterS = at ? Math.max(1, Math.ceil((new Date(at as string).getTime() + this.unusedClientTtlS * 1000 - this.now()) / 1000)) : this.unusedClientTtlS;
+    return { refused: 'total', retryAfterS };
   }
 
   /** A client's metadata, never its secret. */
@@ -105,12 +169,15 @@ export class OAuthStore {
     return { metadata, secretHash: row.client_secret_hash };
   }
 
+  /** A code for a consent given; its client counts as used from now on (it is not purged as an unused registration). */
   async createCode(code: OAuthCode): Promise<string> {
     const raw = randomBase62(TOKEN_LENGTH);
     await this.db.query(
       'INSERT INTO oauth_codes (code_hash, client_id, key_prefix, code_challenge, redirect_uri, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
       [hashSecret(raw), code.client_id, code.key_prefix, code.code_challenge, code.redirect_uri, code.resource, this.at(this.codeTtlS)],
     );
+    await this.db.query('UPDATE oauth_clients SET used_at = $2 WHERE client_id = $1 AND used_at IS NULL', [code.client_id, new Date(this.now())]);
+    await this.purgeIfDue();
     return raw;
   }
 
@@ -139,11 +206,13 @@ export class OAuthStore {
 
   /** Starts a grant (an exchanged code) with its first access and refresh tokens. */
   async issueTokens(grant: OAuthGrant): Promise<OAuthTokens> {
-    return this.db.transaction(async (tx) => {
+    const tokens = await this.db.transaction(async (tx) => {
       const grantId = randomUUID();
       await tx.query('INSERT INTO oauth_grants (grant_id, client_id, key_prefix, resource) VALUES ($1, $2, $3, $4)', [grantId, grant.client_id, grant.key_prefix, grant.resource]);
       return this.insertTokens(tx, grantId, grant);
     });
+    await this.purgeIfDue();
+    return tokens;
   }
 
   private async insertTokens(tx: SqlQueryable, grantId: string, grant: OAuthGrant): Promise<OAuthTokens> {
@@ -160,6 +229,12 @@ export class OAuthStore {
    * again (by anyone: the token leaked or was replayed) revokes the whole grant; a revoked key refreshes nothing.
    */
   async refreshTokens(raw: string, clientId: string): Promise<RefreshOutcome> {
+    const outcome = await this.rotate(raw, clientId);
+    await this.purgeIfDue();
+    return outcome;
+  }
+
+  private async rotate(raw: string, clientId: string): Promise<RefreshOutcome> {
     const hash = hashSecret(raw);
     const now = new Date(this.now());
     return this.db.transaction(async (tx): Promise<RefreshOutcome> => {
@@ -217,5 +292,45 @@ export class OAuthStore {
       await tx.query("DELETE FROM oauth_grants WHERE grant_id IN (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1 AND client_id = $2 AND kind = 'refresh')", [hash, clientId]);
       await tx.query('DELETE FROM oauth_tokens WHERE token_hash = $1 AND client_id = $2', [hash, clientId]);
     });
+  }
+
+  /**
+   * Deletes what can no longer be used: expired codes and tokens (a rotated refresh token stays until it expires, so
+   * that presenting it again is still recognised as reuse), grants left without a token, and registered clients that
+   * received no code within `unusedClientTtlS`. Each statement takes at most PURGE_BATCH rows, by index.
+   */
+  async purgeExpired(): Promise<Purged> {
+    const now = new Date(this.now());
+    const codes = await this.db.query('DELETE FROM oauth_codes WHERE code_hash IN (SELECT code_hash FROM oauth_codes WHERE expires_at <= $1 LIMIT $2) RETURNING 1', [now, PURGE_BATCH]);
+    const { tokens, grants } = await this.db.transaction(async (tx) => {
+      const gone = await tx.query<{ grant_id: string }>(
+        'DELETE FROM oauth_tokens WHERE token_hash IN (SELECT token_hash FROM oauth_tokens WHERE expires_at <= $1 LIMIT $2) RETURNING grant_id',
+        [now, PURGE_BATCH],
+      );
+      const emptied = await tx.query(
+        'DELETE FROM oauth_grants g WHERE g.grant_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.grant_id) RETURNING 1',
+        [[...new Set(gone.rows.map((r) => r.grant_id))]],
+      );
+      return { tokens: gone.rows.length, grants: emptied.rows.length };
+    });
+    const clients = await this.db.query(
+      'DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients WHERE used_at IS NULL AND created_at <= $1 LIMIT $2) RETURNING 1',
+      [new Date(now.getTime() - this.unusedClientTtlS * 1000), PURGE_BATCH],
+    );
+    return { codes: codes.rows.length, tokens, grants, clients: clients.rows.length };
+  }
+
+  /** Purges when the last purge of this process is `purgeEveryMs` old; a failed purge is left to the next write. */
+  private async purgeIfDue(): Promise<void> {
+    if (this.purging || this.now() - this.lastPurge < this.purgeEveryMs) return;
+    this.purging = true;
+    this.lastPurge = this.now();
+    try {
+      await this.purgeExpired();
+    } catch {
+      // The write it follows succeeded; what expired stays until the next purge.
+    } finally {
+      this.purging = false;
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type EventRow, UpstreamUnavailableError } from '@analytics/schema';
@@ -90,11 +91,15 @@ export class EventStore {
   /**
    * Embedded store: `BACKUP DATABASE` of our database to File(`name`) under the engine's backups directory, at one
    * moment (WriteSide.quiesced: no INSERT in flight, aggregates caught up, builder idle). Returns the directory written.
+   * The engine writes its files 0644 in 0755 folders; the backups directory is 0700 first, so nobody else can reach
+   * them before the caller restricts them.
    */
   async backup(name: string): Promise<string> {
     const { backupsDir, builderClient } = this.handle;
     if (!backupsDir || !builderClient) throw new Error('BACKUP through the service needs the embedded store; on a server use BACKUP ... TO S3 (docs/operations.md)');
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`backup name ${JSON.stringify(name)}: letters, digits, . _ - only`);
+    await mkdir(backupsDir, { recursive: true, mode: 0o700 });
+    await chmod(backupsDir, 0o700);
     // The builder's connection: the statement runs inside its chain, and reads and INSERTs keep their own connections.
     // BACKUP takes its destination as a literal (no query parameter there): the name is checked above.
     await this.writes.quiesced(() => builderClient.command({ query: `BACKUP DATABASE ${this.db} TO File('${name}')` }));

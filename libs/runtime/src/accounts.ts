@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Accounts, type Mailer, MemoryFailureCounter, PasswordHasher, RedisFailureCounter, smtpMailer } from '@analytics/accounts';
-import type { InvalidationBus, KeyStore, SqlPort } from '@analytics/auth';
+import type { InvalidationBus, KeyStore, RevocationEpoch, SqlPort } from '@analytics/auth';
 import type { Logger } from '@analytics/service-kit';
 import type { Env } from './config';
 import { ConfigError } from './env';
@@ -24,7 +24,7 @@ export function mailerOf(env: AccountSettings, logger: Logger): Mailer | undefin
  * which every admin instance shares.
  */
 export function openAccounts(
-  stores: { keyDb: SqlPort; keyStore: KeyStore; bus: InvalidationBus; redis?: Redis },
+  stores: { keyDb: SqlPort; keyStore: KeyStore; bus: InvalidationBus; redis?: Redis; epoch?: RevocationEpoch },
   env: AccountSettings,
   logger: Logger,
   adminToken: string,
@@ -39,7 +39,11 @@ export function openAccounts(
     throttleSecret: createHmac('sha256', adminToken).update('sign-in-throttle').digest('hex'),
     mailer: mailerOf(env, logger),
     publicUrl: env.PUBLIC_URL,
-    onKeysRevoked: (prefix) => stores.bus.keyRevoked(prefix),
+    // As an admin revocation: the epoch first, so every instance refuses the read key once the removal answers.
+    onKeysRevoked: async (prefix) => {
+      await stores.epoch?.advance().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'advancing the revocation epoch failed; other instances drop the key within the cache TTL'));
+      void stores.bus.keyRevoked(prefix);
+    },
     onError: (e, what) => logger.warn({ err: (e as Error).message }, `${what} failed`),
   });
 }

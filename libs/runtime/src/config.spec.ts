@@ -35,6 +35,11 @@ describe('environment', () => {
       expect(() => loadConfig(envSchema, { PUBLIC_URL: bad })).toThrow(/PUBLIC_URL/);
     }
   });
+  it('reads BACKUP_DIR as an absolute path (unset: none) and refuses a relative one', () => {
+    expect(loadConfig(envSchema, {}).BACKUP_DIR).toBeUndefined();
+    expect(loadConfig(envSchema, { BACKUP_DIR: '/var/backups/analytics' }).BACKUP_DIR).toBe('/var/backups/analytics');
+    expect(() => loadConfig(envSchema, { BACKUP_DIR: 'backups' })).toThrow(/BACKUP_DIR/);
+  });
   it('names every missing required setting', () => {
     const ingest = appConfig('ingest-api', envSchema.extend({ DATABASE_URL: requiredSetting(), IP_HASH_SECRET: requiredSetting() }));
     expect(() => ingest.load({})).toThrow('ingest-api: missing required settings DATABASE_URL, IP_HASH_SECRET');

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
 import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, type ServiceLimits, parsePublicUrl } from '@analytics/service-kit';
@@ -7,6 +8,8 @@ import { envInt, envString, parseTrustProxy, requireOneOf } from './env';
 export const envSchema = z.object({
   PORT: envInt(8080, 0, 65535),
   DATA_DIR: envString(),
+  // Set: POST /admin/backup writes only into folders under it (symbolic links followed).
+  BACKUP_DIR: envString().refine((v) => v === undefined || (isAbsolute(v) && !v.includes('\0')), 'must be an absolute path'),
   CLICKHOUSE_URL: envString(),
   CLICKHOUSE_USER: envString(),
   CLICKHOUSE_PASSWORD: envString(),

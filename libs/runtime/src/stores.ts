@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { Authenticator, InvalidationBus, KeyStore, KeyUsage, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore, KeyUsage, LocalRevocationEpoch, RedisRevocationEpoch, type RevocationEpoch, type SqlPort, createPgPort, createPglitePort, migrateKeyStore } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
 import { type Logger, MemoryRateLimiter, type RateLimiter, RedisRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
 import type { Env } from './config';
@@ -15,6 +15,8 @@ export interface Stores {
   bus: InvalidationBus;
   /** REDIS_URL's client (shared counters: the sign-in throttle), when set. */
   redis?: Redis;
+  /** Replaced by the admin routes after a revocation or project change; every cached key is checked against it. */
+  epoch: RevocationEpoch;
   close(): Promise<void>;
 }
 
@@ -72,10 +74,12 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
   const eventStore = events;
   const usage = new KeyUsage(keyStore, Date.now, (e) => logger.warn({ err: (e as Error).message }, 'recording when keys were last used failed; retried'));
   usage.start();
-  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS, onKeyUsed: (prefix) => usage.seen(prefix) });
-  // Redis (optional): shared token buckets and cache invalidation; without it, memory buckets and the TTL.
+  // Redis (optional): shared token buckets, the revocation epoch and cache invalidation; without it, memory buckets
+  // and this process's own epoch (other instances then drop a revoked key within the cache TTL).
   const redis = env.REDIS_URL ? createRedis(env.REDIS_URL, logger) : undefined;
   const subscriber = env.REDIS_URL ? createRedis(env.REDIS_URL, logger, { subscriber: true }) : undefined;
+  const epoch = redis ? new RedisRevocationEpoch(redis) : new LocalRevocationEpoch();
+  const authenticator = new Authenticator(keyStore, { ttlMs: env.KEY_CACHE_TTL_MS, epoch, onKeyUsed: (prefix) => usage.seen(prefix) });
   const redisUp = redis ? await redisReady(redis) : false;
   if (redis && !redisUp) logger.warn('redis not reachable at start: in-memory rate limits until it is');
   const bus = new InvalidationBus(authenticator, redis, subscriber, { logger });
@@ -93,6 +97,7 @@ export async function openStores(env: Env, logger: Logger, dataDir = env.DATA_DI
     limiter: redis ? new RedisRateLimiter(redis, logger) : new MemoryRateLimiter(),
     bus,
     redis,
+    epoch,
     async close() {
       authenticator.stop();
       await usage.stop();

@@ -325,7 +325,7 @@ export const routes = {
     errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
   },
   revokeKey: {
-    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (caches drop it within seconds, at most 5 minutes)', auth: roleOf('admin', 'key'),
+    method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: roleOf('admin', 'key'),
     pathParams: { prefix: 'The key\'s prefix, or the whole key.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   listKeys: {

@@ -1,2 +1,3 @@
 export * from './processes';
 export * from './topology';
+export * from './tcp-proxy';

@@ -34,6 +34,8 @@ export interface TopologyOptions {
   dataDir: string;
   /** Environment the apps inherit (LOG_LEVEL and the like); the topology's own settings override it. */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Settings of one process over the topology's (a replica's store URL through a fault-injecting proxy, in tests). */
+  processEnv?: Partial<Record<ProcessName, NodeJS.ProcessEnv>>;
   /** Aborting it during start-up stops whatever was started and rejects. */
   signal?: AbortSignal;
 }
@@ -98,7 +100,8 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
       TRUST_PROXY: 'loopback',
     });
     const start = async (p: (typeof PROCESSES)[number]) => {
-      const s = track(await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env: { ...appEnv, PORT: '0' }, logFile: join(logs, `${p.name}.log`), onSpawn: onSpawn(p.name) }));
+      const env = { ...appEnv, ...o.processEnv?.[p.name], PORT: '0' };
+      const s = track(await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env, logFile: join(logs, `${p.name}.log`), onSpawn: onSpawn(p.name) }));
       await waitFor200(p.name, s.port, '/readyz', s.proc);
       return [p.name, s] as const;
     };

@@ -1,14 +1,17 @@
 import net from 'node:net';
 
 /**
- * A TCP proxy between the service and a store, to cut and restore on demand:
+ * A TCP proxy between the service and a store, to cut, hold and restore on demand:
  * - `refuse`: the port stops listening (connection refused) and open connections are reset;
- * - `blackhole`: connections are accepted and never answered (a hung or partitioned store).
+ * - `blackhole`: connections are accepted and never answered (a hung or partitioned store);
+ * - `hold`: the store's answers wait in the proxy, in order, until `release` (a store or network slow to answer).
  */
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   private mode: 'pass' | 'blackhole' = 'pass';
+  /** While holding: the store's answers not yet passed on, in arrival order. */
+  private held: Array<() => void> | undefined;
   port = 0;
 
   private constructor(private readonly target: { host: string; port: number }) {}
@@ -42,7 +45,10 @@ export class TcpProxy {
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
     client.pipe(upstream);
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (this.held) this.held.push(() => client.write(chunk));
+      else client.write(chunk);
+    });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   }
@@ -65,9 +71,27 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Keeps the store's answers from here on (requests still reach it) until `release`. */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** How many answer chunks are held (the store has answered that much since `hold`). */
+  get heldChunks(): number {
+    return this.held?.length ?? 0;
+  }
+
+  /** Passes the held answers on, in order, and every later one at once. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const write of held) write();
+  }
+
   /** Store back, on the same port. */
   async restore(): Promise<void> {
     this.mode = 'pass';
+    this.release();
     this.dropAll();
     if (!this.server) await this.listen(this.port);
   }

@@ -25,10 +25,15 @@
 //   register the same bystander, quiet and while 4 loops send POST /register (MCP OAuth's open dynamic client
 //           registration, ~7 KB of metadata each) from 20 rotating client addresses: its figures, the registrations'
 //           answers (201 stored, 429 past 10 an hour per address, 503 past 10,000 clients) and the clients stored.
+//   heavyread  project A loops one funnel (10 steps, the widest window, a breakdown) over its own visitor with 2,000
+//           events, one in flight, while project B (5,000 events over 28 days) loads its dashboard (12 insights calls
+//           in parallel) with a pause of 1 s after each load: B's load p50/p95 quiet and while A loops, B's answers,
+//           A's completed funnels per minute, server CPU per read.
 //
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
 //   node tools/bench/hostile.mjs --only=shapes --duration=10         # the worst read shapes
+//   node tools/bench/hostile.mjs --only=heavyread                     # one tenant's heavy read beside a dashboard
 //   node tools/bench/hostile.mjs --only=flood,bodies --duration=10   # some; seconds per phase
 //   node tools/bench/hostile.mjs --server-dir=/tmp/before            # measure another checkout's build (before/after)
 //   BENCH_EVENTS=10000000 (project H of the reader scenario; L gets a tenth)
@@ -45,7 +50,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,exporthold,shapes,signin,register').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,heavyread,exporthold,shapes,signin,register').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -458,6 +463,89 @@ async function shapes() {
   }
 }
 
+/** A dashboard load of B (apps/dashboard/src/main.ts): the headline with compare, the chart, ten lists. */
+function dashboardLoad(range) {
+  const list = (dimension, metric) => ({ ...range, metrics: [metric], dimensions: [dimension], limit: 10 });
+  return [
+    { ...range, metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' },
+    { ...range, metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], limit: 10_000 },
+    ...['source', 'channel', 'path', 'country', 'device_type', 'browser', 'os'].map((d) => list(d, 'visitors')),
+    list('entry_path', 'visits'),
+    list('exit_path', 'visits'),
+    list('event_name', 'events'),
+  ];
+}
+
+async function heavyread() {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  try {
+    const [a, b] = [await createProject(srv.base, 'heavy'), await createProject(srv.base, 'dashboard')];
+    const d0 = Date.UTC(2026, 2, 1);
+    const batchOf = (events) => postAs(srv.base, '/v1/batch', a.sk, JSON.stringify({ events }));
+    for (let k = 0; k < 2; k++) {
+      await batchOf(Array.from({ length: 1000 }, (_, i) => ({ event: '$pageview', anonymous_id: 'one-visitor', timestamp: new Date(d0 + (k * 1000 + i) * 60_000).toISOString(), url: `https://shop.example.com/p/${i % 7}` })));
+    }
+    for (let k = 0; k < 5; k++) {
+      const events = Array.from({ length: 1000 }, (_, i) => ({
+        event: i % 5 ? '$pageview' : 'signup',
+        anonymous_id: `v-${(k * 1000 + i) % 700}`,
+        timestamp: new Date(d0 + (((k * 1000 + i) * 7919) % (28 * 86_400_000))).toISOString(),
+        url: `https://shop.example.com/p/${i % 9}?utm_source=s${i % 7}`,
+      }));
+      await postAs(srv.base, '/v1/batch', b.sk, JSON.stringify({ events }));
+    }
+    const range = { from: '2026-03-01', to: '2026-03-29' };
+    const dashboard = dashboardLoad(range).map((body) => JSON.stringify(body));
+    const funnel = JSON.stringify({ ...range, steps: Array.from({ length: 10 }, () => ({ event: '$pageview' })), window_s: 2_592_000, breakdown: 'path' });
+    const loadDashboard = async () => {
+      const t = performance.now();
+      const statuses = await Promise.all(dashboard.map((body) => postAs(srv.base, '/v1/insights', b.rk, body)));
+      return { ms: performance.now() - t, statuses };
+    };
+    await postAs(srv.base, '/v1/funnel', a.rk, funnel);
+    await loadDashboard(); // warm-up
+    console.log(`heavyread (load ${load()})`);
+    const phase = async (label, heavy) => {
+      let stop = false;
+      const answers = {};
+      let completed = 0;
+      const loop = heavy
+        ? (async () => {
+            while (!stop) {
+              const s = await postAs(srv.base, '/v1/funnel', a.rk, funnel);
+              answers[s] = (answers[s] ?? 0) + 1;
+              if (s === 200) completed++;
+            }
+          })()
+        : undefined;
+      if (heavy) await sleep(5_000); // A's recent engine time builds up
+      const times = [];
+      const statuses = {};
+      const [cpu0, done0, t0] = [cpuMsOf(srv.pid), completed, performance.now()];
+      while (performance.now() - t0 < DURATION * 1000) {
+        const l = await loadDashboard();
+        times.push(l.ms);
+        for (const s of l.statuses) statuses[s] = (statuses[s] ?? 0) + 1;
+        await sleep(1_000);
+      }
+      const [cpu, minutes, funnels] = [cpuMsOf(srv.pid) - cpu0, (performance.now() - t0) / 60_000, completed - done0];
+      stop = true;
+      await loop;
+      times.sort((x, y) => x - y);
+      const reads = times.length * dashboard.length + funnels;
+      console.log(`  ${label.padEnd(36)} B load p50 ${fmt(pct(times, 50)).padStart(6)} ms  p95 ${fmt(pct(times, 95)).padStart(6)} ms (${times.length} loads)  B answers ${JSON.stringify(statuses)}` +
+        (heavy ? `  A funnels ${fmt(funnels / minutes, 1)}/min ${JSON.stringify(answers)}` : '') + `  server CPU ${fmt(cpu / reads, 1)} ms/read`);
+      return pct(times, 50);
+    };
+    const quiet = await phase('B alone', false);
+    const busy = await phase('B while A loops its funnel', true);
+    console.log(`  B load p50 ${fmt(busy)} ms (target <= 2 x ${fmt(quiet)} + 300 = ${fmt(2 * quiet + 300)} ms)`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
 /** Sign-ins with unknown emails, each from a new address: every one is hashed, under PASSWORD_HASH_CONCURRENCY. */
 async function signin() {
   let n = 0;
@@ -498,6 +586,7 @@ if (ONLY.includes('forget')) await forget();
 if (ONLY.includes('control')) await bystander('control', { start: (_srv, _a, stop) => attackLoops(1, stop, () => sleep(100)) });
 if (ONLY.includes('gzip')) await gzip();
 if (ONLY.includes('mcp')) await mcp();
+if (ONLY.includes('heavyread')) await heavyread();
 if (ONLY.includes('exporthold')) await exportHold();
 if (ONLY.includes('shapes')) await shapes();
 if (ONLY.includes('signin')) await signin();

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { DAILY_IDS_NOTE } from '@analytics/event-store';
+import { DAILY_IDS_NOTE, FUNNEL_MAX_EVENTS_PER_ENTITY } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
 import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
 import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
@@ -141,6 +141,33 @@ describe('POST /v1/funnel: meanings', () => {
       { value: '/pricing', steps: [expect.objectContaining({ count: 1 }), expect.objectContaining({ count: 1 }), expect.objectContaining({ count: 1 })] },
     ]);
     expect((await ok('/v1/funnel', { steps: FUNNEL }, b.rk)).steps.map((s: { count: number }) => s.count)).toEqual([1, 1, 1]);
+  });
+
+  it('walks every chain of a visitor with 2,000 events: the latest start reaching the highest level is kept, the window cuts at its edge', async () => {
+    // a at even minutes, b at odd ones; steps a b a b ... (10): the chain from the i-th a ends 9 minutes later, so the
+    // latest start reaching step 10 is minute 1990 (its event's path /p/0), every gap 60 s.
+    const e = (await stores.keyStore.createProject({ name: 'e', allowed_origins: [ORIGIN] })).keys;
+    const events = Array.from({ length: 2000 }, (_, m) => ({ ...ev(m % 2 ? 'b' : 'a', 'heavy', 0, m * 60), url: `${ORIGIN}/p/${m % 5}` }));
+    for (let i = 0; i < events.length; i += 1000) await batch(e.sk, events.slice(i, i + 1000));
+    const steps = Array.from({ length: 10 }, (_, i) => ({ event: i % 2 ? 'b' : 'a' }));
+    const step = (index: number, count: number) => ({ index, count, conversion_rate: count, drop_off: index === 1 ? 0 : 1 - count, median_time_to_convert_s: index === 1 || !count ? null : 60 });
+    const all = await ok('/v1/funnel', { steps, window_s: 540, breakdown: 'path' }, e.rk);
+    expect(all.steps).toEqual(Array.from({ length: 10 }, (_, i) => step(i + 1, 1)));
+    expect(all.breakdown).toEqual([{ value: '/p/0', steps: all.steps }]);
+    expect((await ok('/v1/funnel', { steps, window_s: 539 }, e.rk)).steps).toEqual(Array.from({ length: 10 }, (_, i) => step(i + 1, i < 9 ? 1 : 0)));
+  });
+
+  it(`refuses a funnel where one entity has more than ${FUNNEL_MAX_EVENTS_PER_ENTITY} events of its steps with 400 query_too_expensive, saying what to do`, async () => {
+    const f = (await stores.keyStore.createProject({ name: 'f', allowed_origins: [ORIGIN] })).keys;
+    const events = Array.from({ length: FUNNEL_MAX_EVENTS_PER_ENTITY + 2 }, (_, s) => ev(s % 2 ? 'b' : 'a', 'bot-like', 0, s));
+    for (let i = 0; i < events.length; i += 1000) await batch(f.sk, events.slice(i, i + 1000));
+    const res = await call('/v1/funnel', { ...RANGE, steps: [{ event: 'a' }, { event: 'b' }] }, f.rk);
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 400,
+      body: { error: 'query_too_expensive', details: { limit: 'events_per_entity', bound: `${FUNNEL_MAX_EVENTS_PER_ENTITY} events`, message: expect.stringMatching(/^a visitor has more than .* narrow the range or add filters$/) } },
+    });
+    // Its a events alone are within the bound.
+    expect((await ok('/v1/funnel', { steps: [{ event: 'a' }, { event: 'a' }] }, f.rk)).steps.map((s: { count: number }) => s.count)).toEqual([1, 1]);
   });
 
   it('says when visitors are daily ids over more than a day; not by user, not within a day', async () => {

@@ -26,18 +26,20 @@ describe('read limits in the engine', () => {
   });
 });
 
-describe('preemption of a bursting tenant', () => {
+describe('preemption of a heavy tenant', () => {
   const p = '00000000-0000-4000-8000-0000000000bb';
   const slow = `SELECT sum(cityHash64(number)) AS s FROM numbers(1000000000) WHERE {p:UUID} != toUUID('00000000-0000-0000-0000-000000000000')`;
+  // The third heavy read waits for two others: on a loaded machine (each several seconds) longer than the default 10 s.
+  const QUEUED_LONG = { maxExecutionS: 120, queueWaitMs: 120_000 };
 
-  /** Three heavy reads of one project, then a quiet project's read while the second of them runs (bursting). */
+  /** Three heavy reads of one project, then a quiet project's read while the second of them runs (its project far heavier). */
   async function burstThenQuiet(free: EventStore) {
     const t0 = performance.now();
     const expected = await free.read<{ s: string }>(p, slow, { p });
     const single = performance.now() - t0;
-    const heavy = [1, 2, 3].map(() => free.read<{ s: string }>(p, slow, { p })); // the 2nd and 3rd run bursting
+    const heavy = [1, 2, 3].map(() => free.read<{ s: string }>(p, slow, { p }));
     // The first is done, the second has just started (waiting for the first itself: on a loaded machine it can run
-    // longer than `single`, and the first of a burst is not preempted).
+    // longer than `single`).
     await heavy[0];
     await new Promise((r) => setTimeout(r, single * 0.15));
     const t1 = performance.now();
@@ -46,8 +48,8 @@ describe('preemption of a bursting tenant', () => {
     return { expected, single, quiet, waited, answers: await Promise.all(heavy) };
   }
 
-  it("cancels a bursting project's running read for a quiet project's, then runs it again to the same answer", async () => {
-    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: { maxExecutionS: 120 } });
+  it("cancels a heavy project's running read for a quiet project's, then runs it again to the same answer", async () => {
+    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: QUEUED_LONG });
     try {
       const { expected, single, quiet, waited, answers } = await burstThenQuiet(free);
       expect(quiet).toEqual([{ one: 1 }]);
@@ -62,9 +64,9 @@ describe('preemption of a bursting tenant', () => {
 
   it("cancels it while long statements on the engine's other connections hold threads of Node's pool", async () => {
     // Each embedded statement holds a thread of libuv's pool until it ends (4 threads unless UV_THREADPOOL_SIZE says
-    // more). With the builder's, the writer's and an export's statements running beside the bursting read, a pool of 4
+    // more). With the builder's, the writer's and an export's statements running beside the heavy read, a pool of 4
     // had no thread left for the KILL: the quiet read waited the whole heavy read (the CI failures of issue 28).
-    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: { maxExecutionS: 120 } });
+    const free = await EventStore.open({ chdbPath: dir, database: store.db, read: QUEUED_LONG });
     const [killer, ...others] = [0, 1, 2, 3].map(() => createChdbConnection({ path: dir }));
     const tag = newCancelTag('busy:');
     const busy = others.map((c, i) => c.query({ query: `SELECT sum(cityHash64(number + ${i})) FROM numbers(1000000000000) SETTINGS ${cancelTagSetting(tag)}` }).catch((e: unknown) => e));
@@ -79,5 +81,5 @@ describe('preemption of a bursting tenant', () => {
       for (const c of [killer!, ...others]) await c.close();
       await free.close();
     }
-  });
+  }, 180_000); // four 1e9-row scans beside three busy statements: over a minute at load 20 on two cores
 });

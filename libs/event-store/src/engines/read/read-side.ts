@@ -42,9 +42,9 @@ export interface ReadSideDeps {
 }
 
 /**
- * The read side of the event store: reads of one project each, admitted fairly between projects (ReadGate), bounded
- * in the engine by the read limits (a read that hits them is 400 query_too_expensive), and a bursting project's read
- * preempted for a quiet project's.
+ * The read side of the event store: reads of one project each, admitted fairly between projects by the engine time
+ * each used recently (ReadGate), bounded in the engine by the read limits (a read that hits them is 400
+ * query_too_expensive), and a far heavier project's read preempted for a lighter project's.
  */
 export class ReadSide {
   private readonly gate: ReadGate;
@@ -75,12 +75,12 @@ export class ReadSide {
     if (BUILT_TABLES.test(query)) await this.deps.caughtUp().catch(() => undefined);
     for (;;) {
       const outcome = await this.gate.run(projectId, async (turn): Promise<{ rows: T[] } | { preempted: true }> => {
-        // A bursting project's read may be cancelled for a quiet project's (chDB runs them one at a time): it then
-        // queues again, until its wait is over; after that it runs to the end.
-        const tag = turn.bursting && Date.now() < deadline ? newCancelTag() : undefined;
+        // Any read may be cancelled for a far lighter project's (chDB runs them one at a time): it then queues again,
+        // until its wait is over; after that it runs to the end (how a heavy project still makes progress).
+        const tag = Date.now() < deadline ? newCancelTag() : undefined;
         // The KILL is sent again until the read ends: one sent before the engine has registered the statement (its
-        // turn has begun, the statement is still on its way; under load, tens of ms) finds nothing, and the quiet
-        // read would wait for the whole bursting read.
+        // turn has begun, the statement is still on its way; under load, tens of ms) finds nothing, and the light
+        // read would wait for the whole heavy read.
         let retry: NodeJS.Timeout | undefined;
         if (tag) {
           turn.preempt = () => {

@@ -139,10 +139,11 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
   it.each(PUBLIC_ROUTES.map(({ name, route }) => [route.method.toUpperCase(), concretePath(route.path), route.app, name, route] as const))('%s %s reaches %s (%s)', async (method, path, app, _name, route) => {
     const r = await http(proxyPort, method, path, {}, route.body ? '{}' : undefined);
     expect(r.service).toBe(app);
-    if (route.auth === 'none') return;
-    // no credentials: the app's own auth answer, not nginx's
+    const session = typeof route.auth === 'object' && 'session' in route.auth ? route.auth.session : undefined;
+    if (route.auth === 'none' || session === 'optional') return;
+    // no credentials: the app's own auth answer, not nginx's (routes for a person or the operator: invalid_session)
     expect(r.status).toBe(401);
-    expect(r.json().error).toBe(route.auth === 'admin_token' ? 'invalid_session' : 'missing_bearer_token');
+    expect(r.json().error).toBe(route.auth === 'admin_token' || session ? 'invalid_session' : 'missing_bearer_token');
   });
 
   it('serves the browser SDK script from ingest-api through the proxy, loadable from any site', async () => {

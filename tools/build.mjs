@@ -1,6 +1,7 @@
 // Bundles each app's main.ts into dist/apps/<app>/main.js (dependencies stay in node_modules; SQL files inlined as text).
 // An app with its own build.mjs (the browser dashboard) is built by it instead.
 import { build } from 'esbuild';
+import { writeOutputFiles } from './build-output.mjs';
 import { nodeBundleOptions } from './esbuild-options.mjs';
 import { existsSync, readdirSync } from 'node:fs';
 
@@ -16,7 +17,8 @@ await Promise.all(
       outfile: `dist/${out}/main.js`,
       ...nodeBundleOptions,
       sourcemap: true,
-    }),
+      write: false,
+    }).then(writeOutputFiles),
   ),
 );
 for (const app of ownBuilds) await import(`../apps/${app}/build.mjs`);

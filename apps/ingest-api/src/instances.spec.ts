@@ -84,14 +84,14 @@ describe('Redis unreachable', () => {
   });
 
   it('opens the stores and serves with Redis down at start (the subscription does not hold the start)', async () => {
-    const t0 = Date.now();
+    // Held by the subscription, the open would never resolve (ioredis retries for ever): the test's own timeout is
+    // the bound, not a wall-clock figure that depends on how fast this machine opens the embedded stores.
     const stores = await openTestStores({ REDIS_URL: 'redis://127.0.0.1:1' });
     try {
-      expect(Date.now() - t0).toBeLessThan(15_000);
       const created = await stores.keyStore.createProject({ name: 'redis-down', allowed_origins: [] });
       expect(await stores.authenticator.authenticate(`Bearer ${created.keys.sk}`, 'ingest')).toMatchObject({ project: { id: created.project.id } });
     } finally {
       await stores.close();
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -22,7 +22,7 @@ describe.each(keyStoreBackends())('access ends with the membership, the session 
     const clock = { now: Date.now() };
     reader = new Authenticator(new KeyStore(db), { clock: () => clock.now });
     p = await setUpPeople(db, { bus: new InvalidationBus(reader), clock });
-  }, 60_000);
+  }, 180_000);
   afterAll(() => p.db.close());
 
   const readKey = async (token: string) => {

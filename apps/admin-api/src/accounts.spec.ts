@@ -63,7 +63,7 @@ describe.each(keyStoreBackends())('sign-in on %s', (_name, open) => {
   beforeAll(async () => {
     hasher = new CountingHasher({ params: TEST_HASHER_PARAMS });
     p = await setUpPeople(await open(), { hasher, trustProxy: true });
-  }, 60_000);
+  }, 180_000);
   afterAll(() => p.db.close());
   const login = (email: string, password: string, address = '203.0.113.1') => request(p.app).post('/auth/login').set('x-forwarded-for', address).send({ email, password });
 
@@ -146,7 +146,7 @@ describe.each(keyStoreBackends())('organizations, invitations and members on %s'
   let p: People;
   beforeAll(async () => {
     p = await setUpPeople(await open());
-  }, 60_000);
+  }, 180_000);
   afterAll(() => p.db.close());
 
   it('invites for 7 days, one use: a new user sets a password and joins; reuse and expiry are 400 invalid_token', async () => {

@@ -43,7 +43,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   mailer = smtpMailer(`smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`, 'Event Analytics <noreply@example.com>');
   p = await setUpPeople(await createPglitePort(), { mailer, publicUrl: PUBLIC_URL });
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   mailer.close();
   await new Promise<void>((resolve) => smtp.close(resolve));

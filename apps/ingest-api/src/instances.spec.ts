@@ -93,5 +93,5 @@ describe('Redis unreachable', () => {
     } finally {
       await stores.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

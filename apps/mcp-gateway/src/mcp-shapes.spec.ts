@@ -38,7 +38,7 @@ beforeAll(async () => {
   rk = keys.rk;
   const track = await call(keys.sk, { name: 'track_event', arguments: { event: 'signup', anonymous_id: 'a', timestamp: SHAPES_FROM, url: 'https://a.example/pricing', properties: { plan: 'pro' } } });
   expect(track.json).toMatchObject({ result: { structuredContent: { ok: true } } });
-}, 60_000);
+}, 180_000);
 afterAll(() => stores.close());
 
 /** POSTs one JSON-RPC message (serialised before the clock starts) to /mcp. */

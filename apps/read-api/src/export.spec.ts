@@ -333,7 +333,7 @@ describe('GET /v1/export of a large range', () => {
     // And the project's own reads too.
     expect((await request(app).get('/v1/query').set('authorization', `Bearer ${a.rk}`).query({ from: FROM, to: TO })).status).toBe(200);
     res.destroy();
-  }, 60_000);
+  }, 180_000);
 
   it('a client that goes away cancels the export: its query stops and the project\'s export turn is free again', async () => {
     const res = await openExport(a.rk, { from: BIG_FROM, to: BIG_TO, format: 'csv' });
@@ -350,7 +350,7 @@ describe('GET /v1/export of a large range', () => {
     // One export per project: had the cancelled one kept its turn, this one would wait and be 429.
     const again = await exportOf(a.rk, { from: FROM, to: TO });
     expect(again.status).toBe(200);
-  }, 60_000);
+  }, 180_000);
 
   it('a second export of the same project while one runs waits for its turn', async () => {
     const held = await openExport(a.rk, { from: BIG_FROM, to: BIG_TO });
@@ -361,5 +361,5 @@ describe('GET /v1/export of a large range', () => {
     const { status, at } = await second;
     expect(status).toBe(200);
     expect(at).toBeGreaterThanOrEqual(250);
-  }, 60_000);
+  }, 180_000);
 });

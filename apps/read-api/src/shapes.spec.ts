@@ -30,7 +30,7 @@ beforeAll(async () => {
     { event: '$pageview', anonymous_id: 'a', timestamp: SHAPES_FROM, url: 'https://a.example/pricing', properties: { plan: 'pro' } },
     { event: 'signup', anonymous_id: 'a', timestamp: '2026-03-02T10:00:00Z', url: 'https://a.example/signup', user_id: 'u1' },
   ]);
-}, 60_000);
+}, 180_000);
 afterAll(() => service?.stores.close());
 
 /** One read with `rk`: a query string (GET) or a JSON body (POST, serialised before the clock starts). */

@@ -70,5 +70,5 @@ CHROMIUM.describe('GET /docs in Chromium', () => {
     expect(errors).toEqual([]);
     expect(elsewhere).toEqual([]);
     await page.close();
-  }, 60_000);
+  }, 180_000);
 });

@@ -79,5 +79,5 @@ CHROMIUM.describe('the script tag on a page of another origin, in Chromium', () 
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

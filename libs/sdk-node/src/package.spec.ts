@@ -103,7 +103,7 @@ export const bad = (a: Analytics) => a.track({ event: 42 });
       }
     })();
     expect(refused).toMatch(/use\.ts\(2,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
-  }, 60_000);
+  }, 180_000);
 
   it('runs the Usage block of its installed README as a user copies it: tsc, then against the real service', async () => {
     const blocks = readmeBlocks('event-analytics-node');
@@ -117,7 +117,7 @@ export const bad = (a: Analytics) => a.track({ event: 42 });
     expect(out).toMatch(/^invalid_payload 400 /);
     const calls = service.requests.filter((r) => r.key === sk || r.key === rk).map((r) => `${r.method} ${r.path.split('?')[0]} ${r.status < 300 ? 'ok' : r.status}`);
     expect(calls).toEqual(['POST /v1/track ok', 'POST /v1/batch ok', 'POST /v1/identify ok', 'GET /v1/query ok', 'GET /v1/stats ok', 'GET /v1/sources ok', 'POST /v1/insights ok', 'GET /v1/properties ok', 'POST /v1/funnel ok', 'POST /v1/retention ok', 'POST /v1/insights ok', 'POST /v1/track 400', 'POST /v1/forget ok']);
-  }, 60_000);
+  }, 180_000);
 });
 
 CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromium', () => {
@@ -147,7 +147,7 @@ CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromi
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('runs the code blocks of its installed README as a user copies them: tsc on the module, each block in Chromium against the real service', async () => {
     const blocks = readmeBlocks('event-analytics-browser');
@@ -176,5 +176,5 @@ CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromi
     const expected = ['$identify', '$pageview /readme/module', '$pageview /readme/persistence', '$pageview /readme/tag', 'clicked_pricing /readme/tag', 'signup /readme/module'];
     for (const deadline = Date.now() + 10_000; Date.now() < deadline && (await stored()).length < expected.length; ) await new Promise((r) => setTimeout(r, 100));
     expect(await stored()).toEqual(expected);
-  }, 60_000);
+  }, 180_000);
 });

@@ -65,7 +65,7 @@ NGINX.describe('revocation at once in the production shape under load (nginx, tw
     await redisProxy?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     await drop?.();
-  }, 60_000);
+  }, 180_000);
 
   const track = (port: number, keys: Keys) => post(port, '/v1/track', keys.sk, { event: 'revocation', anonymous_id: 'r' });
   const revoke = (keys: Keys) => http(proxy, 'DELETE', `/admin/keys/${keys.sk.split('_')[2]}`, bearer(ADMIN_TOKEN));

@@ -366,7 +366,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
       await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await pg.end();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('tracks and batches over both ingest replicas and reads back through read-api and MCP what the standalone service answers', async () => {
     const shape = await createProject(topo.proxy);

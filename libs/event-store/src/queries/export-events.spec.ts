@@ -97,7 +97,7 @@ describe('an export whose consumer stops taking its bytes', () => {
       await exportEvents(s, P, params(), { signal: new AbortController().signal, write: async (c) => void chunks.push(Buffer.from(c)) });
       expect(Buffer.concat(chunks).toString('utf8').trim().split('\n')).toHaveLength(2);
     });
-  }, 60_000);
+  }, 180_000);
 
   it('ends it at EXPORT_MAX_EXECUTION_S counted from its turn, the wait on the consumer included (400 query_too_expensive)', async () => {
     await withLimits({ exportIdleTimeoutS: 60, exportMaxExecutionS: 2 }, async (s) => {
@@ -108,7 +108,7 @@ describe('an export whose consumer stops taking its bytes', () => {
       expect(at).toBeGreaterThanOrEqual(1_900);
       expect(at).toBeLessThan(10_000);
     });
-  }, 60_000);
+  }, 180_000);
 
   it(`gives its turn up after ${CONTENDED_IDLE_MS} ms idle only while another export waits for it`, async () => {
     await withLimits({ exportIdleTimeoutS: 60, exportMaxExecutionS: 60, exportConcurrency: 1, queueWaitMs: 60_000 }, async (s) => {

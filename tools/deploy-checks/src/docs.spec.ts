@@ -2,12 +2,19 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { envSchema } from '@analytics/runtime';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { adminApiConfig } from '../../../apps/admin-api/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { aggregateBuilderConfig } from '../../../apps/aggregate-builder/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { ingestApiConfig } from '../../../apps/ingest-api/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { mcpGatewayConfig } from '../../../apps/mcp-gateway/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { readApiConfig } from '../../../apps/read-api/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { retentionOnceConfig, retentionWorkerConfig } from '../../../apps/retention-worker/src/config';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the settings are read from each app's own config schema
 import { standaloneConfig } from '../../../apps/standalone/src/config';
 import { root } from './routes';
 

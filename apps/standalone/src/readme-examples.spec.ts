@@ -9,16 +9,19 @@ import { buildApp } from './app';
 import { resolveSecrets } from './secrets';
 import { closeServer, listen, urlOf } from './test-service';
 
-// The README's curl examples, followed top to bottom as a new user would (bash, curl, node; a fresh server whose
-// token npm start generated into ./.data/secrets.json), must read back the events its ingest examples sent.
+// The docs' curl examples (docs/api/admin.md, ingest.md, read.md), followed top to bottom as a new user would (bash,
+// curl, node; a fresh server whose token npm start generated into ./.data/secrets.json), must read back the events
+// the ingest examples sent.
 
-const README = resolve(__dirname, '../../../README.md');
+const DOCS = resolve(__dirname, '../../../docs/api');
 const README_BASE = 'http://localhost:8080';
 
-/** The ```sh blocks of a `## heading` section, in order. */
-function shBlocks(markdown: string, heading: string): string[] {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`README has no "## ${heading}" section`);
+/** The ```sh blocks of a page of docs/api from its `# heading` or `## heading` to the next `## ` heading, in order. */
+function shBlocks(page: string, heading: string): string[] {
+  const markdown = `\n${readFileSync(join(DOCS, page), 'utf8')}`;
+  const at = [`\n# ${heading}\n`, `\n## ${heading}\n`].map((h) => markdown.indexOf(h)).filter((i) => i >= 0);
+  if (at.length === 0) throw new Error(`docs/api/${page} has no "${heading}" section`);
+  const start = at[0]!;
   const end = markdown.indexOf('\n## ', start + 1);
   const section = markdown.slice(start, end < 0 ? undefined : end);
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -81,12 +84,11 @@ async function runExamples(script: string): Promise<{ code: number | null; stder
   return { code, stderr, calls };
 }
 
-describe('README examples', () => {
+describe('docs examples', () => {
   it('followed top to bottom on a fresh server, the read examples return the events the ingest examples sent', async () => {
-    const markdown = readFileSync(README, 'utf8');
-    const projects = shBlocks(markdown, 'Projects and keys').filter((block) => block.includes('curl'));
-    const ingest = shBlocks(markdown, 'Ingest');
-    const read = shBlocks(markdown, 'Read');
+    const projects = shBlocks('admin.md', 'Projects and keys').filter((block) => block.includes('curl'));
+    const ingest = shBlocks('ingest.md', 'Ingest');
+    const read = shBlocks('read.md', 'Read');
     expect([projects.length, ingest.length, read.length]).toEqual([1, 1, 1]);
     const script = [...projects, ...ingest, ...read].join('\n');
     expect(script).toContain(`BASE=${README_BASE}`);

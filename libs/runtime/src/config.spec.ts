@@ -46,7 +46,7 @@ describe('environment', () => {
   });
   it('takes CLICKHOUSE_URL or DATA_DIR (the embedded opt-in) for the event store, and names both when neither is set', () => {
     const read = appConfig('read-api', requireEventStore(envSchema.extend({ DATABASE_URL: requiredSetting() })));
-    expect(() => read.load({})).toThrow('read-api: missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL (see README, Configuration)');
+    expect(() => read.load({})).toThrow('read-api: missing required settings CLICKHOUSE_URL or DATA_DIR, DATABASE_URL (see docs/configuration.md)');
     expect(() => read.load({ DATA_DIR: '/tmp/x' })).toThrow('read-api: missing required setting DATABASE_URL (see');
     expect(() => read.load({ DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://db/a' })).not.toThrow();
     expect(() => read.load({ CLICKHOUSE_URL: 'http://ch:8123', DATABASE_URL: 'postgres://db/a' })).not.toThrow();

@@ -4,7 +4,7 @@ import { parseOriginEntry } from '@analytics/auth';
 import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, type ServiceLimits, parsePublicUrl } from '@analytics/service-kit';
 import { envInt, envString, parseTrustProxy, requireOneOf } from './env';
 
-/** Every environment variable the services read (README's configuration table lists the same). */
+/** Every environment variable the services read (docs/configuration.md lists the same; tools/deploy-checks/src/docs.spec.ts checks it). */
 export const envSchema = z.object({
   PORT: envInt(8080, 0, 65535),
   DATA_DIR: envString(),

@@ -27,8 +27,8 @@ describe('app config', () => {
   const schema = requireOneOf(z.object({ A: envString(), B: envString(), C: requiredSetting(), N: envInt(1, 1, 10) }), ['A', 'B']);
   it('names the missing settings with the wrong ones, all at once, under the app name', () => {
     const app = appConfig('demo', schema);
-    expect(() => app.load({ C: '' })).toThrow('demo: missing required settings A or B, C (see README, Configuration)');
-    expect(() => app.load({ N: '11' })).toThrow(/^demo: invalid configuration:\n {2}- missing required settings A or B, C \(see README, Configuration\)\n {2}- N: /);
+    expect(() => app.load({ C: '' })).toThrow('demo: missing required settings A or B, C (see docs/configuration.md)');
+    expect(() => app.load({ N: '11' })).toThrow(/^demo: invalid configuration:\n {2}- missing required settings A or B, C \(see docs\/configuration\.md\)\n {2}- N: /);
     expect(app.load({ B: 'b', C: 'c' })).toEqual({ B: 'b', C: 'c', N: 1 });
   });
 });

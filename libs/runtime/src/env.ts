@@ -46,7 +46,7 @@ export function parseTrustProxy(value: string | undefined): boolean | number | s
 
 /**
  * Parses the environment (or a plain object in tests) once, reporting every problem at once. Unset required settings
- * become one line, `missing required settings A or B, C (see README, Configuration)`, in the schema's key order.
+ * become one line, `missing required settings A or B, C (see docs/configuration.md)`, in the schema's key order.
  */
 export function loadConfig<S extends z.ZodType>(schema: S, source: Source = process.env, app?: string): z.output<S> {
   const result = schema.safeParse(source);
@@ -65,7 +65,7 @@ export function loadConfig<S extends z.ZodType>(schema: S, source: Source = proc
   }
   if (missing.length > 0) {
     const names = missing.sort((a, b) => a.at - b.at).map((m) => m.name);
-    problems.unshift(`${MISSING}${names.length > 1 ? 's' : ''} ${names.join(', ')} (see README, Configuration)`);
+    problems.unshift(`${MISSING}${names.length > 1 ? 's' : ''} ${names.join(', ')} (see docs/configuration.md)`);
   }
   throw new ConfigError(problems, app);
 }

@@ -117,7 +117,7 @@ describe('each app started alone without its settings', () => {
   it.each(APPS)('%s refuses to start and names what is missing', (app) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NODE_OPTIONS: '' };
     const run = spawnSync(process.execPath, [`dist/apps/${app}/main.js`], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
-    expect({ status: run.status, stderr: run.stderr.trim() }).toEqual({ status: 1, stderr: `${app}: missing required settings ${NEEDS[app]} (see README, Configuration)` });
+    expect({ status: run.status, stderr: run.stderr.trim() }).toEqual({ status: 1, stderr: `${app}: missing required settings ${NEEDS[app]} (see docs/configuration.md)` });
   });
 });
 

@@ -2,7 +2,7 @@ import { ApiError } from '@analytics/schema';
 import { clickHouseCodeOf } from '../../client/store-error';
 import type { ReadGateLimits } from './read-gate';
 
-/** What one read may cost in the engine, and how reads are admitted (README, Configuration: READ_*). */
+/** What one read may cost in the engine, and how reads are admitted (docs/configuration.md: READ_*). */
 export interface ReadLimits extends ReadGateLimits {
   maxExecutionS: number;
   maxMemoryBytes: number;

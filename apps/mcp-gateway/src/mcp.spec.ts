@@ -304,7 +304,7 @@ describe('MCP gateway over raw HTTP', () => {
     }
   });
 
-  it('keeps tools/list small for the agent\'s context: the README\'s byte sizes per key kind', async () => {
+  it('keeps tools/list small for the agent\'s context: the byte sizes docs/mcp.md gives per key kind', async () => {
     const size = async (key: string) => Buffer.byteLength(await (await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), key)).text());
     const [read, ingest] = [await size(keys.rk), await size(keys.sk)];
     expect(read).toBeLessThanOrEqual(16_500);
@@ -374,13 +374,13 @@ describe('POST /mcp checks the key before it reads the body', () => {
   });
 });
 
-describe('stdio-only clients through mcp-remote (the README\'s Claude Desktop configuration)', () => {
+describe('stdio-only clients through mcp-remote (the Claude Desktop configuration of docs/mcp.md)', () => {
   it('lists the tools and answers get_stats exactly as a direct client, with the key sent as a header', async () => {
     // HOME and MCP_REMOTE_CONFIG_DIR point at a temp dir so mcp-remote writes nothing into the real home.
     const home = await mkdtemp(join(tmpdir(), 'mcp-remote-'));
     const transport = new StdioClientTransport({
       command: process.execPath,
-      // The README's args, with the installed bin instead of npx; mcp-remote itself expands ${RK} from env.
+      // The args of docs/mcp.md, with the installed bin instead of npx; mcp-remote itself expands ${RK} from env.
       args: [require.resolve('mcp-remote/dist/proxy.js'), url, '--header', 'Authorization: Bearer ${RK}'],
       env: { RK: keys.rk, HOME: home, MCP_REMOTE_CONFIG_DIR: join(home, '.mcp-auth') },
       stderr: 'pipe',

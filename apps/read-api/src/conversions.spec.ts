@@ -6,7 +6,7 @@ import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@
 import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/funnel, POST /v1/retention and goals in POST /v1/insights: the contract (scope, 400s saying what is
-// allowed) and the README's "Conversions" meanings pinned on a small hand-made data set: step order, equal
+// allowed) and docs/conversions.md meanings pinned on a small hand-made data set: step order, equal
 // timestamps, repeated steps, the window's edge, daily-id notes, cohorts. conversions-correctness.spec.ts checks
 // every combination against plain TypeScript answers.
 

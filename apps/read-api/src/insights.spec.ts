@@ -5,7 +5,7 @@ import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@
 import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/insights and GET /v1/properties: the contract (scope, 400s with the allowed values) and each meaning of the
-// README's "Insights" pinned on a small hand-made data set. insights-correctness.spec.ts checks every combination.
+// docs/insights.md pinned on a small hand-made data set. insights-correctness.spec.ts checks every combination.
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
@@ -199,7 +199,7 @@ describe('POST /v1/insights: meanings', () => {
 
 // SPEC, Aggregates: "Aggregate rows are not rewritten when events are deleted". Whole-day insights with visit
 // dimensions only are answered from the visits aggregate, so they keep counting a forgotten user's visit; a range
-// off midnight reads the events and no longer does (README, Insights and the forget example).
+// off midnight reads the events and no longer does (docs/insights.md and the forget example).
 describe('after a forget', () => {
   it('whole-day visit answers (the visits aggregate) keep counting the deleted events; raw-event answers drop them', async () => {
     const c = (await stores.keyStore.createProject({ name: 'c', allowed_origins: [ORIGIN] })).keys;

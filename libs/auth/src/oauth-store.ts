@@ -43,7 +43,7 @@ const REFRESH_PREFIX = 'mcp_rt_';
 export const isOAuthAccessToken = (token: string) => token.startsWith(ACCESS_PREFIX);
 
 /**
- * What dynamic registration may take (README, "OAuth for connector UIs"): `perAddress` registrations per `windowS` from
+ * What dynamic registration may take (docs/mcp.md, "OAuth for connector UIs"): `perAddress` registrations per `windowS` from
  * one client address (the gateway's rate limiter), and `total` clients in the store. 10 an hour is far above a
  * connector's one registration per install; 10,000 clients of at most 8 KB each bound the table to about 80 MB.
  */

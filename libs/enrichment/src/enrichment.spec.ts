@@ -27,7 +27,7 @@ describe('daily anonymous id', () => {
   const UA = 'Mozilla/5.0 (X11; Linux x86_64) Chrome/124.0.0.0';
   const id = dailyAnonymousId('p1', IP, UA, 's', T);
 
-  it('is d_ + 32 hex of HMAC-SHA256(secret:YYYY-MM-DD, "anon\\0" + project + "\\0" + ip + "\\0" + ua), as the README documents', () => {
+  it('is d_ + 32 hex of HMAC-SHA256(secret:YYYY-MM-DD, "anon\\0" + project + "\\0" + ip + "\\0" + ua), as docs/api/ingest.md documents', () => {
     const expected = createHmac('sha256', 's:2026-05-10').update(`anon\0p1\0${IP}\0${UA}`).digest('hex').slice(0, 32);
     expect(id).toBe(`d_${expected}`);
     expect(id.slice(2)).not.toBe(ipHash(IP, 's', T));

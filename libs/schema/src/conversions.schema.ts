@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
 import { type FilterIssue, type InsightDimension, type InsightTimeDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
 
-// POST /v1/funnel and POST /v1/retention (issue 31). The meanings: README, "Conversions".
+// POST /v1/funnel and POST /v1/retention (issue 31). The meanings: docs/conversions.md.
 
 export const FUNNEL_LIMITS = { steps: { min: 2, max: 10 }, window_s: { min: 1, max: 2_592_000, default: 86_400 }, breakdownValues: 100 } as const;
 /** Periods a retention range may span (a year of days, 7 years of weeks, 30 years of months): bounds the answer's size. */

@@ -20,7 +20,7 @@ export const EVENT_COLUMNS = [
     name: 'channel',
     type: 'LowCardinality(String)',
     read: 'extra',
-    meaning: 'Channel: direct, internal, organic_search, paid_search, organic_social, paid_social, email, ai_assistant, referral or paid_other (README "Channels").',
+    meaning: 'Channel: direct, internal, organic_search, paid_search, organic_social, paid_social, email, ai_assistant, referral or paid_other (docs/api/ingest.md, "Channels, host lists and bots").',
   },
   { name: 'referrer', type: 'Nullable(String)', read: 'spec', meaning: 'Referrer URL.' },
   { name: 'url', type: 'Nullable(String)', read: 'spec', meaning: 'Page URL.' },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { eventNameSchema, toWellFormed } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
 
-// POST /v1/insights and GET /v1/properties (issue 30). The meanings of every metric and dimension: README, "Insights".
+// POST /v1/insights and GET /v1/properties (issue 30). The meanings of every metric and dimension: docs/insights.md.
 
 export const INSIGHT_METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'conversions', 'conversion_rate'] as const;
 /** The metrics that need a `goal`. */
@@ -42,7 +42,7 @@ const MAX_DIMENSIONS = 3;
 
 /**
  * Every list of a read body has a maximum, checked on the list's length before any element is parsed: a list of a
- * million entries costs what one too many does. README, "Insights" and "Conversions".
+ * million entries costs what one too many does. docs/insights.md and docs/conversions.md.
  */
 export const INSIGHTS_LIMITS = {
   /** Metrics in a request, each at most once: at most every metric there is. */

@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from './errors';
 
 /**
  * How much a validation failure may answer, whatever was sent: the first 50 issues, 16 KB of `details` JSON at most,
- * each message and path cut to 300 characters (a message may quote what was sent, e.g. unknown keys). README, "Errors".
+ * each message and path cut to 300 characters (a message may quote what was sent, e.g. unknown keys). docs/api/errors.md.
  */
 export const DETAILS_LIMITS = { issues: 50, bytes: 16 * 1024, text: 300 } as const;
 

@@ -5,7 +5,7 @@ import { ApiError } from '@analytics/schema';
 import type { ByteBudget } from './byte-budget';
 
 /**
- * Prometheus metrics of one app instance (GET /metrics, README "Metrics"): one Registry per app, never prom-client's
+ * Prometheus metrics of one app instance (GET /metrics, docs/operations.md, "Metrics"): one Registry per app, never prom-client's
  * global one, so several apps in one process (tests, `npm start` beside a test app) keep their own counts.
  *
  * Labels are fixed vocabularies only: a method, a route pattern from the route declarations (never a raw path), a

@@ -6,7 +6,7 @@ import { findExecutable } from '@analytics/testing';
 import { type Topology, startTopology } from './topology';
 
 /**
- * `npm run topology`: the production shape on this machine (README, "Deploying"): two ingest-api replicas, read-api,
+ * `npm run topology`: the production shape on this machine (docs/deploying.md): two ingest-api replicas, read-api,
  * mcp-gateway, admin-api and retention-worker as separate processes on one ClickHouse HTTP test harness, the given
  * PostgreSQL and Redis, behind Debian's nginx with docker/nginx.conf. Stops everything on SIGINT/SIGTERM.
  */

@@ -2,7 +2,7 @@ import { DAILY_IDS_NOTE } from '@analytics/event-store';
 import { DAY_MS, type EventRow, type FunnelQuery, type FunnelResponse, type FunnelStep, type RetentionQuery, type RetentionResponse } from '@analytics/schema';
 import { completes, holds, msOf, valueOf, visitsOf } from './expected-insights';
 
-// POST /v1/funnel and POST /v1/retention recomputed in plain TypeScript from the stored rows, from the README's
+// POST /v1/funnel and POST /v1/retention recomputed in plain TypeScript from the stored rows, from docs/conversions.md's
 // "Conversions" meanings alone (not from the SQL): brute force over every start of every entity.
 
 type Cell = string | null;

@@ -1,6 +1,6 @@
 import { DAY_MS, type EventRow, type Goal, type InsightCondition, type InsightDimension, type InsightMetric, type InsightsQuery, type InsightsRow, LIMITS } from '@analytics/schema';
 
-// POST /v1/insights recomputed in plain TypeScript from the stored rows, from the README's "Insights" meanings alone.
+// POST /v1/insights recomputed in plain TypeScript from the stored rows, from docs/insights.md meanings alone.
 
 const msOf = (row: EventRow) => Date.parse(`${row.timestamp.replace(' ', 'T')}Z`);
 const fmt = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -93,7 +93,7 @@ export function holds(c: InsightCondition, e: EventRow, v: Visit): boolean {
   }
 }
 
-/** Whether an event (of visit v) completes the goal: README, "Conversions". */
+/** Whether an event (of visit v) completes the goal: docs/conversions.md. */
 export function completes(g: Goal, e: EventRow, v: Visit): boolean {
   if (g.event !== undefined && e.event_name !== g.event) return false;
   if (g.path !== undefined && (e.path === null || (g.prefix ? !e.path.startsWith(g.path) : e.path !== g.path))) return false;

@@ -1,6 +1,6 @@
 /**
  * The channel of a classified event: one of ten fixed values that group sources the way site owners ask about
- * them (README "Channels"). Computed from classify()'s result plus the same input; classify() itself is unchanged.
+ * them (docs/api/ingest.md, "Channels, host lists and bots"). Computed from classify()'s result plus the same input; classify() itself is unchanged.
  */
 import { aiAssistantOf, aiAssistantOfHost, aiAssistantOfUrl } from './ai-assistants';
 import { HOST_LISTS, lookupHost } from './hosts';

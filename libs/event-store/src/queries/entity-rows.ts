@@ -5,7 +5,7 @@ import type { ReadTables } from '../tables/read-tables';
 import { type Builder, COLUMNS_OF, DIMENSION_SQL, namesVisitDimension } from './dimension-sql';
 
 // The rows POST /v1/funnel and POST /v1/retention group per entity, from the raw `events` table (exact: distinct
-// entities). The meanings are the README's "Conversions".
+// entities). The meanings are docs/conversions.md.
 //
 // Both read the range's events (bots left out unless asked), each joined to its visit's row when a filter, goal or
 // breakdown names a visit dimension (as /v1/insights), keep those the filters hold for, and group them per entity.

@@ -7,7 +7,7 @@ import { DAILY_IDS_NOTE, eventRows } from './entity-rows';
 import type { Reader } from './reader';
 
 // POST /v1/funnel over the raw `events` table (exact: distinct entities; their rows: entity-rows.ts). The meanings are
-// the README's "Conversions".
+// docs/conversions.md.
 //
 // Funnel: per entity, the sorted times of each step's events; for each of its step-1 events s, the greedy chain (each
 // next step's earliest event at or after the previous one, no later than s + window). An entity reaches the level of
@@ -40,7 +40,7 @@ const NONE = '4611686018427387904';
 /**
  * Events of its steps one entity may have in a funnel's range: an entity's chains are one block of the engine that a
  * KILL cannot stop (the embedded engine runs one read at a time), so this bounds how long another project's read can
- * wait behind a funnel (README, "Conversions"). Beyond it the funnel is 400 query_too_expensive.
+ * wait behind a funnel (docs/conversions.md). Beyond it the funnel is 400 query_too_expensive.
  */
 export const FUNNEL_MAX_EVENTS_PER_ENTITY = 10_000;
 /** FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: the funnel's throwIf on an entity over FUNNEL_MAX_EVENTS_PER_ENTITY. */

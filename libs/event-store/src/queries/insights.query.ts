@@ -13,7 +13,7 @@ import type { ReadTables } from '../tables/read-tables';
 import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, VISITS_DIMENSION_SQL, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
-// POST /v1/insights (exact; both store modes). The meanings are the README's "Insights". Whole UTC days with visit
+// POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
 // dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
 // per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
 // visit dimensions join the events to visit rows from `visits`. Everything else reads the raw `events` table only:

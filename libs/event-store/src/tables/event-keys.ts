@@ -1,5 +1,5 @@
 // The visitor columns of migration 011, computed by ClickHouse at INSERT: what conversions and exact visitor counts
-// group and count by instead of the anonymous id's string (README "Conversions"; BENCHMARKS.md, "Conversions").
+// group and count by instead of the anonymous id's string (docs/conversions.md; BENCHMARKS.md, "Conversions").
 
 /**
  * anon_key: the anonymous id's 128-bit SipHash, the hash uniqExact itself keeps of a String, so a distinct count or a

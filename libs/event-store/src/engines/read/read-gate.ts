@@ -12,7 +12,7 @@ export interface ReadGateLimits {
   queueWaitMs: number;
 }
 
-/** How the gate weighs projects against each other (README, "Fair reads"); tests pass a clock of their own. */
+/** How the gate weighs projects against each other (the event store's README, "Fair reads"); tests pass a clock of their own. */
 export interface ReadGateFairness {
   /** A project's recent engine time halves every this many ms while it holds no turn. */
   halfLifeMs: number;

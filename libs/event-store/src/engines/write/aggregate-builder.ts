@@ -88,7 +88,7 @@ export const EMBEDDED_WRITER = 0;
 /**
  * Builds the aggregates from events off the request path, exactly once, in both store modes: a range (per writer, the
  * INSERTs between what it built and its frontier) is recorded before it is built, and after a crash rebuilt only in
- * the tables and months that lack it (README, "The builder, exactly once" and "One builder, every mode").
+ * the tables and months that lack it (the event store's README, "The builder, exactly once" and "One builder, every mode").
  */
 export class AggregateBuilder {
   /** Per writer, the highest insert_seq built. */

@@ -66,7 +66,7 @@ interface FarChunk {
 /**
  * Group commit in two lanes: live rows of concurrent requests share one INSERT (a request's rows never split), and
  * rows far from today wait in their project's paced far lane so their many parts never hold up live traffic
- * (README, "The builder, exactly once"). Each write() resolves only after the INSERTs holding its rows succeeded.
+ * (the event store's README, "The builder, exactly once"). Each write() resolves only after the INSERTs holding its rows succeeded.
  */
 export class EventWriter {
   private readonly live: Pending[] = [];

@@ -188,7 +188,7 @@ export class WriteSide {
    * the read sees every acknowledged event. A server's other processes wait for the builder only with
    * AGGREGATE_WAIT_MS > 0; by default they read what is built, which the builder keeps at most one tick
    * (AGGREGATE_INTERVAL_MS) and one build behind: one round trip per read instead of two, and no wait for the next tick
-   * under live ingest (README, "One builder, every mode").
+   * under live ingest (the event store's README, "One builder, every mode").
    */
   async beforeAggregateRead(): Promise<void> {
     if (this.builder) await this.builder.catchUp();

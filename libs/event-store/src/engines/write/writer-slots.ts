@@ -18,7 +18,7 @@ function newWriterId(): number {
 }
 
 /**
- * A server's writers (README, "One builder, every mode"). Each INSERT takes a free slot, so a slot has one INSERT in
+ * A server's writers (the event store's README, "One builder, every mode"). Each INSERT takes a free slot, so a slot has one INSERT in
  * flight at a time, and its seqs increase: microseconds of the store's clock (the offset measured at open), at least
  * one more than the slot's last. A slot whose INSERT failed is dropped, its id never used again: whatever of that
  * INSERT the store still commits is the writer's last, and the builder takes it as it stands once it settles.

@@ -138,6 +138,14 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
     issues.push({ path: [...path, 2], message: `values: an array of 1 to ${INSIGHTS_LIMITS.values} strings of at most ${INSIGHTS_LIMITS.filterValue} characters` });
     ok = false;
   }
+  // `is`/`is_not` with a value a finite dimension cannot hold (channel "AI assistants") would silently match nothing
+  // (or everything): refused, naming the values there are.
+  const finite = ok && (op === 'is' || op === 'is_not') ? FINITE_DIMENSION_VALUES[dimension as InsightColumnDimension] : undefined;
+  const impossible = finite ? (values as string[]).find((v) => !finite.includes(v)) : undefined;
+  if (finite && impossible !== undefined) {
+    issues.push({ path: [...path, 2], message: `${dimension as string} is one of ${finite.join(', ')}: ${JSON.stringify(impossible.slice(0, 40))} is none of them (values are case-sensitive)` });
+    ok = false;
+  }
   return ok ? { op: op as InsightFilterOp, dimension: dimension as Exclude<InsightDimension, InsightTimeDimension>, values: (values as string[]).map(toWellFormed) } : null;
 }
 
@@ -145,7 +153,8 @@ const FILTERS_TEXT =
   'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
   `contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered. At most ${INSIGHTS_LIMITS.conditions} conditions ` +
   `in all (counting those inside "or"s, nested at most ${INSIGHTS_LIMITS.depth} deep), ${INSIGHTS_LIMITS.values} values each; ` +
-  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together.`;
+  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together. ` +
+  `is and is_not take only the values a finite dimension holds (${finiteValuesText()}).`;
 
 /** A filter list as sent: at most INSIGHTS_LIMITS.conditions conditions of at most 3 entries, both counted before any is parsed. */
 export const filterListSchema = (text: string) =>

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { IngestService } from '@analytics/ingest';
 import { buildApp as buildReadApp } from '@analytics/read-api';
+import { CHANNEL_VALUES } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 
@@ -101,6 +102,30 @@ describe('query_insights and list_properties', () => {
     const result = await client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO, metrics: ['sessions'] } });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^invalid_params: metrics\.0: unknown metric: allowed are events, pageviews, visitors/);
+    await client.close();
+  });
+
+  it('lists the channel values (from the catalog) in query_insights\' input schema, and no x- keys', async () => {
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    const schema = JSON.stringify(tools.find((t) => t.name === 'query_insights')!.inputSchema);
+    for (const value of CHANNEL_VALUES) expect(schema).toContain(value);
+    expect(schema).toContain('ai_assistant');
+    expect(JSON.stringify(tools)).not.toMatch(/"x-/);
+    await client.close();
+  });
+
+  it('refuses is/is_not with a channel that cannot exist, naming the channels: 400 invalid_payload over HTTP, a tool error over MCP', async () => {
+    const body = { from: FROM, to: TO, filters: [['is', 'channel', ['AI assistants']]] };
+    const http = await request(readApp).post('/v1/insights').set('authorization', `Bearer ${keys.rk}`).send(body);
+    expect(http.status).toBe(400);
+    expect(http.body).toMatchObject({ error: 'invalid_payload', details: { issues: [{ path: 'filters.0.2', message: expect.stringContaining(`channel is one of ${CHANNEL_VALUES.join(', ')}`) }] } });
+    const client = await connect(keys.rk);
+    const result = await client.callTool({ name: 'query_insights', arguments: body });
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]!.text).toContain('invalid_params: filters.0.2: channel is one of direct, internal, organic_search');
+    const ok = await client.callTool({ name: 'query_insights', arguments: { ...body, filters: [['is', 'channel', ['ai_assistant']]] } });
+    expect(ok.isError).toBeFalsy();
     await client.close();
   });
 

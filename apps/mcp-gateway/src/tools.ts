@@ -24,6 +24,9 @@ import {
   statsParamsSchema,
   statsResponseSchema,
   statsRowSchema,
+  dimensionsText,
+  finiteValuesText,
+  metricsOfKind,
   trackResponseSchema,
 } from '@analytics/schema';
 
@@ -64,6 +67,7 @@ const isEmpty = (v: unknown) => typeof v === 'object' && v !== null && Object.ke
  * node reject), an empty `properties`, and `propertyNames: { type: "string" }` (every JSON key is a string).
  */
 const saysSomething = (k: string, v: unknown) =>
+  !k.startsWith('x-') &&
   !(((k === 'minimum' || k === 'maximum') && SAFE_BOUNDS.has(v as number)) || ((k === 'additionalProperties' || k === 'properties') && isEmpty(v)) || (k === 'propertyNames' && JSON.stringify(v) === '{"type":"string"}'));
 
 /**
@@ -120,7 +124,7 @@ export interface ToolSpec {
 const FILTERS_JSON = {
   type: 'array',
   items: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'array' }] } }] } },
-  description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]].`,
+  description: `All hold. [op, dimension, [values]] (op: ${INSIGHT_FILTER_OPS.join(', ')}) or ["or", [conditions]]. is/is_not take only these values (${finiteValuesText()}).`,
 };
 const GOAL_JSON = {
   type: 'object',
@@ -182,7 +186,8 @@ export const TOOLS: readonly ToolSpec[] = [
     // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
     // written as plain arrays (prefixItems and recursion are not portable).
     inputSchema: inputSchemaOf(insightsBodySchema, {
-      metrics: { description: 'Default ["visitors"].' },
+      metrics: { description: `Default ["visitors"]. Visit metrics: ${metricsOfKind('visit').join(', ')}; need goal: ${metricsOfKind('goal').join(', ')}.` },
+      dimensions: { description: `0-3 of: ${dimensionsText(true)}.` },
       filters: FILTERS_JSON,
       goal: { ...GOAL_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? }.' },
       order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },

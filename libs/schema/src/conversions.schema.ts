@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
-import { type FilterIssue, type InsightDimension, type InsightTimeDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
+import type { InsightTimeDimension } from './catalog';
+import { type FilterIssue, type InsightDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
 
 // POST /v1/funnel and POST /v1/retention (issue 31). The meanings: docs/conversions.md.
 

@@ -1,9 +1,10 @@
+import { STATS_COLUMNS } from './catalog';
 import { ApiError } from './errors';
 import { DETAILS_LIMITS } from './validate';
 
-/** The columns GET /v1/stats may group by (the spec's allow-list). */
-export const STATS_GROUP_BY = ['event_name', 'source', 'medium', 'country', 'device_type', 'browser', 'os', 'path', 'channel'] as const;
-export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
+/** The columns GET /v1/stats may group by (the spec's allow-list): the catalog's STATS_COLUMNS, in its order. */
+export type StatsGroupBy = keyof typeof STATS_COLUMNS;
+export const STATS_GROUP_BY = Object.keys(STATS_COLUMNS) as readonly StatsGroupBy[];
 
 /**
  * Parses the comma-separated group_by: items trimmed, empty items ignored, repeats dropped (first one kept).

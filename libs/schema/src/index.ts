@@ -2,6 +2,7 @@ export * from './errors';
 export * from './limits';
 export * from './iso-date';
 export * from './ingest.schema';
+export * from './catalog';
 export * from './group-by';
 export * from './read.schema';
 export * from './insights.schema';

@@ -1,36 +1,33 @@
 import { z } from 'zod';
 import { eventNameSchema, toWellFormed } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import {
+  COLUMN_DIMENSIONS,
+  FINITE_DIMENSION_VALUES,
+  INSIGHT_METRICS,
+  INSIGHT_TIME_DIMENSIONS,
+  type InsightColumnDimension,
+  type InsightMetric,
+  type InsightTimeDimension,
+  dimensionsText,
+  finiteValuesText,
+  metricsText,
+  metricsOfKind,
+} from './catalog';
 
 // POST /v1/insights and GET /v1/properties (issue 30). The meanings of every metric and dimension: docs/insights.md.
 
-export const INSIGHT_METRICS = ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'conversions', 'conversion_rate'] as const;
+// The metrics and dimensions themselves (names, kinds, meanings, finite values) are the catalog's (catalog.ts).
 /** The metrics that need a `goal`. */
-export type InsightMetric = (typeof INSIGHT_METRICS)[number];
-export const GOAL_METRICS: readonly InsightMetric[] = ['conversions', 'conversion_rate'];
+export const GOAL_METRICS: readonly InsightMetric[] = metricsOfKind('goal');
 
 /**
- * The dimensions by name and kind: an `event` dimension is a value of each event, a `visit` dimension one value per
- * visit (its entry or exit). The SQL of each is libs/event-store's DIMENSION_SQL (keyed by these names: adding one
- * here makes the compiler ask for its SQL there). `prop:<key>` and `time:*` are event dimensions too.
+ * The column dimensions by kind (from the catalog): an `event` dimension is a value of each event, a `visit` dimension
+ * one value per visit (its entry or exit). `prop:<key>` and `time:*` are event dimensions too.
  */
-export const INSIGHT_DIMENSION_KINDS = {
-  event_name: 'event',
-  source: 'visit',
-  medium: 'visit',
-  campaign: 'visit',
-  channel: 'visit',
-  country: 'event',
-  device_type: 'event',
-  browser: 'event',
-  os: 'event',
-  path: 'event',
-  entry_path: 'visit',
-  exit_path: 'visit',
-} as const satisfies Record<string, 'event' | 'visit'>;
-export type InsightColumnDimension = keyof typeof INSIGHT_DIMENSION_KINDS;
-export const INSIGHT_TIME_DIMENSIONS = ['time:hour', 'time:day', 'time:week', 'time:month'] as const;
-export type InsightTimeDimension = (typeof INSIGHT_TIME_DIMENSIONS)[number];
+export const INSIGHT_DIMENSION_KINDS = Object.fromEntries(Object.entries(COLUMN_DIMENSIONS).map(([name, d]) => [name, d.kind])) as {
+  readonly [D in InsightColumnDimension]: (typeof COLUMN_DIMENSIONS)[D]['kind'];
+};
 /** A dimension as the request names it: a column, `prop:<key>` or `time:<grain>`. */
 export type InsightDimension = InsightColumnDimension | InsightTimeDimension | `prop:${string}`;
 
@@ -67,15 +64,15 @@ export const INSIGHTS_LIMITS = {
   properties: 1000,
 } as const;
 
-const COLUMN_DIMENSIONS = Object.keys(INSIGHT_DIMENSION_KINDS) as InsightColumnDimension[];
+const COLUMN_NAMES = Object.keys(COLUMN_DIMENSIONS) as InsightColumnDimension[];
 const PROP = 'prop:';
-const allowedDimensions = (withTime: boolean) => [...COLUMN_DIMENSIONS, 'prop:<key>', ...(withTime ? INSIGHT_TIME_DIMENSIONS : [])];
+const allowedDimensions = (withTime: boolean) => [...COLUMN_NAMES, 'prop:<key>', ...(withTime ? INSIGHT_TIME_DIMENSIONS : [])];
 const oneOf = (what: string, allowed: readonly string[]) => `unknown ${what}: allowed are ${allowed.join(', ')}`;
 
 /** Whether `name` is a dimension; `filterable`: time dimensions are not. */
 export function isInsightDimension(name: string, filterable = false): name is InsightDimension {
   if (name.startsWith(PROP)) return name.length > PROP.length && name.length <= PROP.length + INSIGHTS_LIMITS.propertyKey;
-  return (COLUMN_DIMENSIONS as string[]).includes(name) || (!filterable && (INSIGHT_TIME_DIMENSIONS as readonly string[]).includes(name));
+  return (COLUMN_NAMES as string[]).includes(name) || (!filterable && (INSIGHT_TIME_DIMENSIONS as readonly string[]).includes(name));
 }
 
 /** The kind of a dimension: `visit` for the entry/exit ones, `event` for every other (prop and time included). */
@@ -141,6 +138,14 @@ function parseCondition(raw: unknown, path: Array<string | number>, depth: numbe
     issues.push({ path: [...path, 2], message: `values: an array of 1 to ${INSIGHTS_LIMITS.values} strings of at most ${INSIGHTS_LIMITS.filterValue} characters` });
     ok = false;
   }
+  // `is`/`is_not` with a value a finite dimension cannot hold (channel "AI assistants") would silently match nothing
+  // (or everything): refused, naming the values there are.
+  const finite = ok && (op === 'is' || op === 'is_not') ? FINITE_DIMENSION_VALUES[dimension as InsightColumnDimension] : undefined;
+  const impossible = finite ? (values as string[]).find((v) => !finite.includes(v)) : undefined;
+  if (finite && impossible !== undefined) {
+    issues.push({ path: [...path, 2], message: `${dimension as string} is one of ${finite.join(', ')}: ${JSON.stringify(impossible.slice(0, 40))} is none of them (values are case-sensitive)` });
+    ok = false;
+  }
   return ok ? { op: op as InsightFilterOp, dimension: dimension as Exclude<InsightDimension, InsightTimeDimension>, values: (values as string[]).map(toWellFormed) } : null;
 }
 
@@ -148,7 +153,8 @@ const FILTERS_TEXT =
   'Conditions that must all hold. A condition is [op, dimension, [values...]] with op one of is, is_not, contains, not_contains (values: strings; ' +
   `contains is case-sensitive), or ["or", [condition, ...]]. Any dimension but time:* may be filtered. At most ${INSIGHTS_LIMITS.conditions} conditions ` +
   `in all (counting those inside "or"s, nested at most ${INSIGHTS_LIMITS.depth} deep), ${INSIGHTS_LIMITS.values} values each; ` +
-  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together.`;
+  `${INSIGHTS_LIMITS.valueBytes / 1024} KiB of values in all, every filter list of the request together. ` +
+  `is and is_not take only the values a finite dimension holds (${finiteValuesText()}).`;
 
 /** A filter list as sent: at most INSIGHTS_LIMITS.conditions conditions of at most 3 entries, both counted before any is parsed. */
 export const filterListSchema = (text: string) =>
@@ -156,7 +162,8 @@ export const filterListSchema = (text: string) =>
     .array(z.array(z.unknown(), { error: CONDITION_SHAPE }).max(3, { error: CONDITION_SHAPE }), { error: 'filters: an array of conditions' })
     .max(INSIGHTS_LIMITS.conditions, { error: TOO_MANY_CONDITIONS })
     .default([])
-    .describe(text);
+    // The finite dimensions' values, machine-readable beside the text (OpenAPI; the MCP tools put them in the text).
+    .meta({ description: text, 'x-dimension-values': FINITE_DIMENSION_VALUES });
 
 /** Checks a list of filter conditions (at most INSIGHTS_LIMITS.conditions in all); returns them typed, or null with `issues` filled. */
 export function parseFilters(raw: unknown[][], path: Array<string | number>, issues: FilterIssue[]): InsightCondition[] | null {
@@ -237,12 +244,12 @@ export const insightsBodySchema = z
       .min(1)
       .max(INSIGHTS_LIMITS.metrics, { error: `at most ${INSIGHTS_LIMITS.metrics} metrics, each named once` })
       .default(['visitors'])
-      .describe(`1 or more of ${INSIGHT_METRICS.join(', ')}, each at most once (default ["visitors"]).`),
+      .describe(`1 or more, each at most once (default ["visitors"]): ${metricsText()}.`),
     dimensions: z
       .array(dimensionSchema)
       .max(INSIGHTS_LIMITS.dimensions, { error: `at most ${INSIGHTS_LIMITS.dimensions} dimensions` })
       .default([])
-      .describe(`0 to 3 of ${allowedDimensions(true).join(', ')}.`),
+      .describe(`0 to 3 of: ${dimensionsText(true)}. Finite values: ${finiteValuesText()}.`),
     filters: filterListSchema(FILTERS_TEXT),
     compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
     order_by: z

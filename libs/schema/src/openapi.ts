@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_ROUTES, type ApiApp, type ApiRoute, type RoleScope, type SessionAuth } from './api-routes';
+import { COLUMN_DIMENSIONS, FINITE_DIMENSION_VALUES, INSIGHT_METRICS, INSIGHT_TIME_DIMENSIONS, dimensionsText, metricsText } from './catalog';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 import { errorBodySchema } from './responses.schema';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the workspace's package.json is the one place the release is numbered; a bundle inlines only `version`
@@ -96,6 +97,27 @@ function operation(route: ApiRoute): JsonSchema {
   };
 }
 
+const pascal = (name: string) => name.replace(/(^|_)(\w)/g, (_m, _u, c: string) => c.toUpperCase());
+
+/**
+ * The catalog's names as enums (libs/schema/src/catalog.ts): the metrics, the dimensions, and the values of each finite
+ * dimension (`Channel`, `DeviceType`), which `is`/`is_not` filters on it take (other values: 400 invalid_payload).
+ */
+function catalogSchemas(): Record<string, JsonSchema> {
+  const finite = Object.entries(FINITE_DIMENSION_VALUES).map(([name, values]) => [
+    pascal(name),
+    { type: 'string', enum: [...values!], description: `The values of the ${name} dimension: filters is/is_not on ${name} take only these.` },
+  ]);
+  return {
+    InsightMetric: { type: 'string', enum: [...INSIGHT_METRICS], description: metricsText() },
+    InsightDimension: {
+      anyOf: [{ type: 'string', enum: [...Object.keys(COLUMN_DIMENSIONS), ...INSIGHT_TIME_DIMENSIONS] }, { type: 'string', pattern: '^prop:.{1,256}$' }],
+      description: dimensionsText(true),
+    },
+    ...Object.fromEntries(finite),
+  };
+}
+
 /**
  * The OpenAPI 3.1 document of the routes `apps` serve (the `service` routes every app serves are always in), generated
  * from API_ROUTES and its zod schemas: nothing in it is written by hand.
@@ -117,6 +139,7 @@ export function openApiDocument(apps: readonly ApiApp[] | 'all'): JsonSchema {
     tags: [...new Set(routes.map((r) => r.app))].map((name) => ({ name })),
     paths,
     components: {
+      schemas: catalogSchemas(),
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', bearerFormat: '{kind}_{env}_{prefix}_{secret}', description: 'An API key: pk_, sk_, rk_ or ak_; each route names the kinds it takes.' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of this instance (/admin/*): the operator, who may do everything.' },

@@ -3,6 +3,13 @@ import { eventNameSchema, toWellFormed, userIdSchema } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
 import { STATS_GROUP_BY, type StatsGroupBy, parseGroupBy } from './group-by';
 import { LIMITS } from './limits';
+import { STATS_COLUMNS, STATS_METRICS, STATS_METRIC_CATALOG } from './catalog';
+
+/** The finite group_by columns' values: "channel is one of direct, ...". */
+const statsValuesText = () =>
+  Object.entries(STATS_COLUMNS)
+    .flatMap(([name, c]) => ('values' in c ? [`${name} is one of ${c.values.join(', ')}.`] : []))
+    .join(' ');
 
 const limit = (max: number, dflt: number) => z.coerce.number().int().min(1).max(max).default(dflt).describe('Maximum rows.');
 const optionalText = (max: number) => z.string().min(1).max(max).transform(toWellFormed).optional();
@@ -39,9 +46,9 @@ const withParsedGroupBy = <T extends { group_by?: string }>({ group_by, ...rest 
 
 export const statsParamsSchema = range
   .extend({
-    metric: z.enum(['count', 'uniques']).default('count').describe('count (events, default) or uniques (distinct anonymous_id, an estimate).'),
+    metric: z.enum(STATS_METRICS).default('count').describe(STATS_METRICS.map((m) => `${m}: ${STATS_METRIC_CATALOG[m].description}`).join(' ')),
     event: eventNameSchema.optional(),
-    group_by: z.string().max(GROUP_BY_MAX_CHARS).optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}.`),
+    group_by: z.string().max(GROUP_BY_MAX_CHARS).optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}. ${statsValuesText()}`),
     interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, UTC): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })

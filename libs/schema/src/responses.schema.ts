@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EVENT_COLUMNS, QUERY_SELECT_COLUMNS, type QueryEventRow } from './event-columns';
 import { ERROR_STATUS } from './errors';
 import { STATS_GROUP_BY, type StatsGroupBy } from './group-by';
+import { STATS_METRICS } from './catalog';
 
 /** Every error the API answers: `{ error: <code>, ... }`; the code is the contract. */
 export const errorBodySchema = z
@@ -59,7 +60,7 @@ export const statsRowSchema = z
   .describe('One group: one field per group_by column, and value.');
 
 export const statsResponseSchema = z
-  .object({ metric: z.enum(['count', 'uniques']).describe('The metric asked for.'), rows: z.array(statsRowSchema) })
+  .object({ metric: z.enum(STATS_METRICS).describe('The metric asked for.'), rows: z.array(statsRowSchema) })
   .describe('Aggregate statistics.');
 
 export const sourcesRowSchema = z

@@ -1,4 +1,4 @@
-import { type Goal, type InsightColumnDimension, type InsightCondition, type InsightDimension, dimensionKind } from '@analytics/schema';
+import { type Goal, type InsightColumnDimension, type InsightCondition, type InsightDimension, type InsightTimeDimension, dimensionKind } from '@analytics/schema';
 import { VISIT_ENTRY, VISIT_PAGE } from '../tables/aggregates';
 import type { ReadTables } from '../tables/read-tables';
 
@@ -9,52 +9,27 @@ import type { ReadTables } from '../tables/read-tables';
 const ENTRY_ORDER = '(timestamp, length(source), source, medium)';
 
 /**
- * Every column dimension's SQL, by kind: `event` dimensions are an expression over one event row, `visit` dimensions an
- * aggregate over the visit's events (its entry or exit). Nullable values go into a tuple (aggregates skip NULLs).
- * Adding a dimension: one line in libs/schema's INSIGHT_DIMENSION_KINDS, one here and one in COLUMNS_OF.
+ * Every column dimension's SQL (the catalog's COLUMN_DIMENSIONS in libs/schema: its names, kinds, meanings and finite
+ * values; keyed by them, so a dimension added there without its SQL here is a compile error):
+ * - `sql`: an `event` dimension's expression over one event row, a `visit` dimension's aggregate over the visit's
+ *   events (its entry or exit). Nullable values go into a tuple (aggregates skip NULLs).
+ * - `columns`: the columns of `events` that `sql` reads.
+ * - `visits`: a visit dimension's SQL over a visit merged from the `visits` aggregate (migration 010): `ent` its
+ *   min(entry), `enp` its min(entry_page), `exp` its max(exit_page); the same values as `sql` over the visit's events.
  */
-export const DIMENSION_SQL: Record<InsightColumnDimension, string> = {
-  event_name: 'event_name',
-  source: `argMin(source, ${ENTRY_ORDER})`,
-  medium: `argMin(medium, ${ENTRY_ORDER})`,
-  campaign: `argMin(tuple(campaign), ${ENTRY_ORDER}).1`,
-  channel: `argMin(channel, ${ENTRY_ORDER})`,
-  country: 'country',
-  device_type: 'device_type',
-  browser: 'browser',
-  os: 'os',
-  path: 'path',
-  entry_path: "argMinIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
-  exit_path: "argMaxIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1",
-};
-
-/** The columns of `events` each column dimension reads. */
-export const COLUMNS_OF: Record<InsightColumnDimension, readonly string[]> = {
-  event_name: ['event_name'],
-  source: ['source', 'medium'],
-  medium: ['source', 'medium'],
-  campaign: ['source', 'medium', 'campaign'],
-  channel: ['source', 'medium', 'channel'],
-  country: ['country'],
-  device_type: ['device_type'],
-  browser: ['browser'],
-  os: ['os'],
-  path: ['path'],
-  entry_path: ['path'],
-  exit_path: ['path'],
-};
-
-/**
- * A visit dimension's SQL over a visit merged from the `visits` aggregate (migration 010): `ent` its min(entry), `enp`
- * its min(entry_page), `exp` its max(exit_page). The same values as DIMENSION_SQL over the visit's events.
- */
-export const VISITS_DIMENSION_SQL: Partial<Record<InsightColumnDimension, { sql: string; reads: 'ent' | 'enp' | 'exp' }>> = {
-  source: { sql: VISIT_ENTRY.source('ent'), reads: 'ent' },
-  medium: { sql: VISIT_ENTRY.medium('ent'), reads: 'ent' },
-  campaign: { sql: VISIT_ENTRY.campaign('ent'), reads: 'ent' },
-  channel: { sql: VISIT_ENTRY.channel('ent'), reads: 'ent' },
-  entry_path: { sql: VISIT_PAGE.path('enp'), reads: 'enp' },
-  exit_path: { sql: VISIT_PAGE.path('exp'), reads: 'exp' },
+export const DIMENSION_SQL: Record<InsightColumnDimension, { sql: string; columns: readonly string[]; visits?: { sql: string; reads: 'ent' | 'enp' | 'exp' } }> = {
+  event_name: { sql: 'event_name', columns: ['event_name'] },
+  source: { sql: `argMin(source, ${ENTRY_ORDER})`, columns: ['source', 'medium'], visits: { sql: VISIT_ENTRY.source('ent'), reads: 'ent' } },
+  medium: { sql: `argMin(medium, ${ENTRY_ORDER})`, columns: ['source', 'medium'], visits: { sql: VISIT_ENTRY.medium('ent'), reads: 'ent' } },
+  campaign: { sql: `argMin(tuple(campaign), ${ENTRY_ORDER}).1`, columns: ['source', 'medium', 'campaign'], visits: { sql: VISIT_ENTRY.campaign('ent'), reads: 'ent' } },
+  channel: { sql: `argMin(channel, ${ENTRY_ORDER})`, columns: ['source', 'medium', 'channel'], visits: { sql: VISIT_ENTRY.channel('ent'), reads: 'ent' } },
+  country: { sql: 'country', columns: ['country'] },
+  device_type: { sql: 'device_type', columns: ['device_type'] },
+  browser: { sql: 'browser', columns: ['browser'] },
+  os: { sql: 'os', columns: ['os'] },
+  path: { sql: 'path', columns: ['path'] },
+  entry_path: { sql: "argMinIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1", columns: ['path'], visits: { sql: VISIT_PAGE.path('enp'), reads: 'enp' } },
+  exit_path: { sql: "argMaxIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1", columns: ['path'], visits: { sql: VISIT_PAGE.path('exp'), reads: 'exp' } },
 };
 export const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
 
@@ -65,7 +40,7 @@ export const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS
  * dimension the aggregate does not hold.
  */
 export function visitValueOf(tables: ReadTables, d: InsightDimension, includeBots: boolean): { rows: string; merge: string; value: string } | undefined {
-  const v = VISITS_DIMENSION_SQL[d as InsightColumnDimension];
+  const v = DIMENSION_SQL[d as InsightColumnDimension]?.visits;
   if (!v) return undefined;
   const column = { ent: 'entry', enp: 'entry_page', exp: 'exit_page' }[v.reads];
   return {
@@ -75,7 +50,8 @@ export function visitValueOf(tables: ReadTables, d: InsightDimension, includeBot
   };
 }
 
-const TIME_SQL: Record<string, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
+/** The time buckets' SQL over `ts` (the event's time, moved by a period under compare). */
+export const TIME_SQL: Record<InsightTimeDimension, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
 
 export type Query = { sql: string; params: Record<string, unknown> };
 
@@ -114,15 +90,15 @@ export class Builder {
       this.columns.add('properties_map');
       return propSql(name);
     }
-    if (d in TIME_SQL) return TIME_SQL[d]!;
+    if (d in TIME_SQL) return TIME_SQL[d as InsightTimeDimension];
     const c = d as InsightColumnDimension;
     if (dimensionKind(c) === 'visit') {
       let i = this.visitDims.indexOf(c);
       if (i < 0) i = this.visitDims.push(c) - 1;
       return `vd${i}`;
     }
-    for (const col of COLUMNS_OF[c]) this.columns.add(col);
-    return DIMENSION_SQL[c];
+    for (const col of DIMENSION_SQL[c].columns) this.columns.add(col);
+    return DIMENSION_SQL[c].sql;
   }
 
   /** The SQL that holds for an event (joined row) completing the goal: its name, its path (exact or prefix), its filters. */

@@ -2,7 +2,7 @@ import type { InsightCondition } from '@analytics/schema';
 import { toClickHouseTime } from '../primitives/clickhouse-time';
 import { HAS_ANON_KEY } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { type Builder, COLUMNS_OF, DIMENSION_SQL, namesVisitDimension } from './dimension-sql';
+import { type Builder, DIMENSION_SQL, namesVisitDimension } from './dimension-sql';
 
 // The rows POST /v1/funnel and POST /v1/retention group per entity, from the raw `events` table (exact: distinct
 // entities). The meanings are docs/conversions.md.
@@ -51,7 +51,7 @@ export function eventRows(
   const filters = r.filters.map((c) => b.condition(c));
   const selected = cols(b);
   const conditions = [...filters, ...where(b), ENTITY[entity].has];
-  for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
   if (b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   const range = [
     "project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
@@ -68,7 +68,7 @@ export function eventRows(
   // `visitsNeeded` (an event condition): only the visits with such an event are read for their values (less memory);
   // the other events keep their row (LEFT JOIN) with empty visit values, which nothing then reads.
   const only = visitsNeeded && !namesVisitDimension(visitsNeeded) && !conditions.some(namesVisitDimension) ? ` AND visit IN (SELECT visit FROM (${kept}) WHERE ${visitsNeeded})` : '';
-  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}${only}) GROUP BY visit`;
+  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d].sql} AS vd${i}`).join('')} FROM (${visitCols} WHERE ${range.join(' AND ')}${only}) GROUP BY visit`;
   const after = conditions.filter(namesVisitDimension);
   return [head, `FROM (${kept}) AS e`, `LEFT JOIN (${visits}) AS v ON e.visit = v.visit`, ...(after.length > 0 ? [`WHERE ${after.join(' AND ')}`] : [])].join('\n');
 }

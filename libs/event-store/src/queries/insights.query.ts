@@ -6,11 +6,12 @@ import {
   type InsightsRow,
   LIMITS,
   dimensionKind,
+  metricsOfKind,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { Builder, COLUMNS_OF, DIMENSION_SQL, type Query, VISITS_DIMENSION_SQL, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
+import { Builder, DIMENSION_SQL, type Query, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
@@ -30,46 +31,64 @@ import type { Reader } from './reader';
 /** Time buckets are written as /v1/stats writes its buckets. */
 const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
 
-const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
-const GOAL_METRICS: ReadonlySet<InsightMetric> = new Set(['conversions', 'conversion_rate']);
+// The metrics' kinds are the catalog's (libs/schema METRIC_CATALOG): visit metrics need the per-visit rows, goal
+// metrics the goal's flag.
+const VISIT_METRICS: ReadonlySet<InsightMetric> = new Set(metricsOfKind('visit'));
+const GOAL_METRICS: ReadonlySet<InsightMetric> = new Set(metricsOfKind('goal'));
+
+/** What a metric's SQL is written from: the period `cur` (1 requested, 0 previous) and the rows' columns. */
+interface MetricContext {
+  cur: 0 | 1;
+  /** The rows are per visit (join path, or the visits aggregate): n, pv, anon, akey, vn, vpv, vdur. Else events. */
+  joined: boolean;
+  /** conversion_rate is asked too: visitors is the exact count it divides by. */
+  withRate: boolean;
+  /** The visitor key column: `akey` per visit row, `anon_key` per event. */
+  key: string;
+  /** The exact count of visitors with a key of the period, and of those converted. */
+  visitors: string;
+  converted: string;
+  /** The visits of the period, and a figure per visit. */
+  visits: string;
+  perVisit: (sum: string) => string;
+}
+
+/**
+ * Every metric's SQL (keyed by the catalog's names: a metric added there without its SQL here is a compile error).
+ * Visit metrics are only asked on per-visit rows (they make the read joined). Conversions are exact (distinct visitors
+ * with a goal event), their rate over the exact count of visitors: counted by anon_key (migration 011), the SipHash128
+ * uniqExact would keep of each anonymous_id, so as exact, read not hashed.
+ */
+export const METRIC_SQL: Record<InsightMetric, (c: MetricContext) => string> = {
+  events: (c) => (c.joined ? `sumIf(n, cur = ${c.cur})` : `countIf(cur = ${c.cur})`),
+  pageviews: (c) => (c.joined ? `sumIf(pv, cur = ${c.cur})` : `countIf(cur = ${c.cur} AND event_name = '$pageview')`),
+  // Asked beside conversion_rate, visitors is the exact count the rate divides by (computed once by the engine): the
+  // row's figures agree (conversions / visitors = conversion_rate), and the estimate would cost as much again.
+  visitors: (c) =>
+    c.withRate ? c.visitors : c.joined ? `uniqCombinedIf(anon, anon != '' AND cur = ${c.cur})` : `uniqCombinedIf(anonymous_id, anonymous_id != '' AND cur = ${c.cur})`,
+  visits: (c) => c.visits,
+  bounce_rate: (c) => c.perVisit(`countIf(cur = ${c.cur} AND vn = 1 AND vpv = 1)`),
+  visit_duration: (c) => `${c.perVisit(`sumIf(vdur, cur = ${c.cur})`)} / 1000`,
+  views_per_visit: (c) => c.perVisit(`sumIf(vpv, cur = ${c.cur})`),
+  conversions: (c) => c.converted,
+  conversion_rate: (c) => `if(${c.visitors} = 0, 0, ${c.converted} / ${c.visitors})`,
+};
 
 /** The metric over the per-visit rows (join path) or the events (events path) of period `cur` (1 requested, 0 previous). */
 function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: boolean): string {
-  const visits = `countIf(cur = ${cur})`;
-  const perVisit = (sum: string) => `if(${visits} = 0, 0, ${sum} / ${visits})`;
-  // Conversions are exact (distinct visitors with a goal event), their rate over the exact count of visitors: counted
-  // by anon_key (migration 011), the SipHash128 uniqExact would keep of each anonymous_id, so as exact, read not hashed.
   const key = joined ? 'akey' : 'anon_key';
   const counted = `${key} != ${EMPTY_ANON_KEY} AND cur = ${cur}`;
-  const converted = `uniqExactIf(${key}, ${counted} AND g)`;
-  if (m === 'conversions') return converted;
-  if (m === 'conversion_rate') return `if(uniqExactIf(${key}, ${counted}) = 0, 0, ${converted} / uniqExactIf(${key}, ${counted}))`;
-  // Asked beside conversion_rate, visitors is the exact count the rate divides by (computed once by the engine): the
-  // row's figures agree (conversions / visitors = conversion_rate), and the estimate would cost as much again.
-  if (m === 'visitors' && withRate) return `uniqExactIf(${key}, ${counted})`;
-  if (!joined) {
-    if (m === 'events') return `countIf(cur = ${cur})`;
-    if (m === 'pageviews') return `countIf(cur = ${cur} AND event_name = '$pageview')`;
-    return `uniqCombinedIf(anonymous_id, anonymous_id != '' AND cur = ${cur})`;
-  }
-  switch (m) {
-    case 'events':
-      return `sumIf(n, cur = ${cur})`;
-    case 'pageviews':
-      return `sumIf(pv, cur = ${cur})`;
-    case 'visitors':
-      return `uniqCombinedIf(anon, anon != '' AND cur = ${cur})`;
-    case 'visits':
-      return visits;
-    case 'bounce_rate':
-      return perVisit(`countIf(cur = ${cur} AND vn = 1 AND vpv = 1)`);
-    case 'visit_duration':
-      return `${perVisit(`sumIf(vdur, cur = ${cur})`)} / 1000`;
-    case 'views_per_visit':
-      return perVisit(`sumIf(vpv, cur = ${cur})`);
-    default:
-      throw new Error(`unreachable metric ${m}`);
-  }
+  const visits = `countIf(cur = ${cur})`;
+  return METRIC_SQL[m]({
+    cur,
+    joined,
+    withRate,
+    key,
+    visitors: `uniqExactIf(${key}, ${counted})`,
+    converted: `uniqExactIf(${key}, ${counted} AND g)`,
+    visits,
+    perVisit: (sum) => `if(${visits} = 0, 0, ${sum} / ${visits})`,
+  });
 }
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
@@ -95,19 +114,19 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
   // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
-  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => VISITS_DIMENSION_SQL[d] !== undefined);
+  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
   // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
   // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
   const fromVisits = (visitShaped || goalOverVisits) && wholeDays;
-  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of COLUMNS_OF[d]) b.columns.add(col);
+  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
   /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
   const visitRows = (columns: string[], key: string) =>
     [
-      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[VISITS_DIMENSION_SQL[d]!.reads])), ...b.visitDims.map((d, i) => `${VISITS_DIMENSION_SQL[d]!.sql} AS vd${i}`)].join(', ')}`,
+      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[DIMENSION_SQL[d].visits!.reads])), ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].visits!.sql} AS vd${i}`)].join(', ')}`,
       `FROM ${tables.visits}`,
       'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
       ...(q.include_bots ? [] : ['  AND bot = 0']),
@@ -156,7 +175,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   } else if (visitsOnly) {
     from = [
       `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
-      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d]} AS vd${i}`).join('')}`,
+      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d].sql} AS vd${i}`).join('')}`,
       `FROM (${base})`,
       'GROUP BY visit',
       ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
@@ -177,7 +196,7 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
       'count() AS vn',
       "countIf(event_name = '$pageview') AS vpv",
       'toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur',
-      ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d]} AS vd${i}`),
+      ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].sql} AS vd${i}`),
     ];
     from = [
       `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,

@@ -1,4 +1,4 @@
-import { type StatsGroupBy, type StatsParams } from '@analytics/schema';
+import { STATS_GROUP_BY, type StatsGroupBy, type StatsMetric, type StatsParams } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import type { ReadTables } from '../tables/read-tables';
 import { UNIQUES_BY_GROUP_BY } from '../tables/uniques-by';
@@ -7,30 +7,32 @@ import { UNIQUES_BY_GROUP_BY } from '../tables/uniques-by';
 export type StatsSource = 'rollup' | 'uniques' | 'uniques_by' | 'events';
 export type StatsInterval = NonNullable<StatsParams['interval']>;
 
+/**
+ * Every group_by column's SQL (keyed by the catalog's STATS_COLUMNS in libs/schema: a column added there without its
+ * SQL here is a compile error), the allow-list: every identifier a request can put into SQL comes from here, never
+ * from the request.
+ * - `rollup`: daily_rollup keeps the column (a request grouped only by such columns may be answered from it).
+ * - `lowCardinality`: stored as LowCardinality(String) in events. Grouping raw events by two or more of them makes
+ *   ClickHouse serialize every row's key; grouping by their cityHash64 keeps fixed-size keys (BENCHMARKS.md, "Read path
+ *   at scale") and any() takes the value back. Two values of one column colliding in 64 bits: ~n^2/2^65.
+ */
+export const STATS_COLUMN_SQL: Record<StatsGroupBy, { sql: string; rollup: boolean; lowCardinality: boolean }> = {
+  event_name: { sql: 'event_name', rollup: true, lowCardinality: false },
+  source: { sql: 'source', rollup: true, lowCardinality: true },
+  medium: { sql: 'medium', rollup: true, lowCardinality: true },
+  country: { sql: 'country', rollup: true, lowCardinality: true },
+  device_type: { sql: 'device_type', rollup: true, lowCardinality: true },
+  browser: { sql: 'browser', rollup: false, lowCardinality: true },
+  os: { sql: 'os', rollup: false, lowCardinality: true },
+  path: { sql: 'path', rollup: false, lowCardinality: false },
+  channel: { sql: 'channel', rollup: false, lowCardinality: true },
+};
+const COLUMN_SQL = (c: StatsGroupBy) => STATS_COLUMN_SQL[c].sql;
+
 /** The group_by columns daily_rollup keeps: a request grouped only by these may be answered from it. */
-export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = ['event_name', 'source', 'medium', 'country', 'device_type'];
+export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = STATS_GROUP_BY.filter((c) => STATS_COLUMN_SQL[c].rollup);
 /** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
 export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
-
-// The allow-list: every identifier a request can put into SQL comes from these maps, never from the request.
-const COLUMN_SQL: Record<StatsGroupBy, string> = {
-  event_name: 'event_name',
-  source: 'source',
-  medium: 'medium',
-  country: 'country',
-  device_type: 'device_type',
-  browser: 'browser',
-  os: 'os',
-  path: 'path',
-  channel: 'channel',
-};
-
-/**
- * The group_by columns stored as LowCardinality(String) in events. Grouping raw events by two or more of them makes
- * ClickHouse serialize every row's key; grouping by their cityHash64 keeps fixed-size keys (BENCHMARKS.md, "Read path
- * at scale") and any() takes the value back. Two values of one column colliding in 64 bits: ~n^2/2^65.
- */
-const LOW_CARDINALITY: ReadonlySet<StatsGroupBy> = new Set(['source', 'medium', 'country', 'device_type', 'browser', 'os', 'channel']);
 
 const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
@@ -40,7 +42,7 @@ const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = 
 };
 
 // daily_uniques has no event counts: it answers metric=uniques only.
-const VALUE_SQL: Record<StatsSource, Partial<Record<StatsParams['metric'], string>>> = {
+const VALUE_SQL: Record<StatsSource, Partial<Record<StatsMetric, string>>> = {
   events: { count: 'count()', uniques: "uniqCombinedIf(anonymous_id, anonymous_id != '')" },
   rollup: { count: 'sum(events)', uniques: 'uniqCombinedMerge(uniques)' },
   uniques: { uniques: 'uniqCombinedMerge(uniques)' },
@@ -125,12 +127,12 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
     if (params.event === undefined) where.push("event_name = ''");
   }
 
-  const columns = groupBy.map((c) => COLUMN_SQL[c]);
+  const columns = groupBy.map(COLUMN_SQL);
   const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
-  // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see LOW_CARDINALITY), read as e.<column>.
-  const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && LOW_CARDINALITY.has(c);
-  const column = (c: StatsGroupBy) => (source === 'uniques_by' ? `dim_value AS ${COLUMN_SQL[c]}` : hashed(c) ? `any(e.${COLUMN_SQL[c]}) AS ${COLUMN_SQL[c]}` : COLUMN_SQL[c]);
-  const key = (c: StatsGroupBy) => (source === 'uniques_by' ? 'dim_value' : hashed(c) ? `cityHash64(e.${COLUMN_SQL[c]})` : COLUMN_SQL[c]);
+  // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see STATS_COLUMN_SQL), read as e.<column>.
+  const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && STATS_COLUMN_SQL[c].lowCardinality;
+  const column = (c: StatsGroupBy) => (source === 'uniques_by' ? `dim_value AS ${COLUMN_SQL(c)}` : hashed(c) ? `any(e.${COLUMN_SQL(c)}) AS ${COLUMN_SQL(c)}` : COLUMN_SQL(c));
+  const key = (c: StatsGroupBy) => (source === 'uniques_by' ? 'dim_value' : hashed(c) ? `cityHash64(e.${COLUMN_SQL(c)})` : COLUMN_SQL(c));
   const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...groupBy.map(column), `${VALUE_SQL[source][params.metric]!} AS value`];
   const keys = [...(bucket ? [bucket] : []), ...groupBy.map(key)];
   const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, forgetUser } from '@analytics/event-store';
-import { type IngestService, requestContexts } from '@analytics/ingest';
+import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { countIngested, defineRoute, routerOf } from '@analytics/service-kit';
 import { browserIdentifyInputSchema, identifyInputSchema, routes } from '@analytics/schema';
 
@@ -21,10 +21,11 @@ export function createIngestRouter(deps: IngestRouterDeps): Router {
   const context = requestContexts(deps.ipHashSecret, deps.clock);
 
   return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
+    // The capability MCP's track_event runs too (libs/ingest's writeCapabilities).
     defineRoute(routes.track, async ({ body }, auth, { req, res }) => {
-      const { event_id } = await deps.ingest.track(context(req, auth), body);
+      const result = await writeCapabilities.track(deps.ingest, context(req, auth), body);
       countIngested(res, 1);
-      return { ok: true, event_id };
+      return result;
     }),
     defineRoute(routes.batch, async ({ body }, auth, { req, res }) => {
       const { count } = await deps.ingest.batch(context(req, auth), body.events);

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import fc from 'fast-check';
 import { IngestService } from '@analytics/ingest';
-import { DETAILS_LIMITS } from '@analytics/schema';
+import { DETAILS_LIMITS, MCP_CAPABILITIES } from '@analytics/schema';
 import {
   BODY_READS,
   LARGEST_BODIES,
@@ -61,12 +61,14 @@ function expectBounded(tool: string, a: Measured): void {
   expect({ ...seen, quick: a.stallMs <= MAX_EVENT_LOOP_STALL_MS }).toEqual({ ...seen, quick: true });
 }
 
-const TOOL_OF = { '/v1/insights': 'query_insights', '/v1/funnel': 'get_funnel', '/v1/retention': 'get_retention' } as const;
-const QUERY_TOOL_OF = { '/v1/query': 'query_events', '/v1/stats': 'get_stats', '/v1/sources': 'top_sources', '/v1/properties': 'list_properties' } as const;
+// Each read route's tool, from the capability declarations (libs/schema's routes declared with `mcp`).
+const toolsOf = (reads: object) => Object.fromEntries(MCP_CAPABILITIES.filter((c) => c.route.path in reads).map((c) => [c.route.path, c.mcp.tool])) as Record<string, string>;
+const TOOL_OF = toolsOf(BODY_READS);
+const QUERY_TOOL_OF = toolsOf(QUERY_READS);
 
 describe('MCP shapes: the worst and the largest arguments', () => {
   it.each(WORST_BODIES)('%s: an isError invalid_params result whose details fit 16 KB', async (name, path, body) => {
-    const a = await call(rk, { name: TOOL_OF[path], arguments: body });
+    const a = await call(rk, { name: TOOL_OF[path]!, arguments: body });
     expectBounded(name, a);
     const result = (a.json as Rpc).result!;
     expect(result.structuredContent).toMatchObject({ error: 'invalid_params', details: { fieldErrors: expect.any(Object), issues: expect.any(Array) } });
@@ -74,7 +76,7 @@ describe('MCP shapes: the worst and the largest arguments', () => {
   });
 
   it.each(LARGEST_BODIES)('%s: answered', async (name, path, body) => {
-    const a = await call(rk, { name: TOOL_OF[path], arguments: body });
+    const a = await call(rk, { name: TOOL_OF[path]!, arguments: body });
     expectBounded(name, a);
     expect({ name, isError: (a.json as Rpc).result?.isError }).toEqual({ name, isError: undefined });
   });
@@ -111,7 +113,7 @@ describe('MCP shapes: any arguments to every read tool (fast-check)', () => {
 
   it.each(Object.entries(QUERY_TOOL_OF))('%s through %s: a result or a bounded argument error, never an internal error', async (path, tool) => {
     // An agent sends any JSON: the query strings' values (arrays where one is due now and then), limit as a number too.
-    const args = fc.tuple(QUERY_READS[path as keyof typeof QUERY_TOOL_OF] as fc.Arbitrary<Record<string, string | string[]>>, fc.boolean()).map(([q, asNumbers]) => (asNumbers && q.limit !== undefined ? { ...q, limit: Number(q.limit) } : q));
+    const args = fc.tuple(QUERY_READS[path as keyof typeof QUERY_READS] as fc.Arbitrary<Record<string, string | string[]>>, fc.boolean()).map(([q, asNumbers]) => (asNumbers && q.limit !== undefined ? { ...q, limit: Number(q.limit) } : q));
     await fuzz(args, RUNS, async (a) => expectBounded(tool, await call(rk, { name: tool, arguments: a })));
     expect([...outcomes.get(tool)!]).toEqual(expect.arrayContaining(['result', 'isError invalid_params']));
   });

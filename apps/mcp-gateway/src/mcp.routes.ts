@@ -17,14 +17,14 @@ import {
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperties, queryRetention, querySources, queryStats } from '@analytics/event-store';
-import { type IngestService, requestContexts } from '@analytics/ingest';
+import { type EventStore, isReadCapability, readCapabilities } from '@analytics/event-store';
+import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, eventInputSchema, funnelBodySchema, insightsBodySchema, parseOrThrow, propertiesParamsSchema, queryParamsSchema, retentionBodySchema, routes, sourcesParamsSchema, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, parseOrThrow, routeInputSchema, routes, validationDetails } from '@analytics/schema';
 import { ANSWERED, type Logger, MemoryRateLimiter, type RateLimiter, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
-import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, getStatsArgsSchema, toolErrorText } from './tools';
+import { CLASSIFIER_RULES, RESOURCES, TOOLS, type ToolError, type ToolSpec, toolErrorText } from './tools';
 
 export interface McpRouterDeps {
   authenticator: Authenticator;
@@ -46,6 +46,7 @@ export interface McpRouterDeps {
   publicUrl?: string;
 }
 
+const DECLARATIONS = new Map(MCP_CAPABILITIES.map((c) => [c.name, c]));
 const SERVER_INFO = { name: 'event-analytics', version: '1.0.0' };
 /** Messages in one JSON-RPC batch at most: agents send one call at a time; a longer batch is a 400 before any is parsed. */
 export const MAX_BATCH_MESSAGES = 100;
@@ -121,6 +122,13 @@ export function capBreakdown<T extends { breakdown?: unknown[] }>(result: T, max
   return { ...result, breakdown, truncated: true };
 }
 
+/** A tool's result as the declaration caps it (`cap`): its rows or its breakdown cut to the size cap, else a copy. */
+function capped(result: object, cap: McpTool['cap'], maxBytes: number): Record<string, unknown> {
+  if (cap === 'rows') return capRows(result as { rows: unknown[] }, maxBytes);
+  if (cap === 'breakdown') return capBreakdown(result as { breakdown?: unknown[] }, maxBytes);
+  return { ...result };
+}
+
 /** POST /mcp: MCP over Streamable HTTP, stateless (a fresh server and transport per request), JSON responses. */
 export function createMcpRouter(deps: McpRouterDeps): Router {
   const requestContextOf = requestContexts(deps.ipHashSecret, deps.clock);
@@ -128,27 +136,19 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
 
   const parseArgs = <S extends z.ZodTypeAny>(schema: S, args: unknown): z.output<S> => parseOrThrow(schema, args ?? {}, 'invalid_params');
 
-  // The same lib functions as ingest-api and read-api: no HTTP hop between our own services.
-  const handlers: Record<string, (auth: AuthContext, args: unknown, req: Request) => Promise<Record<string, unknown>>> = {
-    track_event: async (auth, args, req) => {
-      const input = parseArgs(eventInputSchema, args);
-      const { event_id } = await deps.ingest.track(requestContextOf(req, auth), input);
-      countIngested(req.res, 1);
-      return { ok: true, event_id };
-    },
-    query_events: async (auth, args) => capRows({ rows: await queryEvents(deps.events, auth.projectId, parseArgs(queryParamsSchema, args)) }, maxBytes),
-    get_stats: async (auth, args) => capRows({ ...(await queryStats(deps.events, auth.projectId, parseArgs(getStatsArgsSchema, args))) }, maxBytes),
-    top_sources: async (auth, args) => capRows({ ...(await querySources(deps.events, auth.projectId, parseArgs(sourcesParamsSchema, args))) }, maxBytes),
-    query_insights: async (auth, args) => capRows({ ...(await queryInsights(deps.events, auth.projectId, parseArgs(insightsBodySchema, args))) }, maxBytes),
-    get_funnel: async (auth, args) => capBreakdown(await queryFunnel(deps.events, auth.projectId, parseArgs(funnelBodySchema, args)), maxBytes),
-    get_retention: async (auth, args) => ({ ...(await queryRetention(deps.events, auth.projectId, parseArgs(retentionBodySchema, args))) }),
-    list_properties: async (auth, args) => capRows({ ...(await queryProperties(deps.events, auth.projectId, parseArgs(propertiesParamsSchema, args))) }, maxBytes),
-  };
-
-  const runTool = (tool: ToolSpec, auth: AuthContext, args: unknown, req: Request) => {
-    const handler = handlers[tool.name];
-    if (!handler) throw rpcError(ErrorCode.InvalidParams, 'unhandled_tool', { tool: tool.name });
-    return handler(auth, args, req);
+  /**
+   * A tool call runs its capability's one function, the one its HTTP route runs (no HTTP hop between our own
+   * services): the arguments parsed with the declaration's schema (`args`, else the route's), the result capped as it says.
+   */
+  const runTool = async (tool: ToolSpec, auth: AuthContext, args: unknown, req: Request): Promise<Record<string, unknown>> => {
+    const { route, mcp } = DECLARATIONS.get(tool.capability)!;
+    const input = parseArgs(mcp.args ?? routeInputSchema(route), args) as never;
+    const name = tool.capability;
+    if (isReadCapability(name)) return capped(await readCapabilities[name](deps.events, auth.projectId, input), mcp.cap, maxBytes);
+    const result = await writeCapabilities[name](deps.ingest, requestContextOf(req, auth), input);
+    // track_event, the one write tool, adds one event.
+    countIngested(req.res, 1);
+    return capped(result, mcp.cap, maxBytes);
   };
 
   const mayCall = (auth: AuthContext, tool: ToolSpec): boolean => {
@@ -168,7 +168,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     };
     // Only the tools this key may call: an rk_ key is not offered track_event only to be refused it.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: TOOLS.filter((t) => mayCall(auth, t)).map(({ access: _access, ...tool }) => tool),
+      tools: TOOLS.filter((t) => mayCall(auth, t)).map(({ access: _access, capability: _capability, ...tool }) => tool),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);

@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { type Logger, type RateLimiter, RedisRateLimiter, createLogger, createRedis, redisReady } from '@analytics/service-kit';
 import { REDIS, openTestStores, silentLogger, systemServer } from '@analytics/testing';
 import { buildApp } from './app';
+import { TOOLS } from './tools';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
@@ -146,7 +147,7 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
 
     const client = new Client({ name: 'connector', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${g.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens.body.access_token}` } } }));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_funnel', 'get_retention', 'get_stats', 'list_properties', 'query_events', 'query_insights', 'top_sources']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOLS.filter((t) => t.access === 'read').map((t) => t.name).sort());
     await client.close();
 
     const refreshed = await token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.body.refresh_token! });

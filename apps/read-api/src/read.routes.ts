@@ -1,8 +1,8 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
-import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperties, queryRetention, querySources, queryStats } from '@analytics/event-store';
-import { routes } from '@analytics/schema';
-import { type Logger, defineRoute, routerOf } from '@analytics/service-kit';
+import { type EventStore, READ_CAPABILITIES, readCapabilities } from '@analytics/event-store';
+import { type ReadCapability, routes } from '@analytics/schema';
+import { type Logger, type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
 
 export interface ReadRouterDeps {
@@ -12,25 +12,23 @@ export interface ReadRouterDeps {
   logger?: Logger;
 }
 
+/** A read capability at its declared route: the parsed body (or query string) to its one function, scoped to the key's project. */
+function capabilityRoute<K extends ReadCapability>(name: K, events: EventStore): RouteDefinition {
+  const route: (typeof routes)[ReadCapability] = routes[name];
+  // Typed by the map (a read route without its function does not compile); its input is what the route parsed.
+  const run: (reader: EventStore, projectId: string, input: never) => Promise<unknown> = readCapabilities[name];
+  return defineRoute(route, async ({ body, query }, auth) => (await run(events, auth.projectId, ('body' in route ? body : query) as never)) as never);
+}
+
 /**
- * GET /v1/query, /v1/export, /v1/stats, /v1/sources, /v1/properties and POST /v1/insights for `rk_` keys. Order: auth (pk/sk get 403 insufficient_scope), then
- * 400 invalid_params for the query string, then (stats) 400 invalid_group_by. Every query is scoped to the key's project.
+ * Every read-api route of libs/schema's `routes` for `rk_` keys: each read capability (GET /v1/query, /v1/stats,
+ * /v1/sources, /v1/properties, POST /v1/insights, /v1/funnel, /v1/retention, ...) and the streamed GET /v1/export. Order:
+ * auth (pk/sk get 403 insufficient_scope), then 400 invalid_params for the query string (or the body's error), then
+ * (stats) 400 invalid_group_by. Every query is scoped to the key's project.
  */
 export function createReadRouter(deps: ReadRouterDeps): Router {
   return routerOf({ apiKey: keyGuard(deps.authenticator) }, [
-    defineRoute(routes.query, async ({ query }, auth) => ({ rows: await queryEvents(deps.events, auth.projectId, query) })),
+    ...READ_CAPABILITIES.map((name) => capabilityRoute(name, deps.events)),
     exportRoute(deps.events, deps.logger),
-    defineRoute(routes.stats, async ({ query }, auth) => {
-      const { metric, rows } = await queryStats(deps.events, auth.projectId, query);
-      return { metric, rows };
-    }),
-    defineRoute(routes.sources, async ({ query }, auth) => {
-      const { breakdown, rows } = await querySources(deps.events, auth.projectId, query);
-      return { breakdown, rows };
-    }),
-    defineRoute(routes.insights, async ({ body }, auth) => queryInsights(deps.events, auth.projectId, body)),
-    defineRoute(routes.funnel, async ({ body }, auth) => queryFunnel(deps.events, auth.projectId, body)),
-    defineRoute(routes.retention, async ({ body }, auth) => queryRetention(deps.events, auth.projectId, body)),
-    defineRoute(routes.properties, async ({ query }, auth) => queryProperties(deps.events, auth.projectId, query)),
   ]);
 }

@@ -29,6 +29,7 @@ export * from './queries/insights.query';
 export * from './queries/properties.query';
 export * from './queries/funnel.query';
 export * from './queries/retention.query';
+export * from './queries/capabilities';
 
 // engines: reads
 export * from './engines/read/read-gate';

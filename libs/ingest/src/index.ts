@@ -1,2 +1,3 @@
 export * from './ingest.service';
 export * from './request-context';
+export * from './capabilities';

@@ -47,10 +47,14 @@ import {
   type User,
   userListResponseSchema,
 } from './accounts.schema';
+import { dimensionsText, metricsOfKind } from './catalog';
 import type { ErrorCode } from './errors';
+import { CALLER_DATA_NOTE } from './event-columns';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { funnelBodySchema, funnelResponseSchema, retentionBodySchema, retentionResponseSchema } from './conversions.schema';
 import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
+import { FILTERS_JSON, GOAL_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
+import { STATS_GROUP_BY } from './group-by';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -59,10 +63,13 @@ import {
   healthResponseSchema,
   identifyResponseSchema,
   queryResponseSchema,
+  queryRowSchema,
   readyResponseSchema,
   retentionRunResponseSchema,
   sourcesResponseSchema,
+  sourcesRowSchema,
   statsResponseSchema,
+  statsRowSchema,
   trackResponseSchema,
 } from './responses.schema';
 
@@ -174,6 +181,31 @@ export interface AuthContext {
   prefix: string;
 }
 
+/**
+ * A route that is also an MCP tool: one capability, declared once. apps/mcp-gateway/src/tools.ts makes the tool of
+ * tools/list from it (arguments: the route's body or query schema as JSON Schema with `inputOverrides`; result: the
+ * route's success answer; access: the route's `auth.access`), and its call runs the same function as the route (the
+ * read capabilities' map in libs/event-store, the write ones' in libs/ingest).
+ */
+export interface McpTool {
+  /** The tool's name in tools/list and tools/call. */
+  tool: string;
+  title: string;
+  /** The text an agent reads; agents pay for tools/list in tokens, so it may be shorter than the route's summary. */
+  description: string;
+  annotations: ToolAnnotations;
+  /** MCP-only changes to the arguments' JSON Schema, by property: shorter texts, tuples written as plain arrays. */
+  inputOverrides?: Record<string, Record<string, unknown>>;
+  /** The arguments' schema when the tool takes more than the route (default: the route's body, else its query). */
+  args?: z.ZodType;
+  /** The result's schema (default: the route's success answer), e.g. with the `truncated` mark of a capped result. */
+  result?: z.ZodObject;
+  /** The result is cut to the gateway's size cap (MCP_MAX_RESULT_BYTES): its `rows`, or a funnel's `breakdown`. */
+  cap?: 'rows' | 'breakdown';
+  /** MCP Apps: the chart view renders the result. */
+  chart?: boolean;
+}
+
 /** One route of the HTTP API: what it takes, what it answers, which error codes it can answer. */
 export interface ApiRoute {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -196,6 +228,8 @@ export interface ApiRoute {
   produces?: Record<string, string>;
   /** The answer is streamed: the proxy must not buffer it (and may have to wait longer between its chunks). */
   streaming?: Streaming;
+  /** The route is also an MCP tool (McpTool). */
+  mcp?: McpTool;
 }
 
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
@@ -230,6 +264,12 @@ export const routes = {
     method: 'post', path: '/v1/track', app: 'ingest-api', summary: 'Track one event', auth: { api_key: INGEST_KEYS, access: 'ingest' },
     body: eventInputSchema, responses: { 202: trackResponseSchema },
     errors: [...KEY_ERRORS, ...BODY_ERRORS, 'origin_not_allowed', 'rate_limited', ...ALWAYS], example: EXAMPLE_EVENT,
+    mcp: {
+      tool: 'track_event',
+      title: 'Track an event',
+      description: 'Records one analytics event for the key\'s project, exactly like POST /v1/track (same validation, enrichment and rate limit). Needs an sk_ or ak_ key. Returns { ok, event_id }.',
+      annotations: WRITE_TOOL,
+    },
   },
   batch: {
     method: 'post', path: '/v1/batch', app: 'ingest-api', summary: 'Track 1 to 1000 events, all or nothing', auth: { api_key: INGEST_KEYS, access: 'ingest' },
@@ -258,6 +298,14 @@ export const routes = {
   query: {
     method: 'get', path: '/v1/query', app: 'read-api', summary: 'Raw events, newest first', auth: { api_key: ['rk'], access: 'read' },
     query: queryParamsSchema, responses: { 200: queryResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'query_events',
+      title: 'Query raw events',
+      description: `Raw events of the key's project in [from, to), newest first, like GET /v1/query. Needs an rk_ key. Returns { rows }; properties is a JSON string. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      result: queryResponseSchema.extend({ rows: z.array(queryRowSchema.loose()), truncated }),
+      cap: 'rows',
+    },
   },
   export: {
     method: 'get', path: '/v1/export', app: 'read-api', summary: 'Every event of a range as a file (NDJSON, CSV or Parquet), oldest first, streamed', auth: { api_key: ['rk'], access: 'read' },
@@ -275,10 +323,36 @@ export const routes = {
   stats: {
     method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read' },
     query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...READ_ERRORS, 'invalid_group_by', ...ALWAYS],
+    mcp: {
+      tool: 'get_stats',
+      title: 'Aggregate statistics',
+      description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      inputOverrides: {
+        group_by: {
+          anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: [...STATS_GROUP_BY] } }],
+          type: undefined,
+          description: `Columns to group by: an array or a comma-separated string of ${STATS_GROUP_BY.join(', ')}.`,
+        },
+      },
+      args: getStatsArgsSchema,
+      result: statsResponseSchema.extend({ rows: z.array(statsRowSchema.loose()), truncated }),
+      cap: 'rows',
+      chart: true,
+    },
   },
   sources: {
     method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read' },
     query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'top_sources',
+      title: 'Top traffic sources',
+      description: `Top traffic sources by sessions' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      result: sourcesResponseSchema.extend({ rows: z.array(sourcesRowSchema.loose()), truncated }),
+      cap: 'rows',
+      chart: true,
+    },
   },
   insights: {
     method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read' },
@@ -287,10 +361,26 @@ export const routes = {
       from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z', metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'],
       filters: [['is', 'country', ['GB', 'FR']], ['or', [['contains', 'path', ['/pricing']], ['is', 'prop:plan', ['pro']]]]], compare: 'previous_period', limit: 10,
     },
-  },
-  properties: {
-    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read' },
-    query: propertiesParamsSchema, responses: { 200: propertiesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'query_insights',
+      title: 'Insights: metrics by dimensions',
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
+      // written as plain arrays (prefixItems and recursion are not portable).
+      inputOverrides: {
+        metrics: { description: `Default ["visitors"]. Visit metrics: ${metricsOfKind('visit').join(', ')}; need goal: ${metricsOfKind('goal').join(', ')}.` },
+        dimensions: { description: `0-3 of: ${dimensionsText(true)}.` },
+        filters: FILTERS_JSON,
+        goal: { ...GOAL_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? }.' },
+        order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
+        compare: { description: 'Adds comparison: the metrics over the equally long range before from.' },
+        include_bots: { description: 'Count device_type bot too.' },
+        limit: { description: 'Rows, default 100.' },
+      },
+      result: insightsResponseSchema.extend({ truncated }),
+      cap: 'rows',
+    },
   },
   funnel: {
     method: 'post', path: '/v1/funnel', app: 'read-api', summary: 'Conversion funnel: entities reaching each of 2 to 10 ordered steps within a window, optionally broken down', auth: { api_key: ['rk'], access: 'read' },
@@ -300,11 +390,54 @@ export const routes = {
       steps: [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase', filters: [['is', 'prop:plan', ['pro']]] }],
       window_s: 86400, count_by: 'visitor', breakdown: 'channel',
     },
+    mcp: {
+      tool: 'get_funnel',
+      title: 'Conversion funnel',
+      description: `Entities reaching each of 2-10 ordered steps within window_s of step 1: arguments = the POST /v1/funnel body, result = its answer (breakdown: { value, steps } per value). Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      inputOverrides: {
+        steps: { type: 'array', items: GOAL_JSON, description: '2-10 goals, in order.' },
+        window_s: { description: 'Default 86400.' },
+        count_by: { description: 'Default visitor.' },
+        breakdown: { description: 'A dimension of query_insights but time:*.' },
+        filters: FILTERS_JSON,
+        include_bots: { description: 'Count device_type bot too.' },
+      },
+      // Each breakdown value's steps are shaped as `steps` (the description says so): written once.
+      result: funnelResponseSchema.extend({ breakdown: z.array(z.looseObject({})).optional(), truncated }),
+      cap: 'breakdown',
+    },
   },
   retention: {
     method: 'post', path: '/v1/retention', app: 'read-api', summary: 'Retention cohorts: entities by the period of their first start event, and how many came back each period after', auth: { api_key: ['rk'], access: 'read' },
     body: retentionBodySchema, responses: { 200: retentionResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: { from: '2026-01-05T00:00:00Z', to: '2026-03-02T00:00:00Z', period: 'week', count_by: 'user', start: { event: 'signup' } },
+    mcp: {
+      tool: 'get_retention',
+      title: 'Retention cohorts',
+      description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      inputOverrides: {
+        period: { description: 'day, week (from Monday) or month, UTC.' },
+        count_by: { description: 'Default user.' },
+        start: { ...GOAL_JSON, description: 'Default any event.' },
+        return: { ...GOAL_JSON, description: 'Default any event.' },
+        filters: FILTERS_JSON,
+        include_bots: { description: 'Count device_type bot too.' },
+      },
+    },
+  },
+  properties: {
+    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read' },
+    query: propertiesParamsSchema, responses: { 200: propertiesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'list_properties',
+      title: 'Property keys and values',
+      description: `Property keys in [from, to), most used first, or with key its values, like GET /v1/properties (for prop:<key>). Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      result: propertiesResponseSchema.extend({ truncated }),
+      cap: 'rows',
+    },
   },
   createProject: {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: roleOf('admin', 'org_id'),
@@ -473,7 +606,11 @@ export const routes = {
     responses: { 200: retentionRunResponseSchema }, errors: ['unauthorized', ...ALWAYS],
   },
   mcp: {
-    method: 'post', path: '/mcp', app: 'mcp-gateway', summary: 'MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools track_event, query_events, get_stats, top_sources, query_insights, get_funnel, get_retention, list_properties; resources',
+    method: 'post', path: '/mcp', app: 'mcp-gateway',
+    // The tools are the routes declared with `mcp`, in declaration order (read when the document is made).
+    get summary(): string {
+      return `MCP (JSON-RPC 2.0, Streamable HTTP, stateless): tools ${MCP_CAPABILITIES.map((c) => c.mcp.tool).join(', ')}; resources`;
+    },
     auth: { api_key: ['sk', 'rk', 'ak'] }, body: jsonRpcRequestSchema, responses: { 200: jsonRpcResponseSchema, 202: null }, errors: [],
     // A refused request (key, body) gets the `{ error }` envelope; JSON-RPC problems the JSON-RPC one.
     errorBody: z.union([errorBodySchema, jsonRpcResponseSchema]),
@@ -499,6 +636,43 @@ export const routes = {
 } as const satisfies Record<string, ApiRoute>;
 
 export type RouteName = keyof typeof routes;
+type Routes = typeof routes;
+
+/** The routes that are MCP tools (declared with `mcp`). */
+export type McpCapability = { [K in RouteName]: Routes[K] extends { mcp: McpTool } ? K : never }[RouteName];
+/**
+ * The read capabilities: every read-api route but a streamed one (the export answers a file as it is read). Each runs
+ * through one function of libs/event-store's `readCapabilities`, which its HTTP route and its MCP tool both call.
+ */
+export type ReadCapability = { [K in RouteName]: Routes[K] extends { app: 'read-api' } ? (Routes[K] extends { streaming: Streaming } ? never : K) : never }[RouteName];
+/** The write capabilities an MCP tool exposes: each runs through one function of libs/ingest's `writeCapabilities`. */
+export type WriteCapability = { [K in McpCapability]: Routes[K] extends { app: 'ingest-api' } ? K : never }[McpCapability];
+
+type InputSchemaOf<R> = R extends { body: infer B extends z.ZodType } ? B : R extends { query: infer Q extends z.ZodType } ? Q : never;
+type ResultSchemaOf<R> = R extends { responses: Record<number, infer S extends z.ZodType> } ? S : never;
+/** What a capability's function takes: its route's parsed body, or else its parsed query string. */
+export type CapabilityInput<K extends RouteName> = z.output<InputSchemaOf<Routes[K]>>;
+/** What a capability's function answers: its route's success body. */
+export type CapabilityResult<K extends RouteName> = z.input<ResultSchemaOf<Routes[K]>>;
+
+/** One MCP tool's declaration with its route: what apps/mcp-gateway makes the tool and its call from. */
+export interface McpCapabilityDeclaration {
+  name: McpCapability;
+  route: ApiRoute & { auth: { api_key: readonly KeyKind[]; access: KeyAccess } };
+  mcp: McpTool;
+}
+
+/** The routes declared with `mcp`, in declaration order: the order of tools/list. */
+export const MCP_CAPABILITIES: readonly McpCapabilityDeclaration[] = Object.entries(routes).flatMap(([name, route]) =>
+  'mcp' in route ? [{ name: name as McpCapability, route: route as McpCapabilityDeclaration['route'], mcp: route.mcp }] : [],
+);
+
+/** The arguments' schema of a capability's route: its body, or else its query string. */
+export const routeInputSchema = (route: ApiRoute): z.ZodType => {
+  const schema = route.body ?? route.query;
+  if (!schema) throw new Error(`${route.method} ${route.path} takes neither a body nor a query string`);
+  return schema;
+};
 
 /** Every route of the API, in declaration order. */
 export const API_ROUTES: readonly ApiRoute[] = Object.values(routes);

@@ -12,5 +12,6 @@ export * from './event-columns';
 export * from './responses.schema';
 export * from './admin.schema';
 export * from './accounts.schema';
+export * from './mcp-args';
 export * from './api-routes';
 export * from './openapi';

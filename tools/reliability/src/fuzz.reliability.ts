@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { BODY_READS, MAX_ERROR_ANSWER_BYTES, fuzz } from '@analytics/testing';
+import { MCP_CAPABILITIES } from '@analytics/schema';
 import { ADMIN_TOKEN, INTERNAL_SECRET, ORIGIN, type ProjectKeys, type Server, call, createKey, createProject, queryEvents, startServer } from './support/server';
 
 // Property-based fuzzing of every endpoint against the real server: never a 5xx, never a crash, the right 4xx code,
@@ -193,15 +194,16 @@ describe('fuzzing every endpoint', () => {
   });
 
   it('any read body (insights, funnel, retention; libs/testing hostile shapes), over HTTP and MCP, is answered without a 5xx, an error in at most 64 KB', async () => {
-    const TOOL = { '/v1/insights': 'query_insights', '/v1/funnel': 'get_funnel', '/v1/retention': 'get_retention' } as const;
-    for (const [path, arb] of Object.entries(BODY_READS) as Array<[keyof typeof TOOL, fc.Arbitrary<Record<string, unknown>>]>) {
+    // Each read route's tool, from the capability declarations (libs/schema's routes declared with `mcp`).
+    const TOOL = Object.fromEntries(MCP_CAPABILITIES.map((c) => [c.route.path, c.mcp.tool])) as Record<string, string>;
+    for (const [path, arb] of Object.entries(BODY_READS) as Array<[string, fc.Arbitrary<Record<string, unknown>>]>) {
       await fuzz(arb, Math.ceil(RUNS / 3), async (body) => {
         const res = await call(server.base, 'POST', path, { key: p.rk, body });
         note(path, res.status);
         expectCode(res, { 200: null, 400: ['invalid_payload'], 413: ['payload_too_large'] });
         if (res.status !== 200) expect(Buffer.byteLength(res.text)).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
-        const rpc = await call<{ result?: { isError?: boolean }; error?: unknown }>(server.base, 'POST', '/mcp', { key: m.rk, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL[path], arguments: body } } });
-        note(`mcp ${TOOL[path]}`, rpc.status);
+        const rpc = await call<{ result?: { isError?: boolean }; error?: unknown }>(server.base, 'POST', '/mcp', { key: m.rk, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL[path]!, arguments: body } } });
+        note(`mcp ${TOOL[path]!}`, rpc.status);
         // A result or an argument error (isError), never a JSON-RPC error (tool_failed, -32603); 413 over 16 MB.
         expect([200, 413]).toContain(rpc.status);
         if (rpc.status === 200) expect(rpc.body.error).toBeUndefined();
@@ -212,7 +214,7 @@ describe('fuzzing every endpoint', () => {
   });
 
   it('POST /mcp: any JSON-RPC message is answered without a 5xx', async () => {
-    const tool = fc.constantFrom('track_event', 'query_events', 'get_stats', 'top_sources', 'query_insights', 'get_funnel', 'get_retention', 'list_properties', 'nope', '');
+    const tool = fc.constantFrom(...MCP_CAPABILITIES.map((c) => c.mcp.tool), 'nope', '');
     const message = fc.oneof(
       fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), str, fc.constant(null)), method: fc.constant('tools/call'), params: fc.record({ name: tool, arguments: fc.oneof(eventLike, fc.dictionary(str, anyJson), anyJson) }) }),
       fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constantFrom('tools/list', 'resources/list', 'resources/read', 'initialize', 'ping', 'nope'), params: fc.option(fc.oneof(fc.record({ uri: str }), anyJson), { nil: undefined }) }),

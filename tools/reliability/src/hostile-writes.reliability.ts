@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, bystanderUnhurt, expectBystanderUnhurt, loops, maxSizeBatch, pct, post, report, resetPeak, rssMiB } from './support/hostile';
 import { ORIGIN, type ProjectKeys, type Server, call, createProject, queryEvents, sleep, startServer } from './support/server';
 import { MAX_ERROR_ANSWER_BYTES, WORST_BODIES } from '@analytics/testing';
+import { MCP_CAPABILITIES } from '@analytics/schema';
 
 // One key must not stall every project's writes or exhaust memory: each attack on a fresh server, beside a bystander
 // project's track traffic (10 connections from its own address), measured quiet and then under the attack.
@@ -181,10 +182,11 @@ describe('one key sends the worst read shapes of issue 43, one after another', (
     // The issue's worst bodies (500 copies of a metric, 1.8 MB of invalid filters, ...), each also through MCP, and a
     // batch of 1000 invalid events: each was seconds of event loop (6.8 s, 4.3 s) and up to 54 MB of answer.
     const rpc = (name: string, args: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
-    const TOOL = { '/v1/insights': 'query_insights', '/v1/funnel': 'get_funnel', '/v1/retention': 'get_retention' } as const;
+    // Each read route's tool, from the capability declarations (libs/schema's routes declared with `mcp`).
+    const TOOL = Object.fromEntries(MCP_CAPABILITIES.map((c) => [c.route.path, c.mcp.tool])) as Record<string, string>;
     const badEvents = { events: Array.from({ length: 1000 }, () => ({ event: 1, anonymous_id: 2, url: 3, properties: 4, timestamp: 5 })) };
     const shapes = [
-      ...WORST_BODIES.flatMap(([, path, body]) => [[path, JSON.stringify(body)], ['/mcp', JSON.stringify(rpc(TOOL[path], body))]] as const),
+      ...WORST_BODIES.flatMap(([, path, body]) => [[path, JSON.stringify(body)], ['/mcp', JSON.stringify(rpc(TOOL[path]!, body))]] as const),
       ['/v1/batch', JSON.stringify(badEvents)] as const,
     ];
     await bystanderTrials('shapes', async ({ server, bystander, attacker }) => {

@@ -203,6 +203,12 @@ describe('body byte budget', () => {
   });
 
   /** A server whose /v1/slow holds its body until `hold()`, and /v1/fast answers its body at once, under `budget`. */
+  /** Until `budget` holds `bytes` (a body's bytes count as they arrive: no fixed sleep is long enough on a loaded machine). */
+  async function holding(budget: ByteBudget, bytes: number) {
+    for (const started = Date.now(); budget.inUse !== bytes && Date.now() - started < 10_000; ) await new Promise((r) => setTimeout(r, 10));
+    expect(budget.inUse).toBe(bytes);
+  }
+
   async function budgetServer(budget: ByteBudget) {
     const router = Router();
     let hold: () => void = () => undefined;
@@ -218,17 +224,19 @@ describe('body byte budget', () => {
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));
     const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    // A ReadableStream body goes out chunked (no Content-Length), which fetch sends only with duplex: 'half'.
+    const post = (path: string, body: string | Buffer | ReadableStream, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit);
     return { post, hold: () => hold(), close: () => http.close() };
   }
 
   it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
-    const { post, hold, close } = await budgetServer(new ByteBudget(1_000_000));
+    const budget = new ByteBudget(1_000_000);
+    const { post, hold, close } = await budgetServer(budget);
     const big = `{"a":"${'x'.repeat(700_000)}"}`;
     try {
       const first = post('/v1/slow', big);
-      await new Promise((r) => setTimeout(r, 100));
+      await holding(budget, big.length);
       const busy = await post('/v1/fast', big);
       expect(busy.status).toBe(503);
       expect(busy.headers.get('retry-after')).toBe('1');
@@ -242,6 +250,21 @@ describe('body byte budget', () => {
     }
   });
 
+  it('reads a chunked body (no Content-Length) sent as text/plain, as sendBeacon sends, and releases its bytes', async () => {
+    const budget = new ByteBudget(1_000_000);
+    const { post, close } = await budgetServer(budget);
+    try {
+      const parts = ['{"chunked":', 'true}'];
+      const stream = new ReadableStream({ pull: (c) => (parts.length ? c.enqueue(new TextEncoder().encode(parts.shift())) : c.close()) });
+      const chunked = await post('/v1/fast', stream, { 'content-type': 'text/plain' });
+      expect(chunked.status).toBe(200);
+      expect(await chunked.json()).toEqual({ chunked: true });
+      expect(budget.inUse).toBe(0);
+    } finally {
+      close();
+    }
+  });
+
   it('counts a compressed body on the wire and as it inflates, and refuses one inflating past the largest body with 413', async () => {
     const budget = new ByteBudget(MAX_BODY_BYTES + 4 * 1024 * 1024);
     const { post, hold, close } = await budgetServer(budget);
@@ -249,8 +272,7 @@ describe('body byte budget', () => {
     const gzip = { 'content-encoding': 'gzip' };
     try {
       const first = post('/v1/slow', gz, gzip);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(budget.inUse).toBe(gz.length + '{"a":1}'.length); // its bytes off the wire and what they inflated to
+      await holding(budget, gz.length + '{"a":1}'.length); // its bytes off the wire and what they inflated to
       expect((await post('/v1/fast', gz, gzip)).status).toBe(200);
       const bomb = gzipSync(Buffer.alloc(MAX_BODY_BYTES + 1, ' ')); // 16 KB on the wire
       const refused = await post('/v1/fast', bomb, gzip);

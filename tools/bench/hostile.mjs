@@ -30,10 +30,16 @@
 //           in parallel) with a pause of 1 s after each load: B's load p50/p95 quiet and while A loops, B's answers,
 //           A's completed funnels per minute, server CPU per read.
 //
+//   slowbodies a bystander project's track and insights calls, one after the other: their p50/p95 quiet, then while 8
+//           sockets of another project's public pk_ key declare 16 MiB bodies and send one byte a second (each
+//           reconnecting when refused): the bystander's figures and answers, and the slow sockets' answers (408 at
+//           BODY_READ_TIMEOUT_MS).
+//
 //   npm run build && node tools/bench/hostile.mjs                    # every scenario
 //   node tools/bench/hostile.mjs --only=spread,forget,gzip,mcp        # the hostile writes
 //   node tools/bench/hostile.mjs --only=shapes --duration=10         # the worst read shapes
 //   node tools/bench/hostile.mjs --only=heavyread                     # one tenant's heavy read beside a dashboard
+//   node tools/bench/hostile.mjs --only=slowbodies --duration=30     # slow bodies beside a bystander
 //   node tools/bench/hostile.mjs --only=flood,bodies --duration=10   # some; seconds per phase
 //   node tools/bench/hostile.mjs --server-dir=/tmp/before            # measure another checkout's build (before/after)
 //   BENCH_EVENTS=10000000 (project H of the reader scenario; L gets a tenth)
@@ -42,6 +48,7 @@ import { build } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,7 +57,7 @@ import { ADMIN_TOKEN, UNLIMITED, bundleFromSource, cpuMsOf, createProject, fmt, 
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name, dflt) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt;
-const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,heavyread,exporthold,shapes,signin,register').split(',');
+const ONLY = arg('only', 'flood,bodies,reader,spread,forget,gzip,mcp,heavyread,exporthold,shapes,signin,register,slowbodies').split(',');
 const DURATION = Number(arg('duration', 15));
 const SERVER_DIR = resolve(arg('server-dir', process.cwd()));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -578,6 +585,71 @@ async function register() {
   });
 }
 
+/** POST /v1/track declaring 16 MiB and sending a byte a second until the server answers or closes: resolves to the answer's status. */
+function slowTrack(base, key) {
+  const url = new URL(base);
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let status = 0;
+    const dribble = setInterval(() => socket.writable && socket.write('x'), 1_000);
+    socket.on('connect', () => socket.write(`POST /v1/track HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nOrigin: https://shop.example.com\r\nX-Forwarded-For: 198.51.100.66\r\nContent-Type: application/json\r\nContent-Length: ${16 * 1024 * 1024}\r\n\r\n{"a":"`));
+    socket.on('data', (chunk) => (status ||= Number(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString())?.[1] ?? 0)));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearInterval(dribble);
+      resolve(status || 'closed');
+    });
+  });
+}
+
+async function slowbodies() {
+  const srv = await startService(SERVER_ENV, { nodeArgs: [], cwd: SERVER_DIR });
+  const sockets = new Set();
+  try {
+    const [a, b] = [await createProject(srv.base, 'slow'), await createProject(srv.base, 'bystander')];
+    const range = { from: new Date(Date.now() - 7 * 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() };
+    /** B's track then insights, one after the other, for `seconds`: each call's ms and the answers. */
+    const bystanderCalls = async (seconds) => {
+      const ms = [];
+      const answers = {};
+      const until = performance.now() + seconds * 1_000;
+      for (let i = 0; performance.now() < until; i++) {
+        const started = performance.now();
+        const status = i % 2 === 0
+          ? await postAs(srv.base, '/v1/track', b.sk, JSON.stringify(sampleEvent(i)), { 'x-forwarded-for': LEGIT_IP })
+          : await postAs(srv.base, '/v1/insights', b.rk, JSON.stringify({ ...range, metrics: ['visitors'] }), { 'x-forwarded-for': LEGIT_IP });
+        ms.push(performance.now() - started);
+        answers[status] = (answers[status] ?? 0) + 1;
+      }
+      ms.sort((x, y) => x - y);
+      return `${fmt(ms.length)} calls, p50 ${fmt(pct(ms, 50), 1)} ms, p95 ${fmt(pct(ms, 95), 1)} ms, answers ${JSON.stringify(answers)}`;
+    };
+    await bystanderCalls(2); // warm-up
+    console.log(`slowbodies (load ${load()})`);
+    console.log(`  bystander, quiet:                ${await bystanderCalls(DURATION)}`);
+    let stop = false;
+    const slowAnswers = {};
+    const attack = Promise.all(Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        const answer = slowTrack(srv.base, a.pk);
+        sockets.add(answer);
+        const status = await answer;
+        sockets.delete(answer);
+        slowAnswers[status] = (slowAnswers[status] ?? 0) + 1;
+      }
+    }));
+    await sleep(1_000);
+    console.log(`  bystander, under 8 slow bodies:  ${await bystanderCalls(DURATION)}`);
+    stop = true;
+    await srv.stop(); // closes the slow sockets still open
+    await attack;
+    console.log(`  slow bodies' answers ${JSON.stringify(slowAnswers)} (408: refused at BODY_READ_TIMEOUT_MS; closed: cut at the stop)`);
+  } finally {
+    await srv.stop();
+    rmSync(srv.dataDir, { recursive: true, force: true });
+  }
+}
+
 if (ONLY.includes('flood')) await flood();
 if (ONLY.includes('bodies')) await bodies();
 if (ONLY.includes('reader')) await reader();
@@ -591,3 +663,4 @@ if (ONLY.includes('exporthold')) await exportHold();
 if (ONLY.includes('shapes')) await shapes();
 if (ONLY.includes('signin')) await signin();
 if (ONLY.includes('register')) await register();
+if (ONLY.includes('slowbodies')) await slowbodies();

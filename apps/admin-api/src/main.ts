@@ -25,7 +25,7 @@ async function main() {
   const accounts = openAccounts({ keyDb: db, keyStore, bus, redis, epoch }, env, logger, env.ADMIN_TOKEN);
   // No event store here: a deleted project's events wait in project_deletions for the retention worker.
   const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL }) });
-  await serve(app, env.PORT, logger, async () => {
+  await serve(app, env, logger, async () => {
     redis?.disconnect();
     subscriber?.disconnect();
     await db.close();

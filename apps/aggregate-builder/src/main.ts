@@ -14,7 +14,7 @@ runMain(async () => {
   const stores = await openStores(env, logger);
   const building = startAggregateBuilding(stores, env, logger);
   const app = buildApp({ stores, logger, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN });
-  await serve(app, env.PORT, logger, async () => {
+  await serve(app, env, logger, async () => {
     await building.stop();
     await stores.close();
   });

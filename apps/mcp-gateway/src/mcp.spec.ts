@@ -288,7 +288,7 @@ describe('MCP gateway over raw HTTP', () => {
 
   it('reads its body through the process body budget: a full budget is 503 server_busy with Retry-After in the JSON-RPC envelope', async () => {
     const budget = new ByteBudget(1_000);
-    const busyApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', limits: { body: { budget, waitMs: 50 } } });
+    const busyApp = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', limits: { body: { budget, waitMs: 50, readTimeoutMs: 10_000 } } });
     const busy = await new Promise<HttpServer>((resolve) => {
       const s = busyApp.listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -28,7 +28,7 @@ async function main() {
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const accounts = openAccounts(stores, env, logger, secrets.ADMIN_TOKEN);
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR });
-  const server = await serve(app, env.PORT, logger, async () => {
+  const server = await serve(app, env, logger, async () => {
     await building.stop();
     await stores.close();
   });

@@ -141,7 +141,7 @@ describe('GET /metrics', () => {
 
   it('counts a body refused for a full budget as server_busy, and shows the budget in use', async () => {
     const budget = new ByteBudget(1024 * 1024);
-    const app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, limits: { body: { budget, waitMs: 0 } } });
+    const app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, limits: { body: { budget, waitMs: 0, readTimeoutMs: 10_000 } } });
     const { keys } = await stores.keyStore.createProject({ name: 'busy' });
     const release = (await budget.acquire(budget.capacity, 0))!;
     try {

@@ -20,8 +20,9 @@ const RANGE = { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' };
 // What the document declares that no single request can produce against healthy embedded stores: a store out of reach
 // (502, readiness 503), an unhandled error or a store refusing a deletion (500), the body budget exhausted (503
 // server_busy) and the read admission gate full (429 on reads, the POST reads among them) need concurrent load or
-// a broken store.
-const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['500', '502', '503'].includes(status) || (status === '429' && (method === 'get' || ['/v1/insights', '/v1/funnel', '/v1/retention'].includes(path)));
+// a broken store; a body's 408 request_timeout needs a client that stalls for BODY_READ_TIMEOUT_MS (slow-bodies.spec
+// sends one on real sockets).
+const NOT_REPRODUCIBLE = (method: string, path: string, status: string) => ['408', '500', '502', '503'].includes(status) || (status === '429' && (method === 'get' || ['/v1/insights', '/v1/funnel', '/v1/retention'].includes(path)));
 
 let stores: Stores;
 let app: Express;

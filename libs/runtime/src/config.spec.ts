@@ -1,6 +1,7 @@
-import { envSchema, failedAuthLimitsOf, rateRulesOf, requireEventStore } from './config';
+import { bodyLimitsOf, envSchema, failedAuthLimitsOf, rateRulesOf, requireEventStore } from './config';
 import { appConfig, loadConfig, requiredSetting } from './env';
 import { oidcSettingsOf } from './accounts';
+import { serverTimeoutsOf } from './serve';
 
 describe('environment', () => {
   it('has the documented defaults', () => {
@@ -8,6 +9,15 @@ describe('environment', () => {
     expect(env).toMatchObject({ PORT: 8080, CLICKHOUSE_DATABASE: 'analytics', TRUST_PROXY: false, KEY_CACHE_TTL_MS: 300_000, LOG_LEVEL: 'info' });
     expect(rateRulesOf(env)).toEqual({ track: { ratePerS: 50, burst: 200 }, batch: { ratePerS: 5, burst: 20 } });
     expect(failedAuthLimitsOf(env)).toMatchObject({ perIp: { ratePerS: 20, burst: 200 }, perKey: { ratePerS: 20, burst: 200 } });
+  });
+  it('reads the body limits (a share of a quarter of the budget, never under the largest body) and sets the server timeouts from BODY_READ_TIMEOUT_MS', () => {
+    const defaults = bodyLimitsOf(loadConfig(envSchema, {}));
+    expect([defaults.budget.capacity, defaults.budget.share, defaults.waitMs, defaults.readTimeoutMs]).toEqual([32 * 1024 * 1024, 16 * 1024 * 1024, 2_000, 10_000]);
+    const set = bodyLimitsOf(loadConfig(envSchema, { BODY_BUDGET_BYTES: String(128 * 1024 * 1024), BODY_READ_TIMEOUT_MS: '1500' }));
+    expect([set.budget.share, set.readTimeoutMs]).toEqual([32 * 1024 * 1024, 1_500]);
+    expect(() => loadConfig(envSchema, { BODY_READ_TIMEOUT_MS: '0' })).toThrow(/BODY_READ_TIMEOUT_MS/);
+    // Our 408 (JSON) comes before Node's: its request timeout counts the headers' time too.
+    expect(serverTimeoutsOf(10_000)).toEqual({ headersTimeout: 30_000, requestTimeout: 45_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 });
   });
   it('reads the failed-authentication budgets per IP and per key prefix', () => {
     const env = loadConfig(envSchema, { AUTH_FAILURES_PER_IP_PER_S: '3', AUTH_FAILURES_PER_KEY_PER_S: '2', AUTH_FAILURES_PER_KEY_BURST: '9' });

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { parseOriginEntry } from '@analytics/auth';
-import { type BodyLimits, ByteBudget, DEFAULT_FAILED_AUTH_LIMITS, type FailedAuthLimits, type ServiceLimits, parsePublicUrl } from '@analytics/service-kit';
+import { type BodyLimits, DEFAULT_FAILED_AUTH_LIMITS, bodyBudgetOf, type FailedAuthLimits, type ServiceLimits, parsePublicUrl } from '@analytics/service-kit';
 import { envInt, envString, parseTrustProxy, requireOneOf } from './env';
 
 /** Every environment variable the services read (docs/configuration.md lists the same; tools/deploy-checks/src/docs.spec.ts checks it). */
@@ -37,6 +37,7 @@ export const envSchema = z.object({
   AUTH_FAILURES_PER_KEY_BURST: envInt(200, 1),
   BODY_BUDGET_BYTES: envInt(32 * 1024 * 1024, 1024 * 1024),
   BODY_WAIT_MS: envInt(2_000, 0, 60_000),
+  BODY_READ_TIMEOUT_MS: envInt(10_000, 100, 600_000),
   READ_MAX_EXECUTION_S: envInt(10, 1, 3_600),
   READ_MAX_MEMORY_BYTES: envInt(1024 * 1024 * 1024, 1),
   READ_MAX_THREADS: envInt(4, 1, 256),
@@ -122,7 +123,7 @@ export function failedAuthLimitsOf(env: Env): FailedAuthLimits {
 }
 
 export function bodyLimitsOf(env: Env): BodyLimits {
-  return { budget: new ByteBudget(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS };
+  return { budget: bodyBudgetOf(env.BODY_BUDGET_BYTES), waitMs: env.BODY_WAIT_MS, readTimeoutMs: env.BODY_READ_TIMEOUT_MS };
 }
 
 /** The body and failed-authentication budgets of this process, for the app factory (one per process). */

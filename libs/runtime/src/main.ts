@@ -32,6 +32,6 @@ export function runService<E extends Env>(config: AppConfig<E>, build: (ctx: Ser
     options.prepare?.();
     const stores = await openStores(env, logger);
     const app = build({ env, logger, stores, limits: serviceLimitsOf(env) });
-    await serve(app, env.PORT, logger, () => stores.close());
+    await serve(app, env, logger, () => stores.close());
   });
 }

@@ -235,8 +235,9 @@ export interface ApiRoute {
 // Every route may answer these: a body or gateway problem, an unhandled error, a store out of reach.
 const ALWAYS: readonly ErrorCode[] = ['internal_error', 'upstream_failed'];
 const KEY_ERRORS: readonly ErrorCode[] = ['missing_bearer_token', 'malformed_api_key', 'invalid_api_key', 'key_kind_mismatch', 'insufficient_scope'];
-// A body is read within a process-wide byte budget: 503 server_busy when it cannot get its share in time.
-const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large', 'unsupported_encoding', 'server_busy'];
+// A body is read within a process-wide byte budget (503 server_busy when it cannot get its share in time) and a
+// deadline (408 request_timeout when it has not arrived whole within BODY_READ_TIMEOUT_MS).
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_payload', 'payload_too_large', 'unsupported_encoding', 'request_timeout', 'server_busy'];
 // Reads are bounded (query_too_expensive) and admitted through a gate (rate_limited while it is full).
 const READ_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'invalid_params', 'query_too_expensive', 'rate_limited'];
 const INGEST_KEYS: readonly KeyKind[] = ['pk', 'sk'];

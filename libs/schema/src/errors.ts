@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   insufficient_role: 403,
   not_found: 404,
   method_not_allowed: 405,
+  // A body not whole within BODY_READ_TIMEOUT_MS of when its route started reading it; the connection is closed after it.
+  request_timeout: 408,
   already_set_up: 409,
   not_empty: 409,
   last_owner: 409,

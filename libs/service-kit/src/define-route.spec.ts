@@ -106,7 +106,7 @@ describe('defineRoute', () => {
   it('reads every body through the body budget: a full budget is 503 server_busy', async () => {
     const full = new ByteBudget(10);
     await full.acquire(10, 0);
-    const busy = appOf({ apiKey, session, adminToken: TOKEN }, definitions, { body: { budget: full, waitMs: 10 } });
+    const busy = appOf({ apiKey, session, adminToken: TOKEN }, definitions, { body: { budget: full, waitMs: 10, readTimeoutMs: 10_000 } });
     const res = await request(busy).post('/mcp').set('authorization', 'Bearer rk').send({ jsonrpc: '2.0', method: 'ping', id: 1 });
     expect([res.status, res.body.error]).toEqual([503, 'server_busy']);
   });

@@ -108,7 +108,8 @@ export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined 
       if (contract.body) {
         let raw: unknown;
         try {
-          raw = await readJsonBody(req, res);
+          // A key's body counts against its project's share of the body budget (and its address's, as every body).
+          raw = await readJsonBody(req, res, auth && 'projectId' in auth ? `project:${auth.projectId}` : undefined);
         } catch (error) {
           if (!options.onBodyError) throw error;
           return options.onBodyError(error, res);

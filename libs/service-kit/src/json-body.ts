@@ -1,4 +1,6 @@
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import zlib from 'node:zlib';
+import type { Transform } from 'node:stream';
+import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@analytics/schema';
 import { ByteBudget } from './byte-budget';
 
@@ -15,36 +17,31 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/**
- * JSON bodies up to MAX_BODY_BYTES. Mounted on each route AFTER its credential check, so a refused request's body is
- * never buffered or parsed (Node discards the unread rest). A missing body or a non-JSON Content-Type is a 400 that
- * says how to send it, not a schema error about `undefined`.
- */
-export function jsonBody(): RequestHandler {
-  const parse = express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false });
-  return (req, res, next) => {
-    if (!hasBody(req)) return next(bodyError('the request has no body: send a JSON object with Content-Type: application/json'));
-    if (!req.is(JSON_TYPES)) {
-      const got = req.get('content-type');
-      return next(bodyError(`the body must be sent as JSON with Content-Type: application/json (or text/plain holding JSON, as sendBeacon sends); got ${got ? `Content-Type: ${got}` : 'no Content-Type'}`));
-    }
-    return parse(req, res, next);
-  };
-}
-
-const parseJson = jsonBody();
-
 export interface BodyLimits {
-  /** Bytes of request bodies in flight in the whole process (a body counts until its response is sent). */
+  /** Bytes of request bodies in flight in the whole process (a body's bytes count from their arrival until its response is sent). */
   budget: ByteBudget;
-  /** How long a request may wait for its share before it is answered 503 server_busy with Retry-After. */
+  /** How long a request may wait for room in the budget before it is answered 503 server_busy with Retry-After. */
   waitMs: number;
+  /** How long a body may take to arrive whole, from when its route starts reading it; past it, 408 request_timeout. */
+  readTimeoutMs: number;
 }
 
 export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
+export const DEFAULT_BODY_READ_TIMEOUT_MS = 10_000;
+
+/**
+ * The most one project, or one client address, may hold of a body budget of `capacity` bytes: a quarter of it, but
+ * never less than the largest body (a legitimate 16 MiB batch must always fit in its own share), and never more than
+ * the whole. With the default 32 MiB: 16 MiB, so one project or one address can never take more than half.
+ */
+export const bodyShareOf = (capacity: number): number => Math.min(capacity, Math.max(Math.floor(capacity / 4), MAX_BODY_BYTES));
+
+/** A body budget of `capacity` bytes with the per-project and per-address share of bodyShareOf. */
+export const bodyBudgetOf = (capacity: number): ByteBudget => new ByteBudget(capacity, bodyShareOf(capacity));
+
 /** The budget of an app given no BODY_* limits (shared by such apps in one process). */
-export const DEFAULT_BODY_LIMITS: BodyLimits = { budget: new ByteBudget(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS };
+export const DEFAULT_BODY_LIMITS: BodyLimits = { budget: bodyBudgetOf(DEFAULT_BODY_BUDGET_BYTES), waitMs: DEFAULT_BODY_WAIT_MS, readTimeoutMs: DEFAULT_BODY_READ_TIMEOUT_MS };
 
 const LIMITS_LOCAL = 'bodyLimits';
 
@@ -56,31 +53,145 @@ export function withBodyLimits(limits: BodyLimits): RequestHandler {
   };
 }
 
-/**
- * What a body may become in memory: its Content-Length, or the largest body the parser admits when that says nothing
- * of the parsed size: a chunked body, or a compressed one (gzip inflates ~1000x; the parser's limit counts inflated bytes).
- */
-function reservedBytes(req: Request, declared: number): number {
-  const encoding = req.headers['content-encoding'];
-  const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-  return Number.isFinite(declared) && !compressed ? declared : MAX_BODY_BYTES;
+/** An error of body-parser's shape (`type`), which toApiError maps to the API's codes. */
+const readError = (type: 'entity.too.large' | 'encoding.unsupported' | 'charset.unsupported' | 'entity.parse.failed' | 'request.aborted', message: string) =>
+  Object.assign(new Error(message), { type });
+
+function decoderOf(req: Request): Transform | undefined {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity') return undefined;
+  if (encoding === 'gzip') return zlib.createGunzip();
+  if (encoding === 'deflate') return zlib.createInflate();
+  if (encoding === 'br') return zlib.createBrotliDecompress();
+  // zstd where this Node has it (22.15+), as body-parser did.
+  const zstd = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress;
+  if (encoding === 'zstd' && zstd) return zstd();
+  throw readError('encoding.unsupported', `unsupported content encoding "${encoding}"`);
+}
+
+function decoded(body: Buffer, req: Request): string {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase() ?? 'utf-8';
+  if (!charset.startsWith('utf-')) throw readError('charset.unsupported', `unsupported charset "${charset}"`);
+  try {
+    return new TextDecoder(charset).decode(body);
+  } catch {
+    throw readError('charset.unsupported', `unsupported charset "${charset}"`);
+  }
 }
 
 /**
- * The JSON body of a request whose credentials were already checked (handlers call it after authentication). What it
- * may become (reservedBytes) is taken from the process's budget until the response is sent; a request that cannot get
- * it in time is 503 server_busy, never an out-of-memory crash.
+ * Reads the body of `req` within `limits`, its bytes counted in the budget as they arrive, for the request and for
+ * each of `holders` (its project, its client address). A compressed body counts both its bytes on the wire and the
+ * bytes it inflates to, as the decoder produces them (what sits in memory), and is cut at MAX_BODY_BYTES inflated.
+ * A chunk with no room waits for it with the socket paused (at most BODY_WAIT_MS, then 503 server_busy); a body not
+ * whole within `readTimeoutMs` is 408 request_timeout. Every refusal releases the request's bytes at once and closes
+ * the connection after the answer (the rest of the body is never read); otherwise they are released when the
+ * response is sent.
  */
-export async function readJsonBody(req: Request, res: Response): Promise<unknown> {
-  const declared = Number(req.headers['content-length']);
-  // Bodies over the limit are refused by the parser from their Content-Length alone, before any byte is read.
-  if (!(declared > MAX_BODY_BYTES)) {
-    const { budget, waitMs } = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? DEFAULT_BODY_LIMITS;
-    const release = await budget.acquire(reservedBytes(req, declared), waitMs);
-    if (!release) throw new ApiError('server_busy', { retry_after_s: 1 });
-    res.once('close', release);
-  }
-  return new Promise((resolve, reject) => {
-    parseJson(req, res, (err?: unknown) => (err ? reject(err) : resolve(req.body)));
+function readBody(req: Request, res: Response, limits: BodyLimits, holders: readonly string[]): Promise<Buffer> {
+  const { budget, waitMs, readTimeoutMs } = limits;
+  const decoder = decoderOf(req);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let waiting = 0; // chunks waiting for room in the budget
+    let ended = false;
+    let settled = false;
+    const releases: Array<() => void> = [];
+    const releaseAll = () => {
+      for (const release of releases.splice(0)) release();
+    };
+    res.once('close', releaseAll);
+
+    const done = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      req.off('data', onWire).off('end', onWireEnd).off('error', onAborted).off('close', onClose);
+      decoder?.off('data', onBody).off('end', onBodyEnd);
+      if (error === undefined) return resolve(Buffer.concat(chunks, size));
+      releaseAll();
+      chunks.length = 0;
+      decoder?.on('error', () => undefined).destroy();
+      res.setHeader('Connection', 'close');
+      req.pause();
+      reject(error);
+    };
+    const maybeDone = () => {
+      if (ended && waiting === 0) done();
+    };
+
+    /** Counts `bytes` for this request and its holders, pausing the socket while they wait for room. */
+    const count = (bytes: number) => {
+      const now = budget.tryAcquire(bytes, holders);
+      if (now) return void releases.push(now);
+      waiting++;
+      req.pause();
+      void budget.acquire(bytes, waitMs, holders).then((release) => {
+        if (settled) return release?.();
+        if (!release) return done(new ApiError('server_busy', { retry_after_s: 1 }));
+        releases.push(release);
+        if (--waiting === 0) {
+          req.resume();
+          maybeDone();
+        }
+      });
+    };
+
+    const onBody = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return done(readError('entity.too.large', 'request entity too large'));
+      chunks.push(chunk);
+      if (decoder) count(chunk.length); // inflated bytes; bytes off the wire are counted in onWire
+    };
+    const onBodyEnd = () => {
+      ended = true;
+      maybeDone();
+    };
+    const onWire = (chunk: Buffer) => {
+      count(chunk.length);
+      if (decoder) decoder.write(chunk);
+      else onBody(chunk);
+    };
+    const onWireEnd = () => (decoder ? decoder.end() : onBodyEnd());
+    const onAborted = () => done(readError('request.aborted', 'request aborted'));
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+
+    const timedOut = () => new ApiError('request_timeout', { details: { formErrors: [`the body did not arrive whole within ${readTimeoutMs} ms: send it at once (this connection is closed)`], fieldErrors: {} } });
+    // Past the deadline a body still waiting for room waited on us, not on its client: that is 503, not 408.
+    const deadline = setTimeout(() => done(waiting > 0 ? new ApiError('server_busy', { retry_after_s: 1 }) : timedOut()), readTimeoutMs);
+    decoder?.on('data', onBody).on('end', onBodyEnd).on('error', () => done(Object.assign(new Error('the body could not be decompressed'), { status: 400 })));
+    req.on('data', onWire).on('end', onWireEnd).on('error', onAborted).on('close', onClose);
   });
+}
+
+/**
+ * The JSON body of a request whose credentials were already checked (handlers call it after authentication), read
+ * through the process's body budget (readBody: bytes counted as they arrive, a deadline, a share per holder). A body
+ * over MAX_BODY_BYTES by its Content-Length is 413 before any byte is read; a missing body or a non-JSON Content-Type
+ * is a 400 that says how to send it, not a schema error about `undefined`. An empty chunked body is `{}`.
+ *
+ * `holder`: who the body counts against besides its client address (`project:<id>` on key routes).
+ */
+export async function readJsonBody(req: Request, res: Response, holder?: string): Promise<unknown> {
+  if (!hasBody(req)) throw bodyError('the request has no body: send a JSON object with Content-Type: application/json');
+  if (!req.is(JSON_TYPES)) {
+    const got = req.get('content-type');
+    throw bodyError(`the body must be sent as JSON with Content-Type: application/json (or text/plain holding JSON, as sendBeacon sends); got ${got ? `Content-Type: ${got}` : 'no Content-Type'}`);
+  }
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
+    res.setHeader('Connection', 'close'); // its bytes are never read
+    throw readError('entity.too.large', 'request entity too large');
+  }
+  const limits = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? DEFAULT_BODY_LIMITS;
+  const holders = [`address:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`, ...(holder === undefined ? [] : [holder])];
+  const text = decoded(await readBody(req, res, limits, holders), req);
+  if (text.length === 0) return (req.body = {});
+  try {
+    return (req.body = JSON.parse(text) as unknown);
+  } catch {
+    throw readError('entity.parse.failed', 'body is not valid JSON');
+  }
 }

@@ -5,7 +5,7 @@ import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
 import { Writable } from 'node:stream';
 import { createServiceApp, logRouteAs } from './app';
 import { ByteBudget } from './byte-budget';
-import { MAX_BODY_BYTES, readJsonBody } from './json-body';
+import { MAX_BODY_BYTES, bodyShareOf, readJsonBody } from './json-body';
 import { redactPath } from './redact';
 import { isUnreachable, toApiError } from './errors.middleware';
 import { createLogger } from './logger';
@@ -189,7 +189,7 @@ describe('body byte budget', () => {
     const a = await budget.acquire(60, 50);
     expect(budget.inUse).toBe(60);
     const b = budget.acquire(60, 1_000);
-    const small = budget.acquire(10, 1_000); // fits, but waits behind b: first come, first served
+    const small = budget.acquire(10, 1_000); // fits: served at once, b's wait holds back no one
     const late = await budget.acquire(90, 20);
     expect(late).toBeNull();
     a!();
@@ -203,6 +203,12 @@ describe('body byte budget', () => {
   });
 
   /** A server whose /v1/slow holds its body until `hold()`, and /v1/fast answers its body at once, under `budget`. */
+  /** Until `budget` holds `bytes` (a body's bytes count as they arrive: no fixed sleep is long enough on a loaded machine). */
+  async function holding(budget: ByteBudget, bytes: number) {
+    for (const started = Date.now(); budget.inUse !== bytes && Date.now() - started < 10_000; ) await new Promise((r) => setTimeout(r, 10));
+    expect(budget.inUse).toBe(bytes);
+  }
+
   async function budgetServer(budget: ByteBudget) {
     const router = Router();
     let hold: () => void = () => undefined;
@@ -214,21 +220,23 @@ describe('body byte budget', () => {
     router.post('/v1/fast', async (req, res) => {
       res.json(await readJsonBody(req, res));
     });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router], limits: { body: { budget, waitMs: 100 } } });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router], limits: { body: { budget, waitMs: 100, readTimeoutMs: 10_000 } } });
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));
     const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-    const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    // A ReadableStream body goes out chunked (no Content-Length), which fetch sends only with duplex: 'half'.
+    const post = (path: string, body: string | Buffer | ReadableStream, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit);
     return { post, hold: () => hold(), close: () => http.close() };
   }
 
   it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
-    const { post, hold, close } = await budgetServer(new ByteBudget(1_000_000));
+    const budget = new ByteBudget(1_000_000);
+    const { post, hold, close } = await budgetServer(budget);
     const big = `{"a":"${'x'.repeat(700_000)}"}`;
     try {
       const first = post('/v1/slow', big);
-      await new Promise((r) => setTimeout(r, 100));
+      await holding(budget, big.length);
       const busy = await post('/v1/fast', big);
       expect(busy.status).toBe(503);
       expect(busy.headers.get('retry-after')).toBe('1');
@@ -242,25 +250,68 @@ describe('body byte budget', () => {
     }
   });
 
-  it('reserves the largest body for a compressed one (its Content-Length says nothing of what it inflates to)', async () => {
+  it('reads a chunked body (no Content-Length) sent as text/plain, as sendBeacon sends, and releases its bytes', async () => {
+    const budget = new ByteBudget(1_000_000);
+    const { post, close } = await budgetServer(budget);
+    try {
+      const parts = ['{"chunked":', 'true}'];
+      const stream = new ReadableStream({ pull: (c) => (parts.length ? c.enqueue(new TextEncoder().encode(parts.shift())) : c.close()) });
+      const chunked = await post('/v1/fast', stream, { 'content-type': 'text/plain' });
+      expect(chunked.status).toBe(200);
+      expect(await chunked.json()).toEqual({ chunked: true });
+      expect(budget.inUse).toBe(0);
+    } finally {
+      close();
+    }
+  });
+
+  it('counts a compressed body on the wire and as it inflates, and refuses one inflating past the largest body with 413', async () => {
     const budget = new ByteBudget(MAX_BODY_BYTES + 4 * 1024 * 1024);
     const { post, hold, close } = await budgetServer(budget);
     const gz = gzipSync('{"a":1}');
     const gzip = { 'content-encoding': 'gzip' };
     try {
       const first = post('/v1/slow', gz, gzip);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(budget.inUse).toBe(MAX_BODY_BYTES);
-      const busy = await post('/v1/fast', gz, gzip);
-      expect(busy.status).toBe(503);
-      expect(await busy.json()).toEqual({ error: 'server_busy', retry_after_s: 1 });
-      expect((await post('/v1/fast', '{"a":1}')).status).toBe(200); // the same body uncompressed counts its length
+      await holding(budget, gz.length + '{"a":1}'.length); // its bytes off the wire and what they inflated to
+      expect((await post('/v1/fast', gz, gzip)).status).toBe(200);
+      const bomb = gzipSync(Buffer.alloc(MAX_BODY_BYTES + 1, ' ')); // 16 KB on the wire
+      const refused = await post('/v1/fast', bomb, gzip);
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toEqual({ error: 'payload_too_large' });
       hold();
       expect(await (await first).json()).toEqual({ a: 1 });
-      expect((await post('/v1/fast', gz, gzip)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(budget.inUse).toBe(0);
     } finally {
       close();
     }
+  });
+
+  it("shares: no holder (a project, an address) holds more than its share, and one over it never holds back another's take", async () => {
+    const budget = new ByteBudget(100, 40);
+    const a = await budget.acquire(30, 0, ['project:A', 'address:1']);
+    expect(a).not.toBeNull();
+    const moreOfA = budget.acquire(20, 1_000, ['project:A', 'address:2']); // A would hold 50 > 40: waits
+    expect(await budget.acquire(20, 0, ['project:B', 'address:1'])).toBeNull(); // address 1 would hold 50
+    const b = await budget.acquire(20, 0, ['project:B', 'address:2']); // served at once beside A's waiter
+    expect(b).not.toBeNull();
+    expect([budget.inUse, budget.heldBy('project:A'), budget.heldBy('project:B'), budget.heldBy('address:2')]).toEqual([50, 30, 20, 20]);
+    a!();
+    const gotA = await moreOfA;
+    expect(gotA).not.toBeNull();
+    expect([budget.heldBy('project:A'), budget.heldBy('address:1'), budget.heldBy('address:2')]).toEqual([20, 0, 40]);
+    gotA!();
+    b!();
+    expect(budget.inUse).toBe(0);
+    expect(budget.heldBy('address:2')).toBe(0);
+    expect(await budget.acquire(500, 10, ['project:A'])).not.toBeNull(); // larger than the share: clamped, still served alone
+    expect(budget.heldBy('project:A')).toBe(40);
+  });
+
+  it('the share of a body budget: a quarter, never under the largest body, never over the whole', () => {
+    expect(bodyShareOf(32 * 1024 * 1024)).toBe(MAX_BODY_BYTES);
+    expect(bodyShareOf(256 * 1024 * 1024)).toBe(64 * 1024 * 1024);
+    expect(bodyShareOf(4 * 1024 * 1024)).toBe(4 * 1024 * 1024);
   });
 });
 

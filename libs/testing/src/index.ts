@@ -3,3 +3,4 @@ export * from './system-binary';
 export { keyStoreBackends, isolatedPgPort, systemServer, type SystemServer, type SystemServerSpec, POSTGRES, REDIS } from '@analytics/auth/testing';
 export * from './contract-check';
 export * from './hostile-shapes';
+export * from './slow-body';

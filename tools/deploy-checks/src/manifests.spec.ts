@@ -365,6 +365,9 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
     expect(conf).toMatch(/location \/internal\/ \{ return 404 /);
     expect(conf).toMatch(/location = \/metrics \{ return 404 /);
     expect(conf).toMatch(/client_max_body_size 16m;/);
+    // The apps' header and body deadlines (serve.ts headersTimeout, BODY_READ_TIMEOUT_MS's default).
+    expect(conf).toMatch(/client_header_timeout 30s;/);
+    expect(conf).toMatch(/client_body_timeout 10s;/);
     expect(conf).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
     // The raw caller IP is never stored: no address and no query string in the access log, no error-level lines.
     const logFormat = /log_format analytics ([^;]*);/.exec(conf)?.[1];

@@ -16,7 +16,7 @@ module.exports = {
   testEnvironment: 'node',
   transform: {
     '^.+\\.sql$': path.join(__dirname, 'tools/sql-transform.cjs'),
-    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs', ignoreDynamic: true } }],
   },
   moduleFileExtensions: ['ts', 'js', 'json', 'sql'],
   moduleNameMapper,

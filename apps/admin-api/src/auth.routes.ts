@@ -13,12 +13,18 @@ export interface AuthRouterDeps {
 /** The client of a sign-in: its address as TRUST_PROXY decides (throttling only, never stored) and its User-Agent. */
 const clientOf = (req: Request): Client => ({ address: req.ip, userAgent: req.get('user-agent') });
 
+/** Single sign-on, or 404 not_found when OIDC_* is not set (the routes exist in every document; they answer only when configured). */
+function ssoOf(accounts: Accounts) {
+  if (!accounts.sso) throw new ApiError('not_found');
+  return accounts.sso;
+}
+
 function userOf(caller: Caller): UserCaller {
   if (caller.kind !== 'user') throw new ApiError('invalid_session');
   return caller;
 }
 
-/** /auth/*: setup, sign-in and out, sessions, passwords, invitations, session read keys; and the operator's user routes. */
+/** /auth/*: setup, the sign-in page's config, sign-in and out (with a password or single sign-on), sessions, passwords, invitations, session read keys; and the operator's user routes. */
 export function createAuthRouter(deps: AuthRouterDeps): Router {
   const { signIn, sessions, readKeys } = deps.accounts;
   return routerOf({ session: sessionGuard(deps.accounts, deps.adminToken), adminToken: deps.adminToken }, [
@@ -43,6 +49,17 @@ export function createAuthRouter(deps: AuthRouterDeps): Router {
     }),
     defineRoute(routes.authPasswordResetConfirm, async ({ body }, _auth, { req }) => signIn.confirmReset(body, clientOf(req))),
     defineRoute(routes.authAcceptInvitation, async ({ body }, caller, { req }) => signIn.acceptInvitation(body, caller && userOf(caller), clientOf(req))),
+    defineRoute(routes.authConfig, async () => deps.accounts.config()),
+    defineRoute(routes.authOidcStart, async ({ body }, _auth, { req }) => ssoOf(deps.accounts).start(body.binding, clientOf(req))),
+    defineRoute(routes.authOidcCallback, async (_input, _auth, { req, res }) => {
+      const sso = ssoOf(deps.accounts);
+      // The provider's whole answer (iss included, RFC 9207), as it came: openid-client checks it.
+      const search = new URLSearchParams(req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '');
+      const location = await sso.callback(search);
+      // The code of the fragment is one-time and bound to the browser's secret; still, no page it lands on should pass it on.
+      res.set({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    }),
+    defineRoute(routes.authOidcComplete, async ({ body }, _auth, { req }) => ssoOf(deps.accounts).complete(body, clientOf(req))),
     defineRoute(routes.authReadKey, async ({ body }, caller) => readKeys.mint(caller, body.project_id)),
     defineRoute(routes.listUsers, async () => ({ users: await deps.accounts.users() })),
     defineRoute(routes.createPasswordReset, async ({ body }, _auth, { req }) => {

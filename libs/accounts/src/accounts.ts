@@ -11,6 +11,7 @@ import { ReadKeys } from './read-keys';
 import { SignIn } from './sign-in';
 import { type FailureCounter, MemoryFailureCounter, SignInThrottle } from './sign-in-throttle';
 import { Sessions, type UserCaller } from './sessions';
+import { type OidcSettings, SingleSignOn } from './sso';
 
 export interface AccountsOptions {
   db: SqlPort;
@@ -33,7 +34,14 @@ export interface AccountsOptions {
   now?: () => number;
   /** Told of what fails in the background (a mail, an audit write); never of a secret. */
   onError?: (e: unknown, what: string) => void;
+  /** OIDC_* with PUBLIC_URL: single sign-on (unset: its routes answer 404). */
+  oidc?: OidcSettings;
+  /** Loads openid-client (tests may count the loads); the real dynamic import by default. */
+  loadOpenIdClient?: () => Promise<typeof import('openid-client')>;
 }
+
+/** Starts of single sign-on per client address (each writes a row of the key store). */
+const OIDC_STARTS = { limit: 60, windowMs: 10 * 60_000 };
 
 /**
  * People (issue 45, docs/accounts.md): users, sessions, organizations with roles, invitations, password resets, the
@@ -49,6 +57,9 @@ export class Accounts {
   readonly readKeys: ReadKeys;
   readonly audit: AuditLog;
   readonly keyStore: KeyStore;
+  /** Single sign-on, when OIDC_* is set. */
+  readonly sso?: SingleSignOn;
+  private readonly passwordResetMail: boolean;
 
   constructor(options: AccountsOptions) {
     const now = options.now ?? Date.now;
@@ -80,6 +91,23 @@ export class Accounts {
       onError,
     });
     this.readKeys = new ReadKeys(this.ctx, options.keyStore);
+    if (options.oidc) {
+      this.sso = new SingleSignOn({
+        ctx: this.ctx,
+        sessions: this.sessions,
+        settings: options.oidc,
+        throttle: new SignInThrottle(failures, options.throttleSecret, OIDC_STARTS, 'oidc'),
+        onError,
+        loadClient: options.loadOpenIdClient,
+      });
+    }
+    // What requestReset needs to mail a link.
+    this.passwordResetMail = options.mailer !== undefined && options.publicUrl !== undefined;
+  }
+
+  /** GET /auth/config: what the sign-in and first-run pages offer. */
+  async config() {
+    return { setup_required: !(await this.signIn.anyUser()), sso: this.sso ? { name: this.sso.name } : null, password_reset: this.passwordResetMail };
   }
 
   /** The signed-in user and their organizations with their role in each (GET /auth/me). */

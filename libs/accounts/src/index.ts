@@ -11,4 +11,5 @@ export * from './session-guard';
 export * from './sessions';
 export * from './sign-in';
 export * from './sign-in-throttle';
+export * from './sso';
 export * from './tokens';

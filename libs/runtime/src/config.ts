@@ -76,7 +76,33 @@ export const envSchema = z.object({
   // Mail (password resets, invitations): smtp:// or smtps:// with credentials in the URL, and the sender.
   SMTP_URL: envString().refine((v) => v === undefined || /^smtps?:\/\/[^\s]+$/.test(v), { message: 'SMTP_URL must be an smtp:// or smtps:// URL' }),
   MAIL_FROM: envString(),
+  // Single sign-on (docs/accounts.md): the provider's issuer, https (plain http only on loopback), no query or fragment.
+  OIDC_ISSUER: envString().refine((v) => v === undefined || oidcIssuerProblem(v) === undefined, { message: 'OIDC_ISSUER must be the https:// issuer URL of the OpenID provider (plain http only for localhost or 127.0.0.1), without query or fragment' }),
+  OIDC_CLIENT_ID: envString(),
+  OIDC_CLIENT_SECRET: envString(),
+  // The button reads "Sign in with <OIDC_NAME>".
+  OIDC_NAME: z.preprocess((v) => (v === '' || v === undefined ? 'SSO' : v), z.string().trim().min(1).max(100)),
+  // The organization a first sign-in joins (created when missing), with OIDC_DEFAULT_ROLE (never owner).
+  OIDC_ORG: z.preprocess((v) => (v === '' || v === undefined ? 'Default' : v), z.string().trim().min(1).max(200)),
+  OIDC_DEFAULT_ROLE: z.preprocess((v) => (v === '' || v === undefined ? 'viewer' : v), z.enum(['viewer', 'editor', 'admin'])),
+  // Comma-separated email domains that may sign in (example.com, example.org); unset: any verified email.
+  OIDC_ALLOWED_DOMAINS: envString().transform((v, ctx) => {
+    const domains = (v ?? '').split(',').map((d) => d.trim().toLowerCase().replace(/^@/, '')).filter(Boolean);
+    for (const d of domains) if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(d)) ctx.addIssue({ code: 'custom', message: `OIDC_ALLOWED_DOMAINS: ${d.slice(0, 100)} is not a domain` });
+    return domains;
+  }),
 });
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Why OIDC_ISSUER is not usable as an issuer, or undefined. */
+function oidcIssuerProblem(value: string): string | undefined {
+  if (!URL.canParse(value)) return 'not an absolute URL';
+  const url = new URL(value);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) return 'not https';
+  if (url.username || url.password || url.search || url.hash || value.includes('#')) return 'query, fragment or credentials';
+  return undefined;
+}
 
 export type Env = z.output<typeof envSchema>;
 

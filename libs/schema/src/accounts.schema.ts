@@ -55,6 +55,42 @@ export const invitationAcceptInputSchema = z
   .describe('The token of the invitation link; a password for a new account, or the current one of an existing account when not signed in as it.');
 export const readKeyInputSchema = z.object({ project_id: uuid.describe('Project id (UUID).') }).describe('The project to read.');
 
+/** Single sign-on (docs/accounts.md, "Single sign-on (OIDC)"): base64url, no padding. */
+const base64url = /^[A-Za-z0-9_-]+$/;
+export const oidcStartInputSchema = z
+  .object({
+    binding: z
+      .string()
+      .length(43)
+      .regex(base64url, { message: 'must be base64url' })
+      .describe("base64url (no padding) SHA-256 of a random secret the browser keeps (sessionStorage) until POST /auth/oidc/complete: only that browser can finish this sign-in."),
+  })
+  .describe('Starts a single sign-on.');
+export const oidcStartResponseSchema = z
+  .object({ url: z.string().describe("The provider's authorization URL (code flow with PKCE S256, state, nonce; scope `openid email profile`): open it in this tab.") })
+  .describe('Where to send the browser.');
+export const oidcCallbackParamsSchema = z
+  .object({
+    code: z.string().max(4096).optional().describe("The provider's authorization code."),
+    state: z.string().max(512).optional().describe('The state of POST /auth/oidc/start.'),
+    error: z.string().max(256).optional().describe("The provider's error (access_denied, ...)."),
+  })
+  .loose()
+  .describe("The provider's authorization response (RFC 6749 4.1.2; `iss` and other parameters pass to the client's checks).");
+export const oidcCompleteInputSchema = z
+  .object({
+    code: z.string().min(1).max(200).describe('The one-time code of the `#sso=` fragment (60 seconds).'),
+    secret: z.string().min(32).max(256).describe('The secret whose SHA-256 was the binding of POST /auth/oidc/start.'),
+  })
+  .describe('Finishes a single sign-on in the browser that started it.');
+export const authConfigResponseSchema = z
+  .object({
+    setup_required: z.boolean().describe('No user exists yet: show the first-run page (POST /auth/setup).'),
+    sso: z.object({ name: z.string().describe('OIDC_NAME: the button reads "Sign in with <name>".') }).nullable().describe('Single sign-on, when configured.'),
+    password_reset: z.boolean().describe('Mail is configured: offer "Forgot password".'),
+  })
+  .describe('What the sign-in and first-run pages offer.');
+
 export const acceptedResponseSchema = z.object({ ok: z.literal(true) }).describe('Accepted.');
 
 export const membershipSchema = z.object({ id: z.string().describe('Organization id (UUID).'), name: z.string(), role: roleSchema }).describe("An organization of the user and the user's role in it.");

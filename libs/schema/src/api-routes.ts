@@ -17,6 +17,7 @@ import {
   adminResetResponseSchema,
   auditParamsSchema,
   auditResponseSchema,
+  authConfigResponseSchema,
   createdInvitationResponseSchema,
   invitationAcceptInputSchema,
   invitationInputSchema,
@@ -27,6 +28,10 @@ import {
   memberInputSchema,
   memberListResponseSchema,
   memberResponseSchema,
+  oidcCallbackParamsSchema,
+  oidcCompleteInputSchema,
+  oidcStartInputSchema,
+  oidcStartResponseSchema,
   orgInputSchema,
   orgListResponseSchema,
   orgResponseSchema,
@@ -389,6 +394,25 @@ export const routes = {
   authReadKey: {
     method: 'post', path: '/auth/read-key', app: 'admin-api', summary: 'Mint a short-lived rk_ key of a project for this session (any member): the dashboard reads without a pasted key',
     auth: { session: 'user', role: 'viewer', of: 'project_id' }, body: readKeyInputSchema, responses: { 201: readKeyResponseSchema }, errors: [...MEMBER_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+  },
+  authConfig: {
+    method: 'get', path: '/auth/config', app: 'admin-api', summary: 'What the sign-in and first-run pages offer: setup still required, single sign-on (its name), password reset by mail', auth: 'none',
+    responses: { 200: authConfigResponseSchema }, errors: [...ALWAYS],
+  },
+  // Single sign-on (docs/accounts.md): no cookie; the browser proves it started the sign-in with the binding's secret.
+  authOidcStart: {
+    method: 'post', path: '/auth/oidc/start', app: 'admin-api', summary: "Start a single sign-on: the provider's authorization URL (PKCE, state, nonce), bound to a secret the browser keeps (404 when SSO is not configured)",
+    auth: 'none', body: oidcStartInputSchema, responses: { 200: oidcStartResponseSchema }, errors: ['not_found', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+    example: { binding: 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg' },
+  },
+  authOidcCallback: {
+    method: 'get', path: '/auth/oidc/callback', app: 'admin-api',
+    summary: 'Where the provider sends the browser back: 302 to `<PUBLIC_URL>/#sso=<one-time code>` (60 s), or `#sso_error=<reason>`; never a session token in an address',
+    auth: 'none', query: oidcCallbackParamsSchema, responses: { 302: null }, errors: ['not_found', ...ALWAYS],
+  },
+  authOidcComplete: {
+    method: 'post', path: '/auth/oidc/complete', app: 'admin-api', summary: "Finish a single sign-on: the fragment's one-time code and the binding's secret for a session token",
+    auth: 'none', body: oidcCompleteInputSchema, responses: { 200: sessionTokenResponseSchema }, errors: ['not_found', 'invalid_credentials', ...BODY_ERRORS, ...ALWAYS],
   },
   listOrgs: {
     method: 'get', path: '/admin/orgs', app: 'admin-api', summary: "The caller's organizations (every one for ADMIN_TOKEN)", auth: { session: 'any' },

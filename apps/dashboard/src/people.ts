@@ -449,7 +449,7 @@ async function renderKeys(project: Project): Promise<void> {
                 refused(e, 'keys-status');
               }
             });
-        const row = el('tr', {}, el('td', { className: 'mono' }, k.prefix), el('td', {}, `${k.kind} ${k.env}`), el('td', {}, dateTime(k.created_at)), el('td', {}, dateTime(k.last_used_at)), el('td', {}, k.revoked_at ? `revoked ${dateTime(k.revoked_at)}` : 'active'), el('td', {}, action));
+        const row = el('tr', {}, el('td', { className: 'mono' }, `${k.kind}_${k.env}_${k.prefix}`), el('td', {}, `${k.kind} ${k.env}`), el('td', {}, dateTime(k.created_at)), el('td', {}, dateTime(k.last_used_at)), el('td', {}, k.revoked_at ? `revoked ${dateTime(k.revoked_at)}` : 'active'), el('td', {}, action));
         row.dataset['prefix'] = k.prefix;
         row.dataset['state'] = k.revoked_at ? 'revoked' : 'active';
         return row;

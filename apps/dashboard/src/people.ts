@@ -345,10 +345,13 @@ export async function route(): Promise<void> {
   }
   const page = location.hash.replace(/^#\/?/, '');
   renderNav(page);
-  if (page === 'settings') return showSettings();
-  if (page === 'members') return showMembers();
-  if (page === 'account') return showAccount();
-  if (page === 'audit') return showAudit();
+  const show = { settings: showSettings, members: showMembers, account: showAccount, audit: showAudit }[page];
+  if (show) {
+    // Focus on the page's title, so a screen reader announces the page and Tab starts from it.
+    const shown = show();
+    $(`${page}-title`).focus();
+    return shown;
+  }
   if (!currentProject()) {
     showOnly();
     return notice(`You are signed in as ${me!.user.email}, and no project is shared with you yet: an admin of an organization can invite you.`);
@@ -753,8 +756,8 @@ export async function startPeople(dashboard: DashboardHooks, keyMessage = ''): P
   setUpMemberForms();
   setUpAccountForms();
   $<HTMLSelectElement>('project-switcher').addEventListener('change', (e) => {
+    // The same page for the project chosen (its settings, its organization's members).
     chooseProject((e.target as HTMLSelectElement).value);
-    history.pushState(null, '', location.pathname + location.search);
     void route();
   });
   const fragment = new URLSearchParams(location.hash.slice(1));

@@ -76,6 +76,12 @@ const TABLE: Record<string, Row> = {
     },
   },
   authReadKey: { call: async (p) => ({ path: '/auth/read-key', body: { project_id: p.projectId } }) },
+  authConfig: { call: async () => ({ path: '/auth/config' }) },
+  // Single sign-on is not configured here (sso.spec.ts runs it against a real provider): each of its routes answers
+  // 404 not_found to every caller alike, the credential included.
+  authOidcStart: { call: async () => ({ path: '/auth/oidc/start', body: { binding: 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg' } }), success: 404 },
+  authOidcCallback: { call: async () => ({ path: '/auth/oidc/callback', query: { code: 'c', state: 's' } }), success: 404 },
+  authOidcComplete: { call: async () => ({ path: '/auth/oidc/complete', body: { code: 'sso_x', secret: 'a secret of at least thirty-two characters' } }), success: 404 },
   listOrgs: { call: async () => ({ path: '/admin/orgs' }) },
   createOrg: { call: async () => ({ path: '/admin/orgs', body: { name: 'table' } }) },
   updateOrg: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}`, body: { name: 'Default' } }) },

@@ -33,7 +33,7 @@ export interface People {
   clock: { now: number };
 }
 
-export interface PeopleOptions extends Partial<Pick<AccountsOptions, 'hasher' | 'failures' | 'mailer' | 'publicUrl' | 'sessionIdleDays' | 'sessionMaxDays'>> {
+export interface PeopleOptions extends Partial<Pick<AccountsOptions, 'hasher' | 'failures' | 'mailer' | 'publicUrl' | 'sessionIdleDays' | 'sessionMaxDays' | 'oidc'>> {
   bus?: InvalidationBus;
   trustProxy?: boolean | string[];
   /** The clock the accounts read (another part under test may share it). */
@@ -61,6 +61,7 @@ export async function setUpPeople(db: SqlPort, options: PeopleOptions = {}): Pro
     failures: options.failures,
     mailer: options.mailer,
     publicUrl: options.publicUrl,
+    oidc: options.oidc,
     now: () => clock.now,
     onKeysRevoked: options.bus ? (prefix) => options.bus!.keyRevoked(prefix) : undefined,
   });

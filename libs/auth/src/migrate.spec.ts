@@ -57,6 +57,7 @@ describe('the key-store migration files', () => {
     '004_oauth_grants f8e346f7414bbe61e60fb36deb50c0978dad7f476aec62814d32f8ef8136df04',
     '005_oauth_housekeeping 374a94b3437e2eac6f921d8c2069d35040602592e877d7f5d3146bba459d4493',
     '006_accounts dc9a31f5b9402b6993b6bc91ddda7ac98f8c713a903ba8e565e49d6c1693c3db',
+    '007_oidc_logins 0795d01f276e5ac5a82dabee3087485445722aa4a88169590f697d8c3dd22c3f',
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import { envSchema, failedAuthLimitsOf, rateRulesOf, requireEventStore } from './config';
 import { appConfig, loadConfig, requiredSetting } from './env';
+import { oidcSettingsOf } from './accounts';
 
 describe('environment', () => {
   it('has the documented defaults', () => {
@@ -50,5 +51,20 @@ describe('environment', () => {
     expect(() => read.load({ DATA_DIR: '/tmp/x' })).toThrow('read-api: missing required setting DATABASE_URL (see');
     expect(() => read.load({ DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://db/a' })).not.toThrow();
     expect(() => read.load({ CLICKHOUSE_URL: 'http://ch:8123', DATABASE_URL: 'postgres://db/a' })).not.toThrow();
+  });
+  it('reads single sign-on: all three OIDC settings or none, PUBLIC_URL with them, defaults SSO / Default / viewer / any domain', () => {
+    const trio = { OIDC_ISSUER: 'https://accounts.google.com', OIDC_CLIENT_ID: 'id', OIDC_CLIENT_SECRET: 'secret' };
+    expect(oidcSettingsOf(loadConfig(envSchema, {}))).toBeUndefined();
+    expect(oidcSettingsOf(loadConfig(envSchema, { ...trio, PUBLIC_URL: 'https://analytics.example.com' }))).toEqual({
+      issuer: 'https://accounts.google.com', clientId: 'id', clientSecret: 'secret', name: 'SSO', org: 'Default', defaultRole: 'viewer', allowedDomains: [], publicUrl: 'https://analytics.example.com',
+    });
+    const env = loadConfig(envSchema, { ...trio, PUBLIC_URL: 'https://a.example.com', OIDC_NAME: 'Acme ID', OIDC_ORG: 'Acme', OIDC_DEFAULT_ROLE: 'editor', OIDC_ALLOWED_DOMAINS: 'Example.com, @example.org' });
+    expect(oidcSettingsOf(env)).toMatchObject({ name: 'Acme ID', org: 'Acme', defaultRole: 'editor', allowedDomains: ['example.com', 'example.org'] });
+    expect(() => oidcSettingsOf(loadConfig(envSchema, { OIDC_ISSUER: trio.OIDC_ISSUER, PUBLIC_URL: 'https://a.example.com' }))).toThrow(/OIDC_CLIENT_ID, OIDC_CLIENT_SECRET: single sign-on needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together/);
+    expect(() => oidcSettingsOf(loadConfig(envSchema, trio))).toThrow(/PUBLIC_URL: required with OIDC_ISSUER/);
+    expect(() => loadConfig(envSchema, { OIDC_DEFAULT_ROLE: 'owner' })).toThrow(/OIDC_DEFAULT_ROLE/);
+    expect(() => loadConfig(envSchema, { OIDC_ISSUER: 'http://sso.example.com' })).toThrow(/OIDC_ISSUER/);
+    expect(() => loadConfig(envSchema, { OIDC_ALLOWED_DOMAINS: 'not a domain' })).toThrow(/OIDC_ALLOWED_DOMAINS/);
+    expect(loadConfig(envSchema, { OIDC_ISSUER: 'http://127.0.0.1:8080/realms/test' }).OIDC_ISSUER).toBe('http://127.0.0.1:8080/realms/test');
   });
 });

@@ -163,6 +163,8 @@ interface Call {
   body?: unknown;
   /** Reads what the answer created (the owner's session after setup or a reset, a new organization's id). */
   after?: (answer: Answer) => void;
+  /** What this topology answers instead of the declared success (a feature it does not configure), from the route's app all the same. */
+  status?: number;
 }
 
 const json = (body: object) => JSON.stringify(body);
@@ -245,6 +247,12 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
     return { body: { token, password: OWNER.password }, after: (a) => void (f.saved.ownerToken = (a.json() as Loose).token) };
   },
   authAcceptInvitation: async (f) => ({ body: { token: (await invited(f, 'accepts@example.com', false)).token, password: 'a member passphrase' } }),
+  authConfig: () => ({}),
+  // Single sign-on is not configured in the topology (apps/admin-api/src/sso.spec.ts runs it against a real provider):
+  // admin-api's own 404 not_found shows that nginx routes each of its paths there.
+  authOidcStart: () => ({ status: 404 }),
+  authOidcCallback: () => ({ query: { code: 'c', state: 's' }, status: 404 }),
+  authOidcComplete: () => ({ body: { code: 'sso_x', secret: 'a secret of at least thirty-two characters' }, status: 404 }),
   authReadKey: async (f) => {
     const o = await f.owner();
     const created = await http(f.port, 'POST', '/admin/projects', bearer(o.token), json({ name: 'read-key', org_id: o.orgId }));
@@ -404,7 +412,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
       const r = await http(topo.proxy, route.method.toUpperCase(), path, { ...credentialsFor(route, t.keys), ...call.headers }, body === undefined ? undefined : JSON.stringify(body));
       const declared = Object.keys(route.responses).map(Number);
       if (declared.includes(r.status)) call.after?.(r);
-      answered.push({ name, service: r.service, status: declared.includes(r.status) ? 'declared' : `${r.status} ${r.body.slice(0, 200)}` });
+      answered.push({ name, service: r.service, status: declared.includes(r.status) || r.status === call.status ? 'declared' : `${r.status} ${r.body.slice(0, 200)}` });
     }
     expect(answered).toEqual(PUBLIC_ROUTES.map(({ name, route }) => ({ name, service: route.app, status: 'declared' })));
 

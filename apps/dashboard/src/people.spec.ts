@@ -340,4 +340,28 @@ CHROMIUM.describe('people in the dashboard (Chromium, the real service)', () => 
     await page.waitForSelector('#login-page:not([hidden])');
     expect((await asUser(token, 'GET', '/auth/me')).status).toBe(401);
   });
+
+  it('a reset link (the operator\'s, as the mailed one) opens "Choose a new password", which sets it and signs in', async () => {
+    const made = await asUser<{ reset_url: string }>(ADMIN_TOKEN, 'POST', '/admin/password-resets', { email: OWNER.email });
+    expect(made.status).toBe(201);
+    expect(made.body.reset_url).toMatch(new RegExp(`^${base}/#reset=rst_`));
+    const { page, problems } = owner;
+    await page.goto(made.body.reset_url);
+    await page.waitForSelector('#reset-page:not([hidden])');
+    expect(page.url()).toBe(`${base}/`);
+    expect(await page.getAttribute('#reset-password', 'autocomplete')).toBe('new-password');
+    await expectAccessible(page, 'reset');
+    await page.fill('#reset-password', 'the reset owner passphrase');
+    await page.press('#reset-password', 'Enter');
+    await loaded(page);
+    expect(await tokenOf(page)).toMatch(/^ses_/);
+    expect(problems.filter((p) => !/(answered |status of )401/.test(p))).toEqual([]);
+    // Used once: the same link again is refused in words.
+    await page.evaluate(() => localStorage.clear());
+    await page.goto(made.body.reset_url);
+    await page.fill('#reset-password', 'yet another passphrase');
+    await page.press('#reset-password', 'Enter');
+    await page.waitForFunction(() => document.getElementById('reset-error')?.textContent?.includes('400 invalid_token'));
+    expect(await page.textContent('#reset-error')).toContain('used');
+  });
 });

@@ -334,6 +334,7 @@ function notice(text: string): void {
 
 /** Shows the page the hash names (signed in), the dashboard (a pasted key) or the signed-out page. */
 export async function route(): Promise<void> {
+  if (await openedLink()) return;
   if (!signedIn()) {
     if (sessionStorage.getItem('analytics.readKey')) return hooks.showDashboard();
     return showSignedOut();
@@ -760,29 +761,38 @@ export async function startPeople(dashboard: DashboardHooks, keyMessage = ''): P
     chooseProject((e.target as HTMLSelectElement).value);
     void route();
   });
+  if (keyMessage && !signedIn() && !/^#(invitation|reset|sso)=/.test(location.hash)) return showSignedOut('', keyMessage);
+  return route();
+}
+
+/**
+ * A link's page when the fragment is one (#invitation=, #reset=, #sso=): its token is taken out of the address at
+ * once. True when it was one (the page is shown or the sign-in completed).
+ */
+async function openedLink(): Promise<boolean> {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const invitation = fragment.get('invitation');
   const reset = fragment.get('reset');
   const sso = fragment.get('sso');
-  if (invitation || reset || sso) history.replaceState(null, '', location.pathname + location.search);
+  if (!invitation && !reset && !sso) return false;
+  history.replaceState(null, '', location.pathname + location.search);
   if (invitation) {
     linkToken = { kind: 'invitation', token: invitation };
-    return showAccept();
-  }
-  if (reset) {
+    await showAccept();
+  } else if (reset) {
     linkToken = { kind: 'reset', token: reset };
     showOnly('reset-page');
-    return $<HTMLInputElement>('reset-password').focus();
-  }
-  if (sso) {
+    $<HTMLInputElement>('reset-password').focus();
+  } else if (sso) {
     const secret = sessionStorage.getItem(SSO_SECRET_ITEM) ?? '';
     sessionStorage.removeItem(SSO_SECRET_ITEM);
     try {
       signedInAs(await call<SignedIn>('POST', '/auth/oidc/complete', { code: sso, secret }, null));
     } catch (e) {
-      return showSignedOut(e instanceof Error ? e.message : String(e));
+      await showSignedOut(e instanceof Error ? e.message : String(e));
+      return true;
     }
+    await route();
   }
-  if (keyMessage && !signedIn()) return showSignedOut('', keyMessage);
-  return route();
+  return true;
 }

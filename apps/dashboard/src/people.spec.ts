@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,6 +15,7 @@ import { CHROMIUM, launchChromium, loaded, shown, watch } from './test-support/p
 
 const WORKSPACE = join(__dirname, '../../..');
 const DIST = join(WORKSPACE, 'dist/apps/dashboard');
+const SCREENSHOTS = join(WORKSPACE, 'dist/screenshots');
 const ADMIN_TOKEN = 'admin-token-people';
 const OWNER = { email: 'owner@example.com', name: 'Olivia Owner', password: 'owner passphrase 1' };
 const VIEWER = { email: 'viewer@example.com', name: 'Victor Viewer', password: 'viewer passphrase 1' };
@@ -44,7 +45,11 @@ async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
   });
 }
-const expectAccessible = async (page: Page, name: string) => expect({ name, violations: await axeViolations(page) }).toEqual({ name, violations: [] });
+/** No serious or critical axe violation; a full-page screenshot of it in dist/screenshots/people-<name>.png. */
+async function expectAccessible(page: Page, name: string): Promise<void> {
+  expect({ name, violations: await axeViolations(page) }).toEqual({ name, violations: [] });
+  await page.screenshot({ path: join(SCREENSHOTS, `people-${name.replace(/\W+/g, '-')}.png`), fullPage: true });
+}
 
 const tokenOf = (page: Page) => page.evaluate(() => localStorage.getItem('analytics.session'));
 async function asUser<T>(token: string, method: string, path: string, body?: object): Promise<{ status: number; body: T }> {
@@ -79,6 +84,7 @@ CHROMIUM.describe('people in the dashboard (Chromium, the real service)', () => 
     const sent = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${created.keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
     expect(sent.status).toBe(202);
     browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {

@@ -50,6 +50,8 @@ export function showOnly(...ids: PageId[]): void {
   $('people-nav').hidden = !people;
   $('project-title').hidden = !people || !currentProject();
   if (!ids.includes('dashboard')) {
+    // The dashboard's "loaded" state is of the dashboard shown: none while another page is.
+    delete document.body.dataset['state'];
     hooks.leaveDashboard();
     $('export-csv').hidden = true;
   }
@@ -196,8 +198,11 @@ function setUpSignedOutForms(): void {
     const name = $<HTMLInputElement>('accept-name').value.trim();
     const password = $<HTMLInputElement>('accept-password').value;
     const body = { token: linkToken.token, ...(password ? { password } : {}), ...(name ? { name } : {}) };
+    const before = getToken();
     call<SignedIn>('POST', '/auth/invitations/accept', body)
-      .then((answer) => {
+      .then(async (answer) => {
+        // Signed in as another account before: that session ends, this tab is now the invited account's.
+        if (before && before !== answer.token) await call('POST', '/auth/logout', undefined, before).catch(() => undefined);
         linkToken = undefined;
         $<HTMLInputElement>('accept-password').value = '';
         signedInAs(answer);
@@ -228,7 +233,6 @@ async function showAccept(): Promise<void> {
   $('accept-intro').textContent = user
     ? `You were invited. You are signed in as ${user.email}: if the invitation is for this email, just join. For another email, type that account's password, or choose one for a new account.`
     : 'You were invited. New here: choose a password (10 characters or more). Already have an account with the invited email: type its password.';
-  $('accept-submit').textContent = user ? `Join` : 'Join';
   password.focus();
 }
 

@@ -49,7 +49,9 @@ class TestProvider {
   async start(): Promise<void> {
     // ESM only: a real dynamic import (jest.preset.cjs keeps import() native).
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => {}); // "Unsupported runtime" on Node 20, dev keys
-    const { default: Provider } = (await import('oidc-provider')) as unknown as { default: new (issuer: string, config: unknown) => OidcProviderLike };
+    // Untyped (no declarations ship with it): imported by a name the compiler does not resolve, typed below.
+    const specifier = 'oidc-provider';
+    const { default: Provider } = (await import(specifier)) as { default: new (issuer: string, config: unknown) => OidcProviderLike };
     this.server = createServer();
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;

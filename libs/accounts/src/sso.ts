@@ -235,7 +235,7 @@ export class SingleSignOn {
     const domain = email.data.slice(email.data.lastIndexOf('@') + 1);
     const allowed = this.deps.settings.allowedDomains;
     if (allowed.length > 0 && !allowed.includes(domain)) throw new SsoRefusal('domain_not_allowed');
-    const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 200).replace(/\u0000/g, '') : undefined;
+    const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 200).replaceAll('\u0000', '') : undefined;
 
     const user = await this.findOrCreateUser(email.data, name);
     const handoff = `${HANDOFF_PREFIX}${randomBase62(HANDOFF_SECRET_LENGTH)}`;

@@ -302,6 +302,7 @@ CHROMIUM.describe('people in the dashboard (Chromium, the real service)', () => 
       expect(await other.page.getAttribute('#login-password', 'autocomplete')).toBe('current-password');
       expect(await other.page.isVisible('#sso-button')).toBe(false);
       expect(await other.page.isVisible('#forgot-button')).toBe(false);
+      expect(await other.page.isVisible('#forgot-form')).toBe(false);
       await expectAccessible(other.page, 'sign-in');
       await other.page.fill('#login-email', OWNER.email);
       await other.page.fill('#login-password', OWNER.password);

@@ -45,9 +45,12 @@ async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
   });
 }
-/** No serious or critical axe violation; a full-page screenshot of it in dist/screenshots/people-<name>.png. */
+/** No serious or critical axe violation, dark and light; a full-page screenshot of it in dist/screenshots/people-<name>.png. */
 async function expectAccessible(page: Page, name: string): Promise<void> {
-  expect({ name, violations: await axeViolations(page) }).toEqual({ name, violations: [] });
+  for (const colorScheme of ['dark', 'light'] as const) {
+    await page.emulateMedia({ colorScheme });
+    expect({ name, colorScheme, violations: await axeViolations(page) }).toEqual({ name, colorScheme, violations: [] });
+  }
   await page.screenshot({ path: join(SCREENSHOTS, `people-${name.replace(/\W+/g, '-')}.png`), fullPage: true });
 }
 

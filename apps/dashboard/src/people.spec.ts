@@ -264,13 +264,21 @@ CHROMIUM.describe('people in the dashboard (Chromium, the real service)', () => 
     await page.waitForSelector(`#members tr[data-email="${VIEWER.email}"][data-role="viewer"]`);
   });
 
-  it('the audit list shows admins what happened: the invitation, the acceptance, the key created and revoked', async () => {
+  it('the audit list shows admins what happened: the invitation, the acceptance, the key created and revoked; of any of their organizations', async () => {
     const { page, problems } = owner;
     await page.click('#nav-audit');
     await page.waitForSelector('#audit tbody tr[data-action]');
     const actions = await page.$$eval('#audit tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset['action']));
     for (const a of ['invitation.created', 'invitation.accepted', 'key.created', 'key.revoked', 'project.updated', 'user.signed_in']) expect([a, actions.includes(a)]).toEqual([a, true]);
     await expectAccessible(page, 'audit');
+    // Any organization of the user, one without the current project too: Acme's log.
+    const orgs = await page.$$eval('#org-switcher option', (os) => os.map((o) => [o.textContent, (o as HTMLOptionElement).value]));
+    expect(orgs.map(([name]) => name)).toEqual(['Default (owner)', 'Acme (owner)']);
+    await page.selectOption('#org-switcher', orgs[1]![1]!);
+    await page.waitForFunction(() => document.getElementById('audit-title')?.textContent === 'Audit log of Acme');
+    await page.waitForSelector('#audit tbody tr[data-action="org.created"]');
+    await page.selectOption('#org-switcher', orgs[0]![1]!);
+    await page.waitForFunction(() => document.getElementById('audit-title')?.textContent === 'Audit log of Default');
     expect(problems).toEqual([]);
   });
 

@@ -251,12 +251,21 @@ export function currentProject(): Project | undefined {
 }
 
 function chooseProject(id: string): void {
+  sessionStorage.removeItem(ORG_ITEM);
   sessionStorage.setItem(PROJECT_ITEM, id);
   localStorage.setItem(PROJECT_ITEM, id);
 }
 
-/** The organization the admin pages are about: the current project's, else the first one. */
-const currentOrg = (): Membership | undefined => me?.organizations.find((o) => o.id === currentProject()?.org_id) ?? me?.organizations[0];
+const ORG_ITEM = 'analytics.org';
+
+/** The organization of the current project (its settings need admin there). */
+const projectOrg = (): Membership | undefined => me?.organizations.find((o) => o.id === currentProject()?.org_id);
+
+/** The organization the members and audit pages are about: the one chosen there, else the current project's, else the first. */
+function currentOrg(): Membership | undefined {
+  const chosen = sessionStorage.getItem(ORG_ITEM);
+  return me?.organizations.find((o) => o.id === chosen) ?? me?.organizations.find((o) => o.id === currentProject()?.org_id) ?? me?.organizations[0];
+}
 
 function renderNav(page: string): void {
   const project = currentProject();
@@ -267,12 +276,17 @@ function renderNav(page: string): void {
   switcher.replaceChildren(...groups.filter((g) => g.children.length > 0));
   switcher.disabled = projects.length === 0;
   $('project-title').textContent = project ? ` · ${project.name}` : '';
-  const admin = atLeast(currentOrg()?.role, 'admin');
+  // On the members and audit pages, any organization of the user (one without projects too).
+  const orgPage = page === 'members' || page === 'audit';
+  $('org-choice').hidden = !orgPage || (me?.organizations.length ?? 0) < 2;
+  $<HTMLSelectElement>('org-switcher').replaceChildren(...(me?.organizations ?? []).map((o) => el('option', { value: o.id, textContent: `${o.name} (${o.role})`, selected: o.id === currentOrg()?.id })));
+  const projectAdmin = atLeast(projectOrg()?.role, 'admin');
+  const someAdmin = (me?.organizations ?? []).some((o) => atLeast(o.role, 'admin'));
   for (const [id, target, shown] of [
     ['nav-dashboard', '', true],
-    ['nav-settings', 'settings', admin && project !== undefined],
-    ['nav-members', 'members', admin],
-    ['nav-audit', 'audit', admin],
+    ['nav-settings', 'settings', projectAdmin],
+    ['nav-members', 'members', someAdmin],
+    ['nav-audit', 'audit', someAdmin],
     ['nav-account', 'account', true],
   ] as const) {
     const link = $(id);
@@ -373,11 +387,11 @@ export async function signOut(): Promise<void> {
 }
 
 /** "You cannot" in words, with the page's content hidden: viewers and editors see no key or member management. */
-function roleTooLow(errorId: string, bodyId: string | undefined, what: string): boolean {
-  const role = currentOrg()?.role;
+function roleTooLow(org: Membership | undefined, errorId: string, bodyId: string | undefined, what: string): boolean {
+  const role = org?.role;
   if (atLeast(role, 'admin')) return false;
   if (bodyId) $(bodyId).hidden = true;
-  say(errorId, `Your role in ${currentOrg()?.name ?? 'this organization'} is ${role ?? 'none'}: ${what} need the admin role. (403 insufficient_role)`);
+  say(errorId, `Your role in ${org?.name ?? 'this organization'} is ${role ?? 'none'}: ${what} need the admin role. (403 insufficient_role)`);
   return true;
 }
 
@@ -392,7 +406,7 @@ async function showSettings(): Promise<void> {
   $('settings-body').hidden = false;
   if (!project) return say('settings-error', 'No project yet.');
   $('settings-title').textContent = `Settings of ${project.name}`;
-  if (roleTooLow('settings-error', 'settings-body', 'project settings and keys')) return;
+  if (roleTooLow(projectOrg(), 'settings-error', 'settings-body', 'project settings and keys')) return;
   $<HTMLInputElement>('project-name').value = project.name;
   $<HTMLInputElement>('project-retention').value = String(project.retention_days);
   renderOrigins(project);
@@ -540,7 +554,7 @@ async function showMembers(): Promise<void> {
   $('members-body').hidden = false;
   const org = currentOrg();
   $('members-title').textContent = org ? `Members of ${org.name}` : 'Members';
-  if (roleTooLow('members-error', 'members-body', 'members and invitations')) return;
+  if (roleTooLow(org, 'members-error', 'members-body', 'members and invitations')) return;
   $<HTMLSelectElement>('invite-role').replaceChildren(...grantable(org?.role).map((r) => el('option', { value: r, textContent: r })));
   await renderMembers();
 }
@@ -731,7 +745,7 @@ async function showAudit(): Promise<void> {
   $('audit-title').textContent = org ? `Audit log of ${org.name}` : 'Audit log';
   const body = $('audit').querySelector('tbody')!;
   body.replaceChildren();
-  if (roleTooLow('audit-error', undefined, 'the audit log') || !org) return;
+  if (roleTooLow(org, 'audit-error', undefined, 'the audit log') || !org) return;
   let entries: AuditEntry[];
   try {
     entries = (await call<{ entries: AuditEntry[] }>('GET', `/admin/orgs/${org.id}/audit?limit=200`)).entries;
@@ -760,6 +774,10 @@ export async function startPeople(dashboard: DashboardHooks, keyMessage = ''): P
   setUpSettingsForms();
   setUpMemberForms();
   setUpAccountForms();
+  $<HTMLSelectElement>('org-switcher').addEventListener('change', (e) => {
+    sessionStorage.setItem(ORG_ITEM, (e.target as HTMLSelectElement).value);
+    void route();
+  });
   $<HTMLSelectElement>('project-switcher').addEventListener('change', (e) => {
     // The same page for the project chosen (its settings, its organization's members).
     chooseProject((e.target as HTMLSelectElement).value);

@@ -6,6 +6,7 @@ import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
 import { $, durationText, el, setNumber } from './dom';
+import { readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
 import {
   DAY_MS,
   PRESETS,
@@ -49,19 +50,17 @@ function dropKeyFromUrl(): boolean {
   return true;
 }
 
+/** The signed-out page: sign-in (or first run) and the read-key card, `message` in the key card's alert. */
 function showSignIn(message = ''): void {
-  $('dashboard').hidden = true;
-  $('sign-out').hidden = true;
-  $('export-csv').hidden = true;
-  $('sign-in').hidden = false;
-  $('key-error').textContent = message;
-  $<HTMLInputElement>('key-input').focus();
+  stopLive();
+  void showSignedOut('', message);
 }
 
 function signOut(): void {
-  sessionStorage.removeItem(KEY_ITEM);
   shownApi = undefined;
   stopLive();
+  if (signedIn()) return void signOutPerson();
+  sessionStorage.removeItem(KEY_ITEM);
   showSignIn();
 }
 
@@ -310,6 +309,11 @@ async function load(api: Api, state: ViewState): Promise<void> {
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     const e = failure.reason;
+    if (e instanceof ApiRefusal && e.keyRefused && signedIn()) {
+      // The session's read key expired or was revoked: a new one, or access has ended.
+      stopLive();
+      return readKeyRefused();
+    }
     if (e instanceof ApiRefusal && e.keyRefused) {
       sessionStorage.removeItem(KEY_ITEM);
       stopLive();
@@ -426,7 +430,7 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
 
 function navigate(state: ViewState): void {
   history.pushState(null, '', writeState(state));
-  show();
+  void show();
 }
 
 let shownState: ViewState | undefined;
@@ -449,15 +453,15 @@ const nav: Nav = {
   valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : value),
 };
 
-function show(): void {
-  const key = sessionStorage.getItem(KEY_ITEM);
-  if (!key) return showSignIn();
+/** The dashboard, read with the pasted key or (signed in) the session's read key of the current project. */
+async function show(): Promise<void> {
+  const key = signedIn() ? await readKey() : sessionStorage.getItem(KEY_ITEM);
+  if (!key) return signedIn() ? undefined : showSignIn();
   const api = createApi(key);
   const state = readState(location.search, Date.now());
   shownState = state;
   shownApi = api;
-  $('sign-in').hidden = true;
-  $('dashboard').hidden = false;
+  showOnly('dashboard');
   $('sign-out').hidden = false;
   $('export-csv').hidden = false;
   $('export-csv').onclick = () => void exportCsv(api, state);
@@ -476,7 +480,7 @@ function start(): void {
     if (!key) return;
     sessionStorage.setItem(KEY_ITEM, key);
     $<HTMLInputElement>('key-input').value = '';
-    show();
+    void show();
   });
   $('sign-out').addEventListener('click', signOut);
   setUpConversionForms(nav);
@@ -487,14 +491,13 @@ function start(): void {
     if (from === undefined || last === undefined || last < from) return;
     navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
   });
-  window.addEventListener('popstate', show);
+  window.addEventListener('popstate', () => void route());
   let resizeTimer: number | undefined;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
   });
-  if (keyWasInUrl && !sessionStorage.getItem(KEY_ITEM)) showSignIn(KEY_IN_URL);
-  else show();
+  void startPeople({ showDashboard: () => void show(), leaveDashboard: stopLive }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
 }
 
 start();

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import type { Redis } from 'ioredis';
 import { Authenticator, InvalidationBus, KeyStore, createPglitePort } from '@analytics/auth';
 import { keyStoreBackends } from '@analytics/auth/testing';
-import { createLogger, createRedis } from '@analytics/service-kit';
-import { REDIS, systemServer } from '@analytics/testing';
+import { REDIS, redisClients, systemServer } from '@analytics/testing';
 import { type People, setUpPeople } from './test-people';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -70,13 +68,7 @@ describe.each(keyStoreBackends())('access ends with the membership, the session 
 // Several instances: the read API's cache is in another process; the removal answers once it dropped the key (Redis).
 const REDIS_SERVER = systemServer(REDIS);
 REDIS_SERVER.describe('a removal reaches another instance through Redis before it answers', () => {
-  const clients: Redis[] = [];
-  const connect = (subscriber = false) => {
-    const c = createRedis(REDIS_SERVER.url!, createLogger({ level: 'silent' }), { subscriber });
-    clients.push(c);
-    return c;
-  };
-  afterAll(() => clients.forEach((c) => c.disconnect()));
+  const connect = redisClients(REDIS_SERVER);
 
   it('the other instance refuses the removed member\'s read key when DELETE /admin/orgs/:id/members/:user_id answers 204', async () => {
     const channel = `analytics:test-people-${randomBytes(4).toString('hex')}`;

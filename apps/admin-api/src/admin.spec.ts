@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
-import type { Redis } from 'ioredis';
 import { Redis as RedisClient } from 'ioredis';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { Authenticator, InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
-import { createLogger, createRedis } from '@analytics/service-kit';
-import { type ContractCheck, REDIS, answerOf, contractChecked, systemServer } from '@analytics/testing';
+import { createLogger } from '@analytics/service-kit';
+import { type ContractCheck, REDIS, answerOf, contractChecked, redisClients, systemServer } from '@analytics/testing';
 import { routes } from '@analytics/schema';
 import { buildApp } from './app';
 import { adminWiring } from './wiring';
@@ -209,13 +208,7 @@ describe('admin API when Redis does not take the revocation epoch', () => {
 // (TEST_REDIS_URL, set by .ci/run).
 const REDIS_SERVER = systemServer(REDIS);
 REDIS_SERVER.describe('admin API through Redis: a minted key works at once on another instance, a revoked one is refused at once', () => {
-  const clients: Redis[] = [];
-  const connect = (subscriber = false) => {
-    const c = createRedis(REDIS_SERVER.url!, createLogger({ level: 'silent' }), { subscriber });
-    clients.push(c);
-    return c;
-  };
-  afterAll(() => clients.forEach((c) => c.disconnect()));
+  const connect = redisClients(REDIS_SERVER);
 
   it('announces the keys of a new project and a new key, and answers once the other instance has them', async () => {
     const channel = `analytics:test-minted-${randomBytes(4).toString('hex')}`;

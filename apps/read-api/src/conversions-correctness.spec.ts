@@ -1,10 +1,9 @@
 import request from 'supertest';
-import type { Express } from 'express';
 import { Builder, buildFunnel, buildRetention, readTablesOf } from '@analytics/event-store';
-import { type EventRow, funnelBodySchema, retentionBodySchema } from '@analytics/schema';
+import { funnelBodySchema, retentionBodySchema } from '@analytics/schema';
 import { expectedFunnel, expectedRetention } from './test-support/expected-conversions';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
-import { type Stores, openSeededService } from './test-support/seeded-service';
+import { seededSuite } from './test-support/seeded-service';
 
 // The seeded data set of insights-correctness.spec.ts sent through the real ingest path, then POST /v1/funnel and
 // POST /v1/retention compared, exactly, with answers computed in plain TypeScript (test-support/expected-conversions.ts):
@@ -16,20 +15,11 @@ const SEED = 20261131;
 const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, d_daily: { visitors: 40 } } as const;
 type Name = keyof typeof PROJECTS;
 
-let stores: Stores;
-let readApp: Express;
-let rows: EventRow[];
-let ids: Record<Name, string>;
-let rk: Record<Name, string>;
-
-beforeAll(async () => {
-  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
-}, 120_000);
-afterAll(() => stores.close());
+const seeded = seededSuite(PROJECTS, SEED);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const post = async (path: string, name: Name, body: Record<string, unknown>) => {
-  const res = await request(readApp).post(path).set('authorization', `Bearer ${rk[name]}`).send(body);
+  const res = await request(seeded.readApp).post(path).set('authorization', `Bearer ${seeded.rk[name]}`).send(body);
   expect({ status: res.status, body, error: res.body.error }).toMatchObject({ status: 200 });
   return res.body;
 };
@@ -64,7 +54,7 @@ describe('POST /v1/funnel matches the events', () => {
           const breakdown = BREAKDOWNS[i % BREAKDOWNS.length];
           const body = { from: iso(from), to: iso(to), steps, window_s, count_by, filters: FILTERS[i % FILTERS.length], ...(breakdown ? { breakdown } : {}), ...(i % 7 === 0 ? { include_bots: true } : {}) };
           const answer = await post('/v1/funnel', name, body);
-          expect(answer).toEqual(expectedFunnel(rows, ids[name], funnelBodySchema.parse(body)));
+          expect(answer).toEqual(expectedFunnel(seeded.rows, seeded.ids[name], funnelBodySchema.parse(body)));
           if (answer.steps.at(-1).count > 0) reachedLast++;
         }
       }
@@ -94,8 +84,8 @@ describe('POST /v1/funnel by a visit dimension over whole UTC days reads the vis
         const steps = [STEPS[0], STEPS[1], STEPS[4]][(k + compared) % 3];
         const body = { from: iso(from!), to: iso(to!), steps, window_s: WINDOWS[k % WINDOWS.length], count_by, breakdown, filters: [[], [['is_not', 'country', ['US']]]][k % 2], ...(k % 2 ? { include_bots: true } : {}) };
         const q = funnelBodySchema.parse(body);
-        expect(buildFunnel(readTablesOf(stores.events), ids[name], q).sql).toMatch(/FROM \w+\.visits WHERE/);
-        expect(await post('/v1/funnel', name, body)).toEqual(expectedFunnel(rows, ids[name], q));
+        expect(buildFunnel(readTablesOf(seeded.stores.events), seeded.ids[name], q).sql).toMatch(/FROM \w+\.visits WHERE/);
+        expect(await post('/v1/funnel', name, body)).toEqual(expectedFunnel(seeded.rows, seeded.ids[name], q));
         compared++;
       }
     }
@@ -104,7 +94,7 @@ describe('POST /v1/funnel by a visit dimension over whole UTC days reads the vis
 
   it('reads the events instead off midnight, with a visit-dimension filter or step filter, or an event-dimension breakdown', () => {
     const plan = (body: Record<string, unknown>) =>
-      buildFunnel(readTablesOf(stores.events), ids.alpha, funnelBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), steps: STEPS[0], breakdown: 'source', ...body })).sql;
+      buildFunnel(readTablesOf(seeded.stores.events), seeded.ids.alpha, funnelBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), steps: STEPS[0], breakdown: 'source', ...body })).sql;
     expect(plan({})).toMatch(/\.visits WHERE/);
     for (const body of [{ to: iso(D0 + 7 * DAY_MS + 1) }, { filters: [['is', 'medium', ['cpc']]] }, { steps: STEPS[3] }, { breakdown: 'country' }]) expect(plan(body)).not.toMatch(/\.visits\b/);
   });
@@ -123,12 +113,12 @@ describe('the funnel is ClickHouse\'s windowFunnel', () => {
         const sql = [
           'SELECT level, count() AS n FROM (',
           `  SELECT anonymous_id AS ent, windowFunnel({window:UInt64})(toUInt64(toUnixTimestamp64Milli(timestamp)), ${conditions.join(', ')}) AS level`,
-          `  FROM ${readTablesOf(stores.events).events}`,
+          `  FROM ${readTablesOf(seeded.stores.events).events}`,
           "  WHERE project_id = {project:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')} AND device_type != 'bot' AND anonymous_id != ''",
           '  GROUP BY ent) GROUP BY level',
         ].join('\n');
-        const params = { ...b.params, window: window_s * 1000, project: ids.alpha, from: iso(q.from).replace('T', ' ').replace('Z', ''), to: iso(q.to).replace('T', ' ').replace('Z', '') };
-        const levels = await stores.events.read<{ level: number | string; n: number | string }>(ids.alpha, sql, params);
+        const params = { ...b.params, window: window_s * 1000, project: seeded.ids.alpha, from: iso(q.from).replace('T', ' ').replace('Z', ''), to: iso(q.to).replace('T', ' ').replace('Z', '') };
+        const levels = await seeded.stores.events.read<{ level: number | string; n: number | string }>(seeded.ids.alpha, sql, params);
         const reaching = q.steps.map((_, k) => levels.filter((r) => Number(r.level) >= k + 1).reduce((sum, r) => sum + Number(r.n), 0));
         const answer = await post('/v1/funnel', 'alpha', body);
         expect(answer.steps.map((x: { count: number }) => x.count)).toEqual(reaching);
@@ -157,7 +147,7 @@ describe('POST /v1/retention matches the events', () => {
             if (++i % every) continue;
             const body = { from: iso(from), to: iso(to), period, count_by, ...goals, filters: FILTERS[i % FILTERS.length], ...(i % 5 === 0 ? { include_bots: true } : {}) };
             const answer = await post('/v1/retention', name, body);
-            expect(answer).toEqual(expectedRetention(rows, ids[name], retentionBodySchema.parse(body)));
+            expect(answer).toEqual(expectedRetention(seeded.rows, seeded.ids[name], retentionBodySchema.parse(body)));
             returnedLater += answer.cohorts.filter((c: { returned: number[] }) => c.returned.slice(1).some((n) => n > 0)).length;
           }
         }
@@ -174,15 +164,15 @@ describe('POST /v1/retention matches the events', () => {
         for (const include_bots of [false, true]) {
           const body = { from: iso(from), to: iso(to), period, count_by: 'visitor', ...(include_bots ? { include_bots } : {}) };
           const parsed = retentionBodySchema.parse(body);
-          expect(buildRetention(readTablesOf(stores.events), ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
-          expect(await post('/v1/retention', name, body)).toEqual(expectedRetention(rows, ids[name], parsed));
+          expect(buildRetention(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
+          expect(await post('/v1/retention', name, body)).toEqual(expectedRetention(seeded.rows, seeded.ids[name], parsed));
           compared++;
         }
       }
     }
     expect(compared).toBe(18);
     // a goal, a filter, count_by user or a range off midnight read the events
-    const plan = (body: Record<string, unknown>) => buildRetention(readTablesOf(stores.events), ids.alpha, retentionBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), period: 'day', count_by: 'visitor', ...body })).sql;
+    const plan = (body: Record<string, unknown>) => buildRetention(readTablesOf(seeded.stores.events), seeded.ids.alpha, retentionBodySchema.parse({ from: iso(D0), to: iso(D0 + 7 * DAY_MS), period: 'day', count_by: 'visitor', ...body })).sql;
     for (const body of [{ start: { event: 'signup' } }, { return: { event: 'signup' } }, { filters: [['is', 'source', ['google']]] }, { count_by: 'user' }, { to: iso(D0 + 7 * DAY_MS + 1) }]) {
       expect(plan(body)).not.toMatch(/\.visits\n/);
     }

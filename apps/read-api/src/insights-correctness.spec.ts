@@ -1,10 +1,9 @@
 import request from 'supertest';
-import type { Express } from 'express';
 import { buildInsights, readTablesOf } from '@analytics/event-store';
-import { type EventRow, INSIGHT_METRICS, type InsightDimension, dimensionKind, insightsBodySchema } from '@analytics/schema';
+import { INSIGHT_METRICS, type InsightDimension, dimensionKind, insightsBodySchema } from '@analytics/schema';
 import { expectedInsights, expectedProperties } from './test-support/expected-insights';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
-import { type Stores, openSeededService } from './test-support/seeded-service';
+import { seededSuite } from './test-support/seeded-service';
 
 // The seeded data set of read-correctness.spec.ts sent through the real ingest path, then POST /v1/insights compared
 // with answers computed in plain TypeScript (test-support/expected-insights.ts) for every metric x a dimension of
@@ -17,20 +16,11 @@ const SEED = 20261124;
 const PROJECTS = { alpha: { visitors: 300 }, beta: { visitors: 60 }, big: { visitors: 30, crowd: 8_000 } } as const;
 type Name = keyof typeof PROJECTS;
 
-let stores: Stores;
-let readApp: Express;
-let rows: EventRow[];
-let ids: Record<Name, string>;
-let rk: Record<Name, string>;
-
-beforeAll(async () => {
-  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
-}, 120_000);
-afterAll(() => stores.close());
+const seeded = seededSuite(PROJECTS, SEED);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const post = async (name: Name, body: Record<string, unknown>) => {
-  const res = await request(readApp).post('/v1/insights').set('authorization', `Bearer ${rk[name]}`).send(body);
+  const res = await request(seeded.readApp).post('/v1/insights').set('authorization', `Bearer ${seeded.rk[name]}`).send(body);
   expect({ status: res.status, body, error: res.body.error }).toMatchObject({ status: 200 });
   return res.body;
 };
@@ -83,7 +73,7 @@ const GOALS: unknown[] = [
 
 describe('the seeded data set', () => {
   it('covers what insights must tell apart', () => {
-    const alpha = rows.filter((r) => r.project_id === ids.alpha);
+    const alpha = seeded.rows.filter((r) => r.project_id === seeded.ids.alpha);
     expect(alpha.some((r) => r.device_type === 'bot') && alpha.some((r) => r.campaign === null) && alpha.some((r) => r.campaign !== null)).toBe(true);
     expect(alpha.some((r) => r.path === null) && alpha.some((r) => r.properties.includes('amount'))).toBe(true);
     expect(new Set(alpha.map((r) => r.channel))).toEqual(new Set(['direct', 'internal', 'organic_search', 'paid_search', 'organic_social', 'paid_social', 'email', 'ai_assistant', 'referral']));
@@ -117,7 +107,7 @@ describe('POST /v1/insights matches the events', () => {
           ...(i % 4 === 1 ? { include_bots: true } : {}),
           limit: 10_000,
         };
-        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], insightsBodySchema.parse(body)));
+        expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], insightsBodySchema.parse(body)));
       }
     }
   });
@@ -132,7 +122,7 @@ describe('POST /v1/insights matches the events', () => {
     ];
     for (const c of cases) {
       const body = { from: iso(D0 + 3 * DAY_MS), to: iso(D0 + 10 * DAY_MS), ...c };
-      expect(await post('alpha', body)).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse(body)));
+      expect(await post('alpha', body)).toEqual(expectedInsights(seeded.rows, seeded.ids.alpha, insightsBodySchema.parse(body)));
     }
   });
 
@@ -162,8 +152,8 @@ describe('POST /v1/insights matches the events', () => {
           limit: 10_000,
         };
         const parsed = insightsBodySchema.parse(body);
-        expect(buildInsights(readTablesOf(stores.events), ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
-        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], parsed));
+        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
+        expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
     expect(i).toBeGreaterThan(20);
@@ -183,10 +173,10 @@ describe('POST /v1/insights matches the events', () => {
         const metrics = i % 2 ? ['visitors', 'visits', 'conversions', 'conversion_rate', 'bounce_rate'] : ['conversions', 'conversion_rate', 'visit_duration'];
         const body = { from: iso(from), to: iso(to), metrics, goal, dimensions, filters, ...(i % 3 ? { compare: 'previous_period' } : {}), ...(i % 4 === 1 ? { include_bots: true } : {}), limit: 10_000 };
         const parsed = insightsBodySchema.parse(body);
-        const { sql } = buildInsights(readTablesOf(stores.events), ids[name], parsed);
+        const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
         expect(sql).toMatch(/FROM \w+\.visits\n/);
         expect(sql).not.toMatch(/\.events\n/);
-        expect(await post(name, body)).toEqual(expectedInsights(rows, ids[name], parsed));
+        expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
     expect(i).toBe(20);
@@ -194,7 +184,7 @@ describe('POST /v1/insights matches the events', () => {
 
   it('reads the visits aggregate alone, joined to the events, or not at all, by the range and what is asked', () => {
     const plan = (body: Record<string, unknown>) => {
-      const { sql } = buildInsights(readTablesOf(stores.events), ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
+      const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
       return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql) };
     };
     const alone = { visits: true, events: false };
@@ -221,7 +211,7 @@ describe('POST /v1/insights matches the events', () => {
       for (const compare of [false, true]) {
         const [from, to] = compare ? [D0 + 7 * DAY_MS, D0 + 14 * DAY_MS] : [D0, D0 + 14 * DAY_MS];
         const body = { from: iso(from), to: iso(to), metrics: ['events', 'visitors', 'visits', 'bounce_rate'], dimensions, ...(compare ? { compare: 'previous_period' } : {}), limit: 10_000 };
-        const expected = expectedInsights(rows, ids.big, insightsBodySchema.parse(body)).rows;
+        const expected = expectedInsights(seeded.rows, seeded.ids.big, insightsBodySchema.parse(body)).rows;
         const actual = (await post('big', body)).rows as typeof expected;
         const strip = ({ visitors: _v, comparison, ...rest }: Record<string, unknown>) => ({ ...rest, comparison: comparison && { ...(comparison as object), visitors: 0 } });
         expect(actual.map(strip)).toEqual(expected.map(strip));
@@ -245,7 +235,7 @@ describe('POST /v1/insights matches the events', () => {
       const body = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['visitors', 'conversions', 'conversion_rate'], goal: { event: '$pageview' }, dimensions, limit: 10_000 };
       const parsed = insightsBodySchema.parse(body);
       const actual = (await post('big', body)).rows as Array<Record<string, number>>;
-      expect(actual).toEqual(expectedInsights(rows, ids.big, parsed).rows);
+      expect(actual).toEqual(expectedInsights(seeded.rows, seeded.ids.big, parsed).rows);
       for (const row of actual) {
         expect(row.conversion_rate).toBeCloseTo(row.visitors === 0 ? 0 : row.conversions! / row.visitors!, 12);
         if (row.visitors! > 4096) past++;
@@ -260,14 +250,14 @@ describe('POST /v1/insights matches the events', () => {
     expect(without.rows.map((r: { device_type: string }) => r.device_type)).not.toContain('bot');
     const withBots = await post('alpha', { ...body, include_bots: true });
     expect(withBots.rows.map((r: { device_type: string }) => r.device_type)).toContain('bot');
-    expect(withBots).toEqual(expectedInsights(rows, ids.alpha, insightsBodySchema.parse({ ...body, include_bots: true })));
+    expect(withBots).toEqual(expectedInsights(seeded.rows, seeded.ids.alpha, insightsBodySchema.parse({ ...body, include_bots: true })));
   });
 });
 
 describe('GET /v1/properties matches the events', () => {
   it('lists the keys and each key\'s values with their events, per range and event, most used first', async () => {
     const get = async (name: Name, query: Record<string, string>) => {
-      const res = await request(readApp).get('/v1/properties').set('authorization', `Bearer ${rk[name]}`).query(query);
+      const res = await request(seeded.readApp).get('/v1/properties').set('authorization', `Bearer ${seeded.rk[name]}`).query(query);
       expect({ status: res.status, query }).toEqual({ status: 200, query });
       return res.body;
     };
@@ -276,15 +266,15 @@ describe('GET /v1/properties matches the events', () => {
         for (const event of [undefined, '$pageview', 'purchase']) {
           const params = { from, to, ...(event === undefined ? {} : { event }) };
           const query = { from: iso(from), to: iso(to), ...(event === undefined ? {} : { event }) };
-          const keys = expectedProperties(rows, ids[name], params);
+          const keys = expectedProperties(seeded.rows, seeded.ids[name], params);
           expect({ query, answer: await get(name, query) }).toEqual({ query, answer: keys });
           for (const { key } of keys.rows as Array<{ key: string }>) {
-            expect({ query, key, answer: await get(name, { ...query, key }) }).toEqual({ query, key, answer: expectedProperties(rows, ids[name], { ...params, key }) });
+            expect({ query, key, answer: await get(name, { ...query, key }) }).toEqual({ query, key, answer: expectedProperties(seeded.rows, seeded.ids[name], { ...params, key }) });
           }
         }
       }
     }
     // the data set holds properties, so the comparison above is not of empty lists
-    expect(expectedProperties(rows, ids.alpha, { from: RANGES[0]![0], to: RANGES[0]![1] }).rows.length).toBeGreaterThan(1);
+    expect(expectedProperties(seeded.rows, seeded.ids.alpha, { from: RANGES[0]![0], to: RANGES[0]![1] }).rows.length).toBeGreaterThan(1);
   });
 });

@@ -1,10 +1,9 @@
 import request from 'supertest';
-import type { Express } from 'express';
 import { planSourceDays, planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
-import { type EventRow, type StatsGroupBy, type StatsParams, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
+import { type StatsGroupBy, type StatsParams, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from '@analytics/schema';
 import { type ExpectedStatsRow, expectedQuery, expectedSources, expectedStats } from './test-support/expected-answers';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
-import { type Stores, openSeededService } from './test-support/seeded-service';
+import { seededSuite } from './test-support/seeded-service';
 
 // A seeded data set sent through the real ingest path, then every read endpoint compared with answers computed in
 // plain TypeScript from the same events. `alpha` and `beta` stay within uniqCombined's exact range (4,096 distinct),
@@ -14,19 +13,10 @@ const SEED = 20260302;
 const PROJECTS = { alpha: { visitors: 250 }, beta: { visitors: 80 }, big: { visitors: 40, crowd: 12_000 } } as const;
 type Name = keyof typeof PROJECTS;
 
-let stores: Stores;
-let readApp: Express;
-let rows: EventRow[];
-let ids: Record<Name, string>;
-let rk: Record<Name, string>;
-
-beforeAll(async () => {
-  ({ stores, readApp, rows, ids, rk } = await openSeededService(PROJECTS, SEED));
-}, 120_000);
-afterAll(() => stores.close());
+const seeded = seededSuite(PROJECTS, SEED);
 
 const get = async (path: string, name: Name, query: Record<string, string | number | undefined>) => {
-  const res = await request(readApp).get(path).set('authorization', `Bearer ${rk[name]}`).query(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)));
+  const res = await request(seeded.readApp).get(path).set('authorization', `Bearer ${seeded.rk[name]}`).query(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)));
   expect(res.status).toBe(200);
   return res.body;
 };
@@ -44,7 +34,7 @@ const INTERVALS = [undefined, 'hour', 'day', 'week'] as const;
 
 describe('the seeded data set', () => {
   it('covers what the read path must tell apart', () => {
-    const alpha = rows.filter((r) => r.project_id === ids.alpha);
+    const alpha = seeded.rows.filter((r) => r.project_id === seeded.ids.alpha);
     const pairs = new Set(alpha.map((r) => `${r.source}/${r.medium}`));
     for (const p of ['facebook/paid', 'facebook/social', 'google/organic', 'google/paid', 'newsletter/email', 'direct/direct', 'internal/direct']) expect(pairs).toContain(p);
     expect(new Set(alpha.map((r) => r.country)).size).toBeGreaterThanOrEqual(6);
@@ -53,19 +43,19 @@ describe('the seeded data set', () => {
     const days = new Map<string, Set<string>>();
     for (const r of alpha) days.set(r.session_id, (days.get(r.session_id) ?? new Set()).add(r.timestamp.slice(0, 10)));
     expect([...days.values()].filter((d) => d.size > 1).length).toBeGreaterThan(5); // sessions across midnight
-    expect(new Set(rows.filter((r) => r.project_id === ids.big).map((r) => r.anonymous_id)).size).toBeGreaterThan(12_000);
+    expect(new Set(seeded.rows.filter((r) => r.project_id === seeded.ids.big).map((r) => r.anonymous_id)).size).toBeGreaterThan(12_000);
   });
 });
 
 describe('GET /v1/query matches the events', () => {
   const FILTERS: Array<Record<string, string>> = [{}, { event: 'signup' }, { source: 'facebook' }, { medium: 'paid' }, { source: 'google', medium: 'organic' }];
   it.each(['alpha', 'beta'] as const)('for project %s over every range, filter and limit', async (name) => {
-    const someUser = rows.find((r) => r.project_id === ids[name] && r.user_id)!.user_id!;
+    const someUser = seeded.rows.find((r) => r.project_id === seeded.ids[name] && r.user_id)!.user_id!;
     for (const [, from, to] of RANGES) {
       for (const filter of [...FILTERS, { user_id: someUser }]) {
         for (const limit of [1000, 7]) {
           const q = { from: iso(from), to: iso(to), limit, ...filter };
-          expect(await get('/v1/query', name, q)).toEqual({ rows: expectedQuery(rows, ids[name], queryParamsSchema.parse(q)) });
+          expect(await get('/v1/query', name, q)).toEqual({ rows: expectedQuery(seeded.rows, seeded.ids[name], queryParamsSchema.parse(q)) });
         }
       }
     }
@@ -82,7 +72,7 @@ describe('GET /v1/stats matches the events', () => {
           if (++i % every) continue;
           const q = { from: iso(from), to: iso(to), group_by, interval, metric: i % 2 ? 'count' : 'uniques', event: i % 3 ? undefined : '$pageview', limit: i % 5 ? 1000 : 5 };
           const params = statsParamsSchema.parse(q);
-          const expected = expectedStats(rows, ids[name], params, group_by.split(',').map((s) => s.trim()).filter(Boolean) as StatsGroupBy[]);
+          const expected = expectedStats(seeded.rows, seeded.ids[name], params, group_by.split(',').map((s) => s.trim()).filter(Boolean) as StatsGroupBy[]);
           expect(await get('/v1/stats', name, q)).toEqual(expected);
         }
       }
@@ -95,7 +85,7 @@ describe('GET /v1/stats matches the events', () => {
         for (const interval of [undefined, 'week'] as const) {
           for (const metric of ['count', 'uniques'] as const) {
             const q = { from: iso(from), to: iso(to), group_by, interval, metric, limit: 1000 };
-            const expected = expectedStats(rows, ids.big, statsParamsSchema.parse(q), group_by.split(',').filter(Boolean) as StatsGroupBy[]);
+            const expected = expectedStats(seeded.rows, seeded.ids.big, statsParamsSchema.parse(q), group_by.split(',').filter(Boolean) as StatsGroupBy[]);
             const actual = await get('/v1/stats', 'big', q);
             if (metric === 'count') expect(actual).toEqual(expected);
             else expectWithinSketchError(actual.rows, expected.rows);
@@ -125,9 +115,9 @@ describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1
   // from sessions), then with every day refreshed (whole days are read from it; sub-day ranges still from sessions).
   beforeAll(async () => {
     if (via === 'as the builder ticks') return;
-    await stores.events.refreshSources(true);
+    await seeded.stores.events.refreshSources(true);
     for (const name of Object.keys(PROJECTS) as Name[]) {
-      const days = await planSourceDays(stores.events, readTablesOf(stores.events), ids[name], sourcesParamsSchema.parse({ from: iso(D0 - DAY_MS), to: iso(D0 + 20 * DAY_MS) }));
+      const days = await planSourceDays(seeded.stores.events, readTablesOf(seeded.stores.events), seeded.ids[name], sourcesParamsSchema.parse({ from: iso(D0 - DAY_MS), to: iso(D0 + 20 * DAY_MS) }));
       expect(days.stale).toEqual([]);
       expect(days.fresh.length).toBeGreaterThanOrEqual(14);
     }
@@ -138,7 +128,7 @@ describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1
       for (const breakdown of ['source_medium', 'source']) {
         for (const limit of [200, 3]) {
           const q = { from: iso(from), to: iso(to), breakdown, limit };
-          expect(await get('/v1/sources', name, q)).toEqual(expectedSources(rows, ids[name], sourcesParamsSchema.parse(q)));
+          expect(await get('/v1/sources', name, q)).toEqual(expectedSources(seeded.rows, seeded.ids[name], sourcesParamsSchema.parse(q)));
         }
       }
     }
@@ -160,7 +150,7 @@ describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1
   it('for the big project: events exact, uniques within the sketch error', async () => {
     for (const breakdown of ['source_medium', 'source'] as const) {
       const q = { from: iso(D0), to: iso(D0 + 14 * DAY_MS), breakdown, limit: 200 };
-      const expected = expectedSources(rows, ids.big, sourcesParamsSchema.parse(q));
+      const expected = expectedSources(seeded.rows, seeded.ids.big, sourcesParamsSchema.parse(q));
       const actual = await get('/v1/sources', 'big', q);
       expect(actual.rows.map(({ uniques: _u, ...r }: Record<string, unknown>) => r)).toEqual(expected.rows.map(({ uniques: _u, ...r }) => r));
       actual.rows.forEach((r: { uniques: number }, i: number) => {
@@ -182,15 +172,15 @@ describe('stats planner: daily_uniques_by, daily_uniques, daily_rollup and raw e
 
   const checked = { uniques: 0, uniquesBy: 0 };
   it.each(['alpha', 'big'] as const)('gives identical answers on every path for every rollup-shaped request (%s)', async (name) => {
-    const tables = readTablesOf(stores.events);
+    const tables = readTablesOf(seeded.stores.events);
     for (const shape of fitting) {
       for (const metric of ['count', 'uniques'] as const) {
         for (const event of [undefined, 'signup']) {
           const params: StatsParams = { from: shape.from!, to: shape.to!, interval: shape.interval, metric, event, limit: 1000 };
           const groupBy = (shape.group_by ?? '').split(',').filter(Boolean) as StatsGroupBy[];
-          const planned = planStats(tables, ids[name], params, groupBy);
-          const events = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'events'));
-          const rollup = await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'rollup'));
+          const planned = planStats(tables, seeded.ids[name], params, groupBy);
+          const events = await runStatsPlan(seeded.stores.events, planStats(tables, seeded.ids[name], params, groupBy, 'events'));
+          const rollup = await runStatsPlan(seeded.stores.events, planStats(tables, seeded.ids[name], params, groupBy, 'rollup'));
           // daily_uniques_by answers uniques for all events without grouping, or by one of its columns; daily_uniques
           // without grouping (event filter) or by event_name only; daily_rollup the rest
           const viaUniquesBy = metric === 'uniques' && (groupBy.length === 0 ? event === undefined : groupBy.length === 1 && ['source', 'medium', 'country', 'device_type'].includes(groupBy[0]!));
@@ -199,16 +189,16 @@ describe('stats planner: daily_uniques_by, daily_uniques, daily_rollup and raw e
           expect(rollup).toEqual(events);
           if (viaUniquesBy) {
             checked.uniquesBy++;
-            expect(await runStatsPlan(stores.events, planned)).toEqual(events);
+            expect(await runStatsPlan(seeded.stores.events, planned)).toEqual(events);
           } else {
-            expect(() => planStats(tables, ids[name], params, groupBy, 'uniques_by')).toThrow(/does not fit daily_uniques_by/);
+            expect(() => planStats(tables, seeded.ids[name], params, groupBy, 'uniques_by')).toThrow(/does not fit daily_uniques_by/);
           }
           // daily_uniques, planned or forced, wherever it fits (also where daily_uniques_by is preferred)
           if (metric === 'uniques' && groupBy.every((g) => g === 'event_name')) {
             checked.uniques++;
-            expect(await runStatsPlan(stores.events, planStats(tables, ids[name], params, groupBy, 'uniques'))).toEqual(events);
+            expect(await runStatsPlan(seeded.stores.events, planStats(tables, seeded.ids[name], params, groupBy, 'uniques'))).toEqual(events);
           } else {
-            expect(() => planStats(tables, ids[name], params, groupBy, 'uniques')).toThrow(/does not fit daily_uniques/);
+            expect(() => planStats(tables, seeded.ids[name], params, groupBy, 'uniques')).toThrow(/does not fit daily_uniques/);
           }
         }
       }
@@ -223,24 +213,24 @@ describe('stats planner: daily_uniques_by, daily_uniques, daily_rollup and raw e
   });
 
   it('answers uniques with a finer grouping from daily_rollup, and from raw events for hour buckets or sub-day ranges', () => {
-    const tables = readTablesOf(stores.events);
+    const tables = readTablesOf(seeded.stores.events);
     const base: StatsParams = { from: D0, to: D0 + 7 * DAY_MS, metric: 'uniques', limit: 100 };
-    expect(planStats(tables, ids.alpha, base, []).source).toBe('uniques_by');
-    expect(planStats(tables, ids.alpha, { ...base, event: 'signup' }, []).source).toBe('uniques');
-    expect(planStats(tables, ids.alpha, base, ['country']).source).toBe('uniques_by');
-    expect(planStats(tables, ids.alpha, base, ['source', 'medium']).source).toBe('rollup');
-    expect(planStats(tables, ids.alpha, base, ['event_name', 'country']).source).toBe('rollup');
-    expect(planStats(tables, ids.alpha, { ...base, interval: 'hour' }, ['event_name']).source).toBe('events');
-    expect(planStats(tables, ids.alpha, { ...base, to: D0 + 7 * DAY_MS - 1 }, []).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, base, []).source).toBe('uniques_by');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, event: 'signup' }, []).source).toBe('uniques');
+    expect(planStats(tables, seeded.ids.alpha, base, ['country']).source).toBe('uniques_by');
+    expect(planStats(tables, seeded.ids.alpha, base, ['source', 'medium']).source).toBe('rollup');
+    expect(planStats(tables, seeded.ids.alpha, base, ['event_name', 'country']).source).toBe('rollup');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour' }, ['event_name']).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, to: D0 + 7 * DAY_MS - 1 }, []).source).toBe('events');
   });
 
   it('answers from raw events for browser, os, path, hour buckets and sub-day ranges', () => {
-    const tables = readTablesOf(stores.events);
+    const tables = readTablesOf(seeded.stores.events);
     const base: StatsParams = { from: D0, to: D0 + 7 * DAY_MS, metric: 'count', limit: 100 };
-    expect(planStats(tables, ids.alpha, base, ['browser']).source).toBe('events');
-    expect(planStats(tables, ids.alpha, base, ['os']).source).toBe('events');
-    expect(planStats(tables, ids.alpha, base, ['path']).source).toBe('events');
-    expect(planStats(tables, ids.alpha, { ...base, interval: 'hour' }, []).source).toBe('events');
-    expect(planStats(tables, ids.alpha, { ...base, from: D0 + HOUR_MS }, []).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, base, ['browser']).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, base, ['os']).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, base, ['path']).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour' }, []).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, from: D0 + HOUR_MS }, []).source).toBe('events');
   });
 });

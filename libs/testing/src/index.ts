@@ -4,3 +4,4 @@ export { keyStoreBackends, isolatedPgPort, systemServer, type SystemServer, type
 export * from './contract-check';
 export * from './hostile-shapes';
 export * from './slow-body';
+export * from './redis-clients';

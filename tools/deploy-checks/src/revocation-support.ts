@@ -4,8 +4,8 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { type Answer, http } from './http';
 
-// The few lines revocation.spec.ts shares with topology.spec.ts (the real stores it needs, the request helpers),
-// copied here while that spec is being rewritten; to be merged into one support module with it.
+// What revocation.spec.ts and topology.spec.ts share: the real stores they need (a PostgreSQL schema of their own, a
+// Redis that answers) and the request helpers.
 
 export const ROOT = resolve(__dirname, '../../..');
 export const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -22,7 +22,7 @@ export async function realStores(name: string): Promise<{ databaseUrl: string; d
   try {
     await pg.connect();
   } catch (e) {
-    throw new Error(`this check needs PostgreSQL at TEST_DATABASE_URL (${DATABASE_URL}): ${(e as Error).message}`);
+    throw new Error(`the ${name} check needs PostgreSQL at TEST_DATABASE_URL (${DATABASE_URL}): ${(e as Error).message}`);
   }
   await pg.query(`CREATE SCHEMA ${schema}`);
   await pg.end();
@@ -31,7 +31,7 @@ export async function realStores(name: string): Promise<{ databaseUrl: string; d
     await redis.connect();
     await redis.ping();
   } catch (e) {
-    throw new Error(`this check needs Redis at TEST_REDIS_URL (${REDIS_URL}): ${(e as Error).message}`);
+    throw new Error(`the ${name} check needs Redis at TEST_REDIS_URL (${REDIS_URL}): ${(e as Error).message}`);
   } finally {
     redis.disconnect();
   }

@@ -3,8 +3,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { Client } from 'pg';
 import type { Browser } from 'playwright-core';
 import type { ApiRoute } from '@analytics/schema';
 import { systemBinary } from '@analytics/testing';
@@ -12,14 +10,13 @@ import { type Started, startNode, stopProcess } from '@analytics/topology';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard read as a person sees it, as dashboard.spec.ts reads it
 import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, gridOf, launchChromium, listOf, shown, signIn, viewLoaded, watch } from '../../../apps/dashboard/src/test-support/page';
 import { type Answer, http } from './http';
+import { REDIS_URL, realStores } from './revocation-support';
 import { type Loose, PUBLIC_ROUTES, concretePath, root } from './routes';
 
 // The production shape end to end, as `npm run topology` starts it: two ingest-api replicas, read-api, mcp-gateway,
 // admin-api and retention-worker as separate processes on ONE event store (the ClickHouse HTTP test harness),
 // real PostgreSQL and real Redis, behind Debian's nginx with docker/nginx.conf. Every check goes through nginx.
 
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const IP_HASH_SECRET = 'topology-e2e';
 const NGINX = systemBinary({ name: 'nginx', env: 'NGINX_BIN', defaults: ['/usr/sbin/nginx', 'nginx'], aptPackage: 'nginx-light' });
@@ -318,32 +315,12 @@ NGINX.describe('the production shape: separate deployables on one shared store b
   const people: Record<string, string> = {};
   let standalone: Started;
   let standaloneDir: string;
-  let schema: string;
   let dbUrl: string;
+  let dropSchema: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    // The real PostgreSQL and Redis: when they are down this fails, it never skips.
-    const pg = new Client({ connectionString: DATABASE_URL });
-    try {
-      await pg.connect();
-    } catch (e) {
-      throw new Error(`the topology check needs PostgreSQL at TEST_DATABASE_URL (${DATABASE_URL}): ${(e as Error).message}`);
-    }
-    schema = `topology_${randomBytes(6).toString('hex')}`;
-    await pg.query(`CREATE SCHEMA ${schema}`);
-    await pg.end();
-    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (e) {
-      throw new Error(`the topology check needs Redis at TEST_REDIS_URL (${REDIS_URL}): ${(e as Error).message}`);
-    } finally {
-      redis.disconnect();
-    }
-    const url = new URL(DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    dbUrl = url.toString();
+    // The real PostgreSQL (a schema of its own) and Redis: when they are down this fails, it never skips.
+    ({ databaseUrl: dbUrl, drop: dropSchema } = await realStores('topology'));
     const base = { PATH: process.env.PATH, NODE_OPTIONS: '', LOG_LEVEL: 'debug' };
     standaloneDir = mkdtempSync(join(tmpdir(), 'topology-standalone-'));
     const [shape, reference] = await Promise.allSettled([
@@ -368,12 +345,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     if (topo) await stopProcess(topo.cli, 30_000);
     await stopProcess(standalone?.proc);
     for (const d of [topo?.dataDir, standaloneDir]) if (d) rmSync(d, { recursive: true, force: true });
-    if (schema) {
-      const pg = new Client({ connectionString: DATABASE_URL });
-      await pg.connect();
-      await pg.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await pg.end();
-    }
+    await dropSchema?.();
   }, 180_000);
 
   it('tracks and batches over both ingest replicas and reads back through read-api and MCP what the standalone service answers', async () => {

@@ -70,3 +70,16 @@ export async function openSeededService<N extends string>(projects: Record<N, Da
   await ingestBatches(ingestApp, (p) => sk[p as N], batches);
   return { stores, readApp, rows: enrichBatches(batches, (p) => ids[p as N]), ids, rk };
 }
+
+/**
+ * openSeededService for a whole spec file: opened before its tests (120 s allowed) and closed after them. The returned
+ * object is filled in by the spec's beforeAll, so its fields are read inside tests, never at the top of the file.
+ */
+export function seededSuite<N extends string>(projects: Record<N, DatasetShape>, seed: number): SeededService<N> {
+  const seeded = {} as SeededService<N>;
+  beforeAll(async () => {
+    Object.assign(seeded, await openSeededService(projects, seed));
+  }, 120_000);
+  afterAll(() => seeded.stores.close());
+  return seeded;
+}

@@ -169,7 +169,7 @@ const QUERY_EVENTS: Case[] = [
   ['every filter, limit', () => buildQueryEvents(EMBEDDED, P, queryParamsSchema.parse({ ...WEEK, event: 'signup', source: 'google', medium: 'organic', user_id: 'u-1', limit: '10' }))],
 ];
 
-/** The planners, each with its golden file `__golden__/<name>.sql`. */
+/** The planners, each with its golden file `__golden__/<name>.golden`. */
 const PLANNERS: ReadonlyArray<readonly [planner: string, what: string, cases: Case[]]> = [
   ['insights', 'buildInsights (POST /v1/insights)', INSIGHTS],
   ['funnel', 'buildFunnel (POST /v1/funnel)', FUNNEL],
@@ -300,7 +300,7 @@ function casesOf(text: string): Map<string, string> {
 }
 
 describe.each(PLANNERS)('golden SQL: %s', (planner, what, cases) => {
-  const file = join(GOLDEN_DIR, `${planner}.sql`);
+  const file = join(GOLDEN_DIR, `${planner}.golden`);
   const rendered = cases.map(([name, build]) => [name, render(name, build())] as const);
   const golden = existsSync(file) ? casesOf(readFileSync(file, 'utf8')) : new Map<string, string>();
 

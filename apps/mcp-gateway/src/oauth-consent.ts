@@ -36,7 +36,8 @@ code{font-size:.9em}
 form{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-top:16px}
 label{width:100%;font-weight:600}
 input[name=api_key],input[type=email],input[type=password]{flex:1;min-width:0;padding:8px;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--text);font:inherit}
-form.stack input{flex:1 1 100%}
+form.stack input[type=email],form.stack input[type=password]{flex:1 1 100%}
+.choice input{margin:0}
 h2{font-size:1.05rem;margin:20px 0 4px}
 fieldset{width:100%;border:1px solid var(--border);border-radius:6px;margin:0;padding:8px 12px}
 legend{font-weight:600;padding:0 4px}

@@ -16,7 +16,7 @@ import {
   ReadResourceRequestSchema,
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Accounts } from '@analytics/accounts';
+import type { AuditLog, McpConsent } from '@analytics/accounts';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
 import { type EventStore, queryEvents, queryFunnel, queryInsights, queryProperties, queryRetention, querySources, queryStats } from '@analytics/event-store';
 import { type IngestService, requestContexts } from '@analytics/ingest';
@@ -46,10 +46,12 @@ export interface McpRouterDeps {
   /** PUBLIC_URL: the origin named in OAuth metadata and WWW-Authenticate; unset: the request's validated Host. */
   publicUrl?: string;
   /**
-   * People accounts (npm start; the gateway with ADMIN_TOKEN): the OAuth consent page signs a person in and lets them
-   * pick a project, and every tool call through such a grant is written to the project's organization's audit log.
+   * The consent page's sign-in and project picker (people accounts: npm start, the gateway with ADMIN_TOKEN); unset:
+   * the page takes a pasted key only.
    */
-  accounts?: Accounts;
+  consent?: McpConsent;
+  /** Where every tool call through a grant bound to a person is written (`mcp.tool_called`, the project's organization). */
+  audit?: AuditLog;
 }
 
 /** Who called through an OAuth grant a person gave by signing in: what the audit names. */
@@ -177,7 +179,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
 
   /** `mcp.tool_called` in the project's organization: who, which client, which tool; never arguments, results or an address. */
   const auditToolCall = (auth: AuthContext, caller: GrantCaller, tool: string): void => {
-    const audit = deps.accounts?.audit;
+    const audit = deps.audit;
     if (!audit) return;
     // Not awaited: the call is neither failed nor slowed by its audit entry (AuditLog.record reports its own failures).
     void audit
@@ -307,7 +309,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const router = Router();
   if (deps.oauth) {
     const registration = { limiter: deps.oauth.limiter ?? new MemoryRateLimiter(), addressSecret: deps.ipHashSecret };
-    router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, registration, consent: deps.accounts?.mcpConsent }));
+    router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, registration, consent: deps.consent }));
   }
 
   const mcp = defineRoute(

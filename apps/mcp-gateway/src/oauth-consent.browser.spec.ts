@@ -124,7 +124,7 @@ CHROMIUM.describe('the sign-in and project picker of the consent page in Chromiu
     await stores.keyStore.createProject({ name: 'Marketing site', org_id: orgId });
     await stores.keyStore.createProject({ name: 'Shop', org_id: orgId });
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
-    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, accounts });
+    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, consent: accounts.mcpConsent, audit: accounts.audit });
     http = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

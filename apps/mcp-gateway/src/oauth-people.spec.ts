@@ -69,7 +69,7 @@ describe.each(keyStoreBackends())('MCP OAuth consent of a signed-in person on %s
     viewer = await addMember(orgId, 'viewer');
     const authenticator = new Authenticator(keyStore);
     const ingest = new IngestService({ store: events.events, limiter: events.limiter });
-    const app = buildApp({ logger: silentLogger, authenticator, ingest, events: events.events, ipHashSecret: 's', oauth: { store: new OAuthStore(db) }, accounts, trustProxy: true });
+    const app = buildApp({ logger: silentLogger, authenticator, ingest, events: events.events, ipHashSecret: 's', oauth: { store: new OAuthStore(db) }, consent: accounts.mcpConsent, audit: accounts.audit, trustProxy: true });
     http = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -1,4 +1,4 @@
-import type { Accounts } from '@analytics/accounts';
+import { type Accounts, AuditLog } from '@analytics/accounts';
 import { OAuthStore } from '@analytics/auth';
 import type { IngestRouterDeps } from '@analytics/ingest-api';
 import type { Stores } from '@analytics/runtime';
@@ -13,7 +13,7 @@ export interface McpSettings {
   oauth: boolean;
   /** PUBLIC_URL. */
   publicUrl?: string;
-  /** People accounts: the consent page's sign-in and project picker, and the audit of tool calls through those grants. */
+  /** People accounts: the consent page's sign-in and project picker, and their audit writer. */
   accounts?: Accounts;
 }
 
@@ -25,6 +25,8 @@ export function mcpWiring(stores: Stores, ingest: IngestRouterDeps, settings: Mc
     allowedOrigins: settings.allowedOrigins,
     oauth: settings.oauth ? { store: new OAuthStore(stores.keyDb), limiter: stores.limiter } : undefined,
     publicUrl: settings.publicUrl,
-    accounts: settings.accounts,
+    consent: settings.accounts?.mcpConsent,
+    // Tool calls through a grant bound to a person are audited whether or not this instance signs people in.
+    audit: settings.oauth ? (settings.accounts?.audit ?? new AuditLog(stores.keyDb, Date.now, (e, action) => settings.logger.warn({ err: (e as Error).message }, `audit ${action} failed`))) : undefined,
   };
 }

@@ -16,6 +16,7 @@ import {
   ReadResourceRequestSchema,
   isJSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AuditLog, McpConsent } from '@analytics/accounts';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
 import { type EventStore, isReadCapability, readCapabilities } from '@analytics/event-store';
 import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
@@ -44,6 +45,19 @@ export interface McpRouterDeps {
   oauth?: { store: OAuthStore; limiter?: RateLimiter };
   /** PUBLIC_URL: the origin named in OAuth metadata and WWW-Authenticate; unset: the request's validated Host. */
   publicUrl?: string;
+  /**
+   * The consent page's sign-in and project picker (people accounts: npm start, the gateway with ADMIN_TOKEN); unset:
+   * the page takes a pasted key only.
+   */
+  consent?: McpConsent;
+  /** Where every tool call through a grant bound to a person is written (`mcp.tool_called`, the project's organization). */
+  audit?: AuditLog;
+}
+
+/** Who called through an OAuth grant a person gave by signing in: what the audit names. */
+interface GrantCaller {
+  client: { id: string; name: string | null };
+  user: { id: string; email: string };
 }
 
 const DECLARATIONS = new Map(MCP_CAPABILITIES.map((c) => [c.name, c]));
@@ -160,6 +174,27 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }
   };
 
+  // The person and client behind a request's OAuth token, when the grant was given by signing in (set by authenticate).
+  const grantCallers = new WeakMap<Request, GrantCaller>();
+
+  /** `mcp.tool_called` in the project's organization: who, which client, which tool; never arguments, results or an address. */
+  const auditToolCall = (auth: AuthContext, caller: GrantCaller, tool: string): void => {
+    const audit = deps.audit;
+    if (!audit) return;
+    // Not awaited: the call is neither failed nor slowed by its audit entry (AuditLog.record reports its own failures).
+    void audit
+      .record(
+        { orgOfProject: auth.projectId },
+        {
+          action: 'mcp.tool_called',
+          actor: { type: 'user', id: caller.user.id, name: caller.user.email },
+          target: { type: 'project', id: auth.project.id, name: auth.project.name },
+          details: { client: caller.client, tool },
+        },
+      )
+      .catch((e: unknown) => deps.logger.warn({ err: (e as Error).message, tool }, 'audit of an MCP tool call failed'));
+  };
+
   const buildServer = (auth: AuthContext, req: Request): Server => {
     // prompts: declared so the SDK accepts a prompts/list handler; MCP Inspector lists prompts on every connect.
     const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {}, prompts: {} } });
@@ -178,6 +213,8 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
       } catch {
         throw rpcError(-32000, 'insufficient_scope', { required: requiredScope(tool.access), got: scopeOf(auth.kind) });
       }
+      const grantCaller = grantCallers.get(req);
+      if (grantCaller) auditToolCall(auth, grantCaller, tool.name);
       try {
         const result = await runTool(tool, auth, request.params.arguments, req);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
@@ -217,11 +254,12 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message, ...(data ? { data } : {}) } });
 
   /** An API key, or (OAuth on) an access token standing for the key its owner pasted into /authorize. */
-  const resolve = async (authorization: string | undefined): Promise<AuthContext> => {
+  const resolve = async (req: Request, authorization: string | undefined): Promise<AuthContext> => {
     const token = authorization ? /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
     if (!deps.oauth || !token || !isOAuthAccessToken(token)) return deps.authenticator.resolve(authorization);
     const access = await deps.oauth.store.resolveAccessToken(token);
     if (!access) throw new ApiError('invalid_api_key');
+    if (access.user) grantCallers.set(req, { client: { id: access.client_id, name: access.client_name }, user: access.user });
     return { projectId: access.project.id, project: access.project, kind: access.kind, prefix: access.prefix };
   };
 
@@ -236,7 +274,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const authenticate = async (req: Request, res: Response): Promise<AuthContext> => {
     let auth: AuthContext;
     try {
-      auth = await resolve(req.get('authorization'));
+      auth = await resolve(req, req.get('authorization'));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) res.set('WWW-Authenticate', challenge(req, e));
       throw e;
@@ -271,7 +309,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
   const router = Router();
   if (deps.oauth) {
     const registration = { limiter: deps.oauth.limiter ?? new MemoryRateLimiter(), addressSecret: deps.ipHashSecret };
-    router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, registration }));
+    router.use(createOAuthRouter(deps.oauth.store, deps.authenticator, { publicUrl: deps.publicUrl, registration, consent: deps.consent }));
   }
 
   const mcp = defineRoute(

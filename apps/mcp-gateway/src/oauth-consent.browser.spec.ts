@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
+import { type Server as HttpServer, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
+import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { OAuthStore } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger, systemBinary } from '@analytics/testing';
@@ -89,6 +90,105 @@ CHROMIUM.describe('the OAuth consent page in Chromium', () => {
       expect(error).not.toMatch(/[.…]\.$/);
       expect(await violations(page)).toEqual([]);
       await page.screenshot({ path: join(SCREENSHOTS, `oauth-consent-${colorScheme}.png`), fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+CHROMIUM.describe('the sign-in and project picker of the consent page in Chromium', () => {
+  let stores: Awaited<ReturnType<typeof openTestStores>>;
+  let http: HttpServer;
+  let base: string;
+  let browser: Browser;
+  let authorizeUrl: string;
+  // The client's redirect URI: a server of its own, so that the browser lands somewhere when the code is sent.
+  let callback: HttpServer;
+  let callbackUri: string;
+  const arrived: URL[] = [];
+  const email = 'agent-owner@example.com';
+  const password = 'correct horse battery';
+
+  beforeAll(async () => {
+    callback = createServer((req, res) => {
+      arrived.push(new URL(req.url ?? '/', callbackUri));
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>Connected</title><p>Connected</p></html>');
+    });
+    await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
+    callbackUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+    stores = await openTestStores();
+    const accounts = new Accounts({ db: stores.keyDb, keyStore: stores.keyStore, throttleSecret: 't', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }) });
+    await accounts.signIn.setup({ email, password }, { address: undefined, userAgent: undefined });
+    const orgId = String((await stores.keyDb.query<{ id: string }>("SELECT id FROM organizations WHERE name = 'Default'")).rows[0]!.id);
+    await stores.keyStore.createProject({ name: 'Marketing site', org_id: orgId });
+    await stores.keyStore.createProject({ name: 'Shop', org_id: orgId });
+    const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
+    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, consent: accounts.mcpConsent, audit: accounts.audit });
+    http = await new Promise((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const registered = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [callbackUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+    });
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    authorizeUrl = `${base}/authorize?${new URLSearchParams({ client_id, redirect_uri: callbackUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-2' }).toString()}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM.path,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (http) await new Promise((r) => http.close(r));
+    if (callback) await new Promise((r) => callback.close(r));
+    await stores?.close();
+  });
+
+  async function violations(page: Page): Promise<string[]> {
+    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+    return page.evaluate<string[]>(AXE_FINDINGS);
+  }
+
+  it.each(['light', 'dark'] as const)('signs in (%s), refuses a wrong password in words, picks a project by its label and sends the code, with no axe-core violation on the way', async (colorScheme) => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(`${base}/authorize`) && !r.url().startsWith(callbackUri)) problems.push(`request: ${r.url()}`);
+    });
+    try {
+      await page.goto(authorizeUrl);
+      expect(await violations(page)).toEqual([]);
+      await page.fill('#email', email);
+      await page.fill('#password', 'not the password');
+      await Promise.all([page.waitForNavigation(), page.click('form.stack button[type=submit]')]);
+      expect(await page.textContent('[role=alert]')).toBe('Unknown email or wrong password.');
+      expect(await page.inputValue('#email')).toBe(email);
+      expect(await violations(page)).toEqual([]);
+      await page.screenshot({ path: join(SCREENSHOTS, `oauth-consent-signin-${colorScheme}.png`), fullPage: true });
+
+      await page.fill('#password', password);
+      await Promise.all([page.waitForNavigation(), page.click('form.stack button[type=submit]')]);
+      expect(await page.textContent('legend')).toBe('Default (owner)');
+      expect(await violations(page)).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      await page.screenshot({ path: join(SCREENSHOTS, `oauth-consent-picker-${colorScheme}.png`), fullPage: true });
+      await page.getByLabel('Shop').check();
+      await Promise.all([page.waitForURL(`${callbackUri}**`), page.click('button[type=submit]')]);
+      // Chromium asks the callback's host for /favicon.ico too.
+      const redirected = arrived.filter((u) => u.pathname === '/callback').at(-1);
+      expect(redirected?.searchParams.get('state')).toBe('st-2');
+      expect(redirected?.searchParams.get('code')).toEqual(expect.any(String));
       expect(problems).toEqual([]);
     } finally {
       await context.close();

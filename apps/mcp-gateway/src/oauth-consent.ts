@@ -1,6 +1,7 @@
 import type { AuthorizationParams } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { ApiError } from '@analytics/schema';
+import type { ConsentOrg } from '@analytics/accounts';
+import { ApiError, type User } from '@analytics/schema';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -34,16 +35,35 @@ code{font-size:.9em}
 .error{color:var(--down);font-weight:600}
 form{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-top:16px}
 label{width:100%;font-weight:600}
-input[name=api_key]{flex:1;min-width:0;padding:8px;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--text);font:inherit}
+input[name=api_key],input[type=email],input[type=password]{flex:1;min-width:0;padding:8px;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--text);font:inherit}
+form.stack input[type=email],form.stack input[type=password]{flex:1 1 100%}
+.choice input{margin:0}
+h2{font-size:1.05rem;margin:20px 0 4px}
+fieldset{width:100%;border:1px solid var(--border);border-radius:6px;margin:0;padding:8px 12px}
+legend{font-weight:600;padding:0 4px}
+.choice{display:flex;gap:8px;align-items:center;padding:4px 0}
+.choice label{width:auto;font-weight:400}
 button{padding:8px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--card);font:inherit;cursor:pointer}
 `;
 
-/**
- * The consent page: one form that posts the key back to /authorize with the OAuth parameters it came with. Every client
- * registered itself through /register (RFC 7591, no software statement checked), so its name is shown as unverified
- * and the redirect host beside it: that host, not the name, is who receives the code.
- */
-export function authorizePage(client: OAuthClientInformationFull, params: AuthorizationParams, error?: string): string {
+/** The sign-in part of the page: shown when people accounts are wired (npm start, or the gateway with ADMIN_TOKEN). */
+export interface SignInView {
+  /** Why the last sign-in was refused, in words. */
+  error?: string;
+  /** The email typed, kept after a refusal. */
+  email?: string;
+}
+
+/** What a signed-in person may pick: the ticket carries the sign-in to the pick (one-time, 10 minutes). */
+export interface PickerView {
+  ticket: string;
+  user: User;
+  orgs: ConsentOrg[];
+  error?: string;
+}
+
+/** The OAuth parameters of the request, as hidden fields: every form posts back to /authorize with them. */
+function hiddenInputs(client: OAuthClientInformationFull, params: AuthorizationParams, extra: Record<string, string> = {}): string {
   const hidden: Record<string, string | undefined> = {
     client_id: client.client_id,
     redirect_uri: params.redirectUri,
@@ -53,11 +73,16 @@ export function authorizePage(client: OAuthClientInformationFull, params: Author
     state: params.state,
     scope: params.scopes?.length ? params.scopes.join(' ') : undefined,
     resource: params.resource?.href,
+    ...extra,
   };
-  const inputs = Object.entries(hidden)
+  return Object.entries(hidden)
     .filter((e): e is [string, string] => e[1] !== undefined)
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('\n');
+}
+
+/** The page around its forms: the client's name marked unverified, and where the code goes. */
+function consentDocument(client: OAuthClientInformationFull, params: AuthorizationParams, body: string): string {
   const name = escapeHtml(client.client_name ?? client.client_id);
   const target = escapeHtml(redirectTargetOf(params.redirectUri));
   return `<!doctype html>
@@ -66,12 +91,91 @@ export function authorizePage(client: OAuthClientInformationFull, params: Author
 <body><main class="card"><h1>Connect ${name} <span class="unverified">unverified</span></h1>
 <p><strong>${name}</strong> is the name this client gave itself when it registered: it is <strong>unverified</strong>. Continue only if you started this connection yourself, from that app.</p>
 <p>The access is sent to <strong class="target">${target}</strong>.</p>
-<p>Paste an <code>rk_</code> key to let it read your project's statistics, or an <code>sk_</code> key to let it record events. It gets exactly what the key allows, until the key is revoked.</p>
-${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+${body}
+</main></body></html>`;
+}
+
+const alert = (error: string | undefined) => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : '');
+
+/**
+ * The consent page: a form that posts the key back to /authorize with the OAuth parameters it came with and, when
+ * `signIn` is given, a sign-in form before it (email and password, then the project picker). Every client registered
+ * itself through /register (RFC 7591, no software statement checked), so its name is shown as unverified and the
+ * redirect host beside it: that host, not the name, is who receives the code.
+ */
+export function authorizePage(client: OAuthClientInformationFull, params: AuthorizationParams, keyError?: string, signIn?: SignInView): string {
+  const inputs = hiddenInputs(client, params);
+  const keyForm = `${alert(keyError)}
 <form method="post" action="/authorize">
 ${inputs}
 <label for="api_key">API key</label>
 <input id="api_key" name="api_key" type="password" autocomplete="off" required>
 <button type="submit">Connect</button>
-</form></main></body></html>`;
+</form>`;
+  if (!signIn) {
+    return consentDocument(
+      client,
+      params,
+      `<p>Paste an <code>rk_</code> key to let it read your project's statistics, or an <code>sk_</code> key to let it record events. It gets exactly what the key allows, until the key is revoked.</p>
+${keyForm}`,
+    );
+  }
+  return consentDocument(
+    client,
+    params,
+    `<h2>Sign in</h2>
+<p>Sign in, then pick one of your projects: it may read that project's statistics until you leave its organization or the project is deleted.</p>
+${alert(signIn.error)}
+<form class="stack" method="post" action="/authorize">
+${inputs}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" value="${escapeHtml(signIn.email ?? '')}" required>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>
+<h2>Or paste an API key</h2>
+<p>An <code>rk_</code> key lets it read the key's project, an <code>sk_</code> key lets it record events. It gets exactly what the key allows, until the key is revoked.</p>
+${keyForm}`,
+  );
+}
+
+/**
+ * After the sign-in: every project the person may see, grouped by organization, one to pick. The form carries the
+ * one-time ticket, never a session token or a key.
+ */
+export function pickerPage(client: OAuthClientInformationFull, params: AuthorizationParams, picker: PickerView): string {
+  const name = escapeHtml(client.client_name ?? client.client_id);
+  const who = `<p>Signed in as <strong>${escapeHtml(picker.user.email)}</strong>.</p>`;
+  if (picker.orgs.length === 0) {
+    return consentDocument(client, params, `${who}
+<p class="error" role="alert">None of your organizations has a project yet: create one in the dashboard, or ask to be invited to an organization that has one, then connect again.</p>`);
+  }
+  let n = 0;
+  const groups = picker.orgs
+    .map((org) => {
+      const choices = org.projects
+        .map((p) => {
+          const id = `project_${n++}`;
+          return `<div class="choice"><input type="radio" id="${id}" name="project_id" value="${escapeHtml(p.id)}" required><label for="${id}">${escapeHtml(p.name)}</label></div>`;
+        })
+        .join('\n');
+      return `<fieldset><legend>${escapeHtml(org.name)} (${escapeHtml(org.role)})</legend>
+${choices}
+</fieldset>`;
+    })
+    .join('\n');
+  return consentDocument(
+    client,
+    params,
+    `${who}
+<h2>Pick a project</h2>
+<p><strong>${name}</strong> will <strong>read this project's statistics</strong> (the reads a viewer has: no events recorded, no settings changed), until you leave its organization, the project is deleted or its key is revoked. Each tool it calls is written to the organization's audit log.</p>
+${alert(picker.error)}
+<form class="stack" method="post" action="/authorize">
+${hiddenInputs(client, params, { ticket: picker.ticket })}
+${groups}
+<button type="submit">Allow read access</button>
+</form>`,
+  );
 }

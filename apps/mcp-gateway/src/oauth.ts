@@ -10,7 +10,8 @@ import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthToke
 import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, type RefreshOutcome, pkceVerifierMatches, scopeOf } from '@analytics/auth';
 import { ApiError } from '@analytics/schema';
 import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
-import { authorizePage, refusal } from './oauth-consent';
+import type { McpConsent } from '@analytics/accounts';
+import { authorizePage, pickerPage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
 import { type RegistrationOptions, registerHandler } from './oauth-register';
 
@@ -23,7 +24,10 @@ const SCOPES = ['read', 'ingest'];
 // The SDK's default: 100 requests per 15 minutes per caller on /authorize, /token, /register and /revoke.
 const OAUTH_RATE = { ratePerS: 100 / 900, burst: 100 };
 
-/** The MCP SDK's authorization-server provider over our key store: a token stands for the key the owner pasted. */
+/**
+ * The MCP SDK's authorization-server provider over our key store: a token stands for a key, the one the owner pasted,
+ * or (with `consent`: people accounts) the read key minted for the person who signed in and picked a project.
+ */
 export class KeyOAuthProvider implements OAuthServerProvider {
   readonly clientsStore: OAuthRegisteredClientsStore;
   /** exchangeAuthorizationCode takes the code out before it checks the verifier, so a wrong code_verifier spends it. */
@@ -32,6 +36,7 @@ export class KeyOAuthProvider implements OAuthServerProvider {
   constructor(
     private readonly store: OAuthStore,
     private readonly authenticator: Authenticator,
+    private readonly consent?: McpConsent,
   ) {
     this.clientsStore = {
       // Never a secret (the store keeps its hash): clientAuthentication checks it before the SDK's handlers run.
@@ -43,21 +48,55 @@ export class KeyOAuthProvider implements OAuthServerProvider {
     };
   }
 
+  /**
+   * GET shows the page; a POST carries one of its forms: `api_key` (a pasted key), `email` and `password` (a sign-in:
+   * the project picker follows), or `ticket` and `project_id` (the pick). Each ends in the redirect with a code, or the
+   * page again with the refusal in words.
+   */
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
-    const body = (res.req.method === 'POST' ? res.req.body : undefined) as { api_key?: unknown } | undefined;
-    // No framing (the key field must not be clickjacked), nothing loaded; no form-action: it would block the redirect.
-    const page = (error?: string) =>
-      res.status(200).type('html').set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" }).send(authorizePage(client, params, error));
-    if (body?.api_key === undefined) return void page();
+    const body = (res.req.method === 'POST' ? res.req.body : undefined) as Record<string, unknown> | undefined;
+    // No framing (the fields must not be clickjacked), nothing loaded; no form-action: it would block the redirect.
+    const send = (html: string) =>
+      res
+        .status(200)
+        .type('html')
+        .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" })
+        .send(html);
+    const consent = this.consent;
+    const page = (keyError?: string, signIn: { error?: string; email?: string } = {}) => send(authorizePage(client, params, keyError, consent ? signIn : undefined));
+    const request = { client_id: client.client_id, client_name: client.client_name ?? null, redirect_uri: params.redirectUri, code_challenge: params.codeChallenge };
+
+    if (consent && body?.['ticket'] !== undefined) {
+      const picked = await consent.pick(body['ticket'], body['project_id'], request);
+      if (picked.ok) return this.redirectWithCode(client, params, res, picked.key_prefix);
+      if (picked.refused === 'ticket') return void page(undefined, { error: 'This sign-in has expired or was already used: sign in again.' });
+      return void send(pickerPage(client, params, { ticket: String(body['ticket']), user: picked.user, orgs: picked.orgs, error: 'Pick one of the projects listed here.' }));
+    }
+    if (consent && (body?.['email'] !== undefined || body?.['password'] !== undefined)) {
+      const email = typeof body['email'] === 'string' ? body['email'].slice(0, 254) : '';
+      const signedIn = await consent.start({ email: body['email'], password: body['password'] }, request, { address: res.req.ip, userAgent: undefined });
+      if (signedIn.ok) return void send(pickerPage(client, params, signedIn));
+      const error =
+        signedIn.refused === 'rate_limited'
+          ? `Too many failed sign-ins: try again in ${Math.ceil(signedIn.retry_after_s / 60)} minute${signedIn.retry_after_s > 60 ? 's' : ''}.`
+          : 'Unknown email or wrong password.';
+      return void page(undefined, { error, email });
+    }
+    if (body?.['api_key'] === undefined) return void page();
     let kind: string;
     let prefix: string;
     try {
-      ({ kind, prefix } = await this.authenticator.resolve(`Bearer ${String(body.api_key).trim()}`));
+      ({ kind, prefix } = await this.authenticator.resolve(`Bearer ${String(body['api_key']).trim()}`));
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) return void page(refusal(e));
       throw e;
     }
     if (kind === 'pk') return void page('A pk_ key is the public browser key: paste an rk_ key (read) or an sk_ key (track events).');
+    await this.redirectWithCode(client, params, res, prefix);
+  }
+
+  /** The consent is given for the key `prefix`: back to the client with a code (and its state). */
+  private async redirectWithCode(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response, prefix: string): Promise<void> {
     const code = await this.store.createCode({ client_id: client.client_id, key_prefix: prefix, code_challenge: params.codeChallenge, redirect_uri: params.redirectUri, resource: params.resource?.href ?? null });
     const target = new URL(params.redirectUri);
     target.searchParams.set('code', code);
@@ -109,11 +148,12 @@ const asTokens = (t: StoredTokens): OAuthTokens => ({ access_token: t.access_tok
  * The OAuth 2.1 authorization server of /mcp (SDK `mcpAuthRouter`): metadata, registration, /authorize, /token,
  * /revoke. Its metadata names absolute URLs: PUBLIC_URL's, else one router per validated base URL a request arrives on;
  * the SDK refuses plain-http issuers other than localhost, whose requests fall through to 404. `registration`: the
- * per-address cap of /register (oauth-register.ts).
+ * per-address cap of /register (oauth-register.ts). `consent`: the sign-in and project picker of the consent page
+ * (people accounts); without it the page takes a pasted key only.
  */
-export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, options: { publicUrl?: string; registration: RegistrationOptions }): RequestHandler {
+export function createOAuthRouter(store: OAuthStore, authenticator: Authenticator, options: { publicUrl?: string; registration: RegistrationOptions; consent?: McpConsent }): RequestHandler {
   const { publicUrl } = options;
-  const provider = new KeyOAuthProvider(store, authenticator);
+  const provider = new KeyOAuthProvider(store, authenticator, options.consent);
   const limiter = new MemoryRateLimiter();
   const byBase = new LRUCache<string, { router: RequestHandler } | { refused: true }>({ max: 16 });
   const build = (base: string) => {

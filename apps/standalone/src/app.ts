@@ -52,7 +52,7 @@ export function buildApp(deps: StandaloneDeps): Express {
       ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),
       createIngestRouter(ingest),
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
-      createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl })),
+      createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl, accounts })),
       // Before the admin router, which answers every other /admin path itself.
       createBackupRouter(stores, secrets.ADMIN_TOKEN, { dataDir: deps.dataDir, backupDir: deps.backupDir, audit: accounts.audit }),
       ...adminRouters(admin),

@@ -4,6 +4,7 @@ import { Access } from './access';
 import { AuditLog } from './audit-log';
 import { type AccountsContext, DAY_MS, isoOf } from './context';
 import type { Mailer } from './mailer';
+import { McpConsent } from './mcp-consent';
 import { Organizations } from './organizations';
 import { PasswordHasher } from './password';
 import { purgeExpiredAccounts } from './purge';
@@ -55,6 +56,8 @@ export class Accounts {
   readonly orgs: Organizations;
   readonly signIn: SignIn;
   readonly readKeys: ReadKeys;
+  /** The MCP OAuth consent of a signed-in person (mcp-consent.ts). */
+  readonly mcpConsent: McpConsent;
   readonly audit: AuditLog;
   readonly keyStore: KeyStore;
   /** Single sign-on, when OIDC_* is set. */
@@ -91,6 +94,7 @@ export class Accounts {
       onError,
     });
     this.readKeys = new ReadKeys(this.ctx, options.keyStore);
+    this.mcpConsent = new McpConsent(this.ctx, this.signIn, options.keyStore);
     if (options.oidc) {
       this.sso = new SingleSignOn({
         ctx: this.ctx,

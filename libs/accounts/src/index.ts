@@ -3,6 +3,7 @@ export * from './access';
 export * from './audit-log';
 export * from './context';
 export * from './mailer';
+export * from './mcp-consent';
 export * from './organizations';
 export * from './password';
 export * from './purge';

@@ -4,7 +4,7 @@ import { DAY_MS } from './context';
 
 /**
  * Deletes what has expired, a day late (so an answer about it stays right meanwhile): sessions ended or past their end
- * (their read keys with them), spent or expired invitations and reset links, single sign-ons under way past their 10 minutes, expired session read keys, and audit
+ * (their read keys with them), spent or expired invitations and reset links, single sign-ons under way and MCP consent tickets past their 10 minutes, expired session read keys, and audit
  * entries past 400 days. The retention job runs it daily.
  */
 export async function purgeExpiredAccounts(db: SqlPort, options: { now?: number; sessionIdleDays?: number } = {}) {
@@ -18,6 +18,7 @@ export async function purgeExpiredAccounts(db: SqlPort, options: { now?: number;
     invitations: await count('DELETE FROM invitations WHERE accepted_at < $1 OR expires_at < $1', [dayAgo]),
     resets: await count('DELETE FROM password_resets WHERE used_at < $1 OR expires_at < $1', [dayAgo]),
     oidc_logins: await count('DELETE FROM oidc_logins WHERE expires_at < $1', [dayAgo]),
+    consent_tickets: await count('DELETE FROM oauth_consent_tickets WHERE expires_at < $1', [dayAgo]),
     audit: await new AuditLog(db, () => now).purge(),
   };
 }

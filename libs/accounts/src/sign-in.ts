@@ -94,6 +94,17 @@ export class SignIn {
     return answer;
   }
 
+  /**
+   * The user of an email and password without starting a session (the MCP OAuth consent page, mcp-consent.ts): the same
+   * throttle, hashing and answers as `login` (401 invalid_credentials for a wrong password and an unknown email alike,
+   * 429 rate_limited past 10 failures).
+   */
+  async verifyCredentials(input: { email: string; password: string }, client: Client): Promise<User> {
+    const user = await this.checkPassword(input.email, input.password, client);
+    await this.rehashIfOld(user.id, input.password, user.passwordHash);
+    return user.user;
+  }
+
   /** The user whose password this is, or 401 invalid_credentials (counted per account and address) / 429. */
   private async checkPassword(email: string, password: string, client: Client) {
     const keys = this.deps.throttle.keys(email, client.address);

@@ -18,7 +18,7 @@ describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) =>
   afterEach(() => db.close());
 
   it('apply every migration to a fresh store and record each checksum', async () => {
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(await recorded(db)).toEqual(expected);
     expect(await migrateKeyStore(db)).toEqual([]);
   });
@@ -58,6 +58,7 @@ describe('the key-store migration files', () => {
     '005_oauth_housekeeping 374a94b3437e2eac6f921d8c2069d35040602592e877d7f5d3146bba459d4493',
     '006_accounts dc9a31f5b9402b6993b6bc91ddda7ac98f8c713a903ba8e565e49d6c1693c3db',
     '007_oidc_logins 0795d01f276e5ac5a82dabee3087485445722aa4a88169590f697d8c3dd22c3f',
+    '008_oauth_consent_tickets c778b85d9188a23f08a60c8bb930deb61685950616c93f025775de9a48615461',
     ]);
   });
 });

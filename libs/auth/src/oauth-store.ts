@@ -22,6 +22,10 @@ export interface OAuthAccess {
   prefix: string;
   project: Project;
   expires_at: number;
+  /** The client's name as it registered itself (unverified), for the audit. */
+  client_name: string | null;
+  /** The person the key is bound to (a grant given by signing in on the consent page), else null (a pasted key). */
+  user: { id: string; email: string } | null;
 }
 
 export interface OAuthTokens {
@@ -268,9 +272,11 @@ export class OAuthStore {
   /** The key and project behind a live access token; null when unknown, expired, or its key was revoked. */
   async resolveAccessToken(raw: string): Promise<OAuthAccess | null> {
     const { rows } = await this.db.query(
-      `SELECT t.client_id, t.expires_at AS token_expires_at, k.kind, k.prefix,
-              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at
+      `SELECT t.client_id, t.expires_at AS token_expires_at, k.kind, k.prefix, c.metadata->>'client_name' AS client_name,
+              u.id AS user_id, u.email AS user_email,
+              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id
          FROM oauth_tokens t JOIN api_keys k ON k.prefix = t.key_prefix JOIN projects p ON p.id = k.project_id
+         JOIN oauth_clients c ON c.client_id = t.client_id LEFT JOIN users u ON u.id = k.user_id
         WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2 AND k.revoked_at IS NULL`,
       [hashSecret(raw), new Date(this.now())],
     );
@@ -282,6 +288,8 @@ export class OAuthStore {
       prefix: String(row.prefix),
       expires_at: new Date(row.token_expires_at as string).getTime(),
       project: toProject(row),
+      client_name: typeof row.client_name === 'string' ? row.client_name : null,
+      user: row.user_id ? { id: String(row.user_id), email: String(row.user_email) } : null,
     };
   }
 

@@ -170,6 +170,7 @@ export const AUDIT_ACTIONS = [
   'key.created',
   'key.revoked',
   'backup.created',
+  'mcp.grant_created',
   'mcp.tool_called',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

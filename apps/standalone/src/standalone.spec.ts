@@ -102,6 +102,7 @@ describe('the declarations (libs/schema routes)', () => {
       invitation_id: invited.invitation.id,
     });
     const unserved: string[] = [];
+    const ssoOff: string[] = [];
     for (const route of API_ROUTES) {
       // A credential the route takes, so that the admin router's own 401 for unknown /admin paths cannot hide a missing
       // route: the operator's, or a fresh user token where only a user's will do.
@@ -110,9 +111,16 @@ describe('the declarations (libs/schema routes)', () => {
       const headers =
         auth === 'admin_token' || session === 'any' ? admin : session ? { authorization: `Bearer ${(await accounts.sessions.create(setup.body.user, 'tests')).token}` } : {};
       const res = await request(app)[route.method](route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => params(route.path)[name]!)).set(headers);
+      // Single sign-on's routes answer 404 not_found while it is not configured (docs/accounts.md): served, but off here.
+      if (route.path.startsWith('/auth/oidc/') && res.status === 404) {
+        ssoOff.push(route.path);
+        continue;
+      }
       if (['not_found', 'method_not_allowed'].includes(res.body?.error)) unserved.push(`${route.method} ${route.path}: ${res.status}`);
     }
     expect(unserved).toEqual([]);
+    expect((await request(app).get('/auth/config')).body.sso).toBeNull();
+    expect(ssoOff.sort()).toEqual(['/auth/oidc/callback', '/auth/oidc/complete', '/auth/oidc/start']);
   });
 });
 

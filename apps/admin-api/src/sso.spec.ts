@@ -8,6 +8,7 @@ import { keyStoreBackends } from '@analytics/auth/testing';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { ADMIN_TOKEN, PASSWORD, type People, TEST_HASHER_PARAMS, setUpPeople, uniqueEmail } from './test-people';
+import { type ContractCheck, contractChecked } from '@analytics/testing';
 
 /**
  * Single sign-on end to end against a real OpenID provider run in this process: oidc-provider (the certified Node
@@ -125,6 +126,7 @@ describe.each(keyStoreBackends())('single sign-on against a real OpenID provider
   const op = new TestProvider();
   let p: People;
   let settings: OidcSettings;
+  let contract: ContractCheck;
   const domain = `sso-${Date.now().toString(36)}.example.com`;
   const account = (id: string, claims: Partial<TestAccount> = {}) => {
     op.accounts.set(id, { email: `${id}@${domain}`, email_verified: true, name: `Person ${id}`, ...claims });
@@ -147,10 +149,20 @@ describe.each(keyStoreBackends())('single sign-on against a real OpenID provider
     await op.start();
     settings = { issuer: op.issuer, ...{ clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, name: 'Acme ID', org: 'Acme SSO', defaultRole: 'editor', allowedDomains: [domain], publicUrl: PUBLIC_URL };
     p = await setUpPeople(await open(), { oidc: settings, publicUrl: PUBLIC_URL });
+    // Every JSON answer of this suite is checked against the route declarations (openapi-contract.spec.ts cannot reach
+    // these answers without a provider).
+    contract = contractChecked(p.app);
+    p.app = contract.app;
   }, 180_000);
   afterAll(async () => {
     await p.db.close();
     await op.stop();
+  });
+
+  afterAll(() => {
+    // the contract: every answer of the SSO routes above had a declared status and a body its schema accepts
+    expect(contract.violations).toEqual([]);
+    expect([...contract.checked.keys()]).toEqual(expect.arrayContaining(['POST /auth/oidc/start 200', 'POST /auth/oidc/complete 200', 'POST /auth/oidc/complete 401']));
   });
 
   it('asks the provider for the code flow with PKCE S256, state, nonce, scope "openid email profile" and our callback', async () => {

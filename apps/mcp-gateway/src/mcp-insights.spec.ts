@@ -2,11 +2,11 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { IngestService } from '@analytics/ingest';
 import { buildApp as buildReadApp } from '@analytics/read-api';
 import { CHANNEL_VALUES } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
+import { connectAgent } from './test-support/agent';
 import { buildApp } from './app';
 
 // query_insights (goals included), get_funnel, get_retention and list_properties: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
@@ -51,11 +51,7 @@ afterAll(async () => {
   await stores.close();
 });
 
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  return client;
-}
+const connect = (key: string): Promise<Client> => connectAgent(url, key);
 
 describe('query_insights and list_properties', () => {
   it('are listed to an rk_ key as read-only tools', async () => {

@@ -7,10 +7,10 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger } from '@analytics/testing';
+import { connectAgent } from './test-support/agent';
 import { buildApp } from './app';
 import { MAX_BATCH_MESSAGES, capBreakdown, capRows } from './mcp.routes';
 import { ByteBudget } from '@analytics/service-kit';
@@ -52,11 +52,7 @@ afterAll(async () => {
   await stores.close();
 });
 
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-  return client;
-}
+const connect = (key: string): Promise<Client> => connectAgent(url, key);
 
 async function rpcErrorOf(p: Promise<unknown>): Promise<McpError> {
   try {

@@ -2,13 +2,32 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { type Server as HttpServer, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { OAuthStore } from '@analytics/auth';
 import { IngestService } from '@analytics/ingest';
 import { openTestStores, silentLogger, systemBinary } from '@analytics/testing';
+
 import { buildApp } from './app';
+
+/** Listens on a free loopback port, registers a public client ("Test connector") and the /authorize URL of a PKCE request. */
+async function serveAndRegister(app: Express, redirectUri: string, state: string): Promise<{ http: HttpServer; base: string; authorizeUrl: string }> {
+  const http = await new Promise<HttpServer>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const registered = await fetch(`${base}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+  });
+  const { client_id } = (await registered.json()) as { client_id: string };
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+  const params = { client_id, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state };
+  return { http, base, authorizeUrl: `${base}/authorize?${new URLSearchParams(params).toString()}` };
+}
 
 /** Debian's chromium; never a downloaded browser. CHROMIUM_PATH overrides it; the suite skips loudly without it. */
 const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
@@ -30,19 +49,7 @@ CHROMIUM.describe('the OAuth consent page in Chromium', () => {
     stores = await openTestStores();
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
     const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) } });
-    http = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    const registered = await fetch(`${base}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
-    });
-    const { client_id } = (await registered.json()) as { client_id: string };
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const params = { client_id, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1' };
-    authorizeUrl = `${base}/authorize?${new URLSearchParams(params).toString()}`;
+    ({ http, base, authorizeUrl } = await serveAndRegister(app, redirectUri, 'st-1'));
     browser = await chromium.launch({
       executablePath: CHROMIUM.path,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -125,18 +132,7 @@ CHROMIUM.describe('the sign-in and project picker of the consent page in Chromiu
     await stores.keyStore.createProject({ name: 'Shop', org_id: orgId });
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
     const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, consent: accounts.mcpConsent, audit: accounts.audit });
-    http = await new Promise((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    const registered = await fetch(`${base}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Test connector', redirect_uris: [callbackUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
-    });
-    const { client_id } = (await registered.json()) as { client_id: string };
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    authorizeUrl = `${base}/authorize?${new URLSearchParams({ client_id, redirect_uri: callbackUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-2' }).toString()}`;
+    ({ http, base, authorizeUrl } = await serveAndRegister(app, callbackUri, 'st-2'));
     browser = await chromium.launch({
       executablePath: CHROMIUM.path,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

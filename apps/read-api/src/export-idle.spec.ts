@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import { type IncomingMessage, type Server, createServer, get as httpGet } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, type Server, get as httpGet } from 'node:http';
 import { Writable } from 'node:stream';
 import { type EventRow, toClickHouseTime } from '@analytics/schema';
 import { createLogger } from '@analytics/service-kit';
 import { openTestStores } from '@analytics/testing';
 import { buildApp } from './app';
+import { listenOnLoopback } from './test-support/listen';
 
 // Issue 43, export deadlines: a client that opens an export and reads nothing. Two such clients held both export
 // turns (EXPORT_CONCURRENCY 2) for as long as they liked, and every other project's export was 429 after its queue
@@ -46,9 +45,7 @@ beforeAll(async () => {
     const rows = Array.from({ length: name === 'bystander' ? 10 : ROWS }, (_, j) => row(created.project.id, j));
     await stores.events.insertRows(rows);
   }
-  server = createServer(buildApp({ logger, authenticator: stores.authenticator, events: stores.events })).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenOnLoopback(buildApp({ logger, authenticator: stores.authenticator, events: stores.events })));
 }, 180_000);
 
 afterAll(async () => {

@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import { type Server, createServer, get as httpGet } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, get as httpGet } from 'node:http';
 import { Writable } from 'node:stream';
 import { type EventRow, toClickHouseTime } from '@analytics/schema';
 import { createLogger } from '@analytics/service-kit';
 import { openTestStores } from '@analytics/testing';
 import { buildApp } from './app';
+import { listenOnLoopback } from './test-support/listen';
 
 // GET /v1/export stopped by its own time limit (EXPORT_MAX_EXECUTION_S=3 here) after its first byte: the connection is
 // cut (the client never gets a file that looks whole) and the failure is logged, since no status can say it any more.
@@ -40,9 +39,7 @@ beforeAll(async () => {
     });
   }
   await stores.events.insertRows(rows);
-  server = createServer(buildApp({ logger, authenticator: stores.authenticator, events: stores.events })).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenOnLoopback(buildApp({ logger, authenticator: stores.authenticator, events: stores.events })));
 }, 120_000);
 
 afterAll(async () => {

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type IncomingMessage, type Server, createServer, get as httpGet } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, type Server, get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -11,6 +10,7 @@ import { type EventRow, QUERY_SELECT_COLUMNS, routes, toClickHouseTime } from '@
 import { openTestStores, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
 import { exportFileName } from './export.route';
 import { openReadService } from './test-support/seeded-service';
+import { listenOnLoopback } from './test-support/listen';
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
 type Keys = { pk: string; sk: string; rk: string };
@@ -64,9 +64,7 @@ beforeAll(async () => {
     for (let j = i; j < Math.min(BIG_ROWS, i + 50_000); j++) rows.push(bigRow(a.id, j));
     await stores.events.insertRows(rows);
   }
-  server = createServer(app).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenOnLoopback(app));
 }, 120_000);
 
 afterAll(async () => {

@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +8,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { openTestStores } from '@analytics/testing';
 import { openReadService } from './test-support/seeded-service';
+import { listenOnLoopback } from './test-support/listen';
 
 // The round trip of issue 32: export a project (GET /v1/export), import the file into a fresh project with the real
 // script (tools/import.mjs, as `npm run import` runs it) against an ingest server listening on a port, and compare.
@@ -39,9 +38,7 @@ beforeAll(async () => {
   stores = opened.stores;
   const ingestApp = opened.ingestApp;
   readApp = opened.readApp;
-  server = createServer(ingestApp).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenOnLoopback(ingestApp));
   dir = mkdtempSync(join(tmpdir(), 'import-spec-'));
   origin = await project('origin');
   const referrers = [undefined, 'https://www.google.com/', 'https://t.co/x', 'https://news.ycombinator.com/'];

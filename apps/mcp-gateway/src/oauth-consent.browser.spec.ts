@@ -12,6 +12,15 @@ import { openTestStores, silentLogger, systemBinary } from '@analytics/testing';
 
 import { buildApp } from './app';
 
+/** Headless Debian Chromium, and the folder its screenshots go to. */
+async function launchBrowser(): Promise<Browser> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM.path,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
 /** Listens on a free loopback port, registers a public client ("Test connector") and the /authorize URL of a PKCE request. */
 async function serveAndRegister(app: Express, redirectUri: string, state: string): Promise<{ http: HttpServer; base: string; authorizeUrl: string }> {
   const http = await new Promise<HttpServer>((resolve) => {
@@ -50,11 +59,7 @@ CHROMIUM.describe('the OAuth consent page in Chromium', () => {
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
     const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) } });
     ({ http, base, authorizeUrl } = await serveAndRegister(app, redirectUri, 'st-1'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM.path,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchBrowser();
   });
 
   afterAll(async () => {
@@ -133,11 +138,7 @@ CHROMIUM.describe('the sign-in and project picker of the consent page in Chromiu
     const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
     const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, consent: accounts.mcpConsent, audit: accounts.audit });
     ({ http, base, authorizeUrl } = await serveAndRegister(app, callbackUri, 'st-2'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM.path,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchBrowser();
   });
 
   afterAll(async () => {

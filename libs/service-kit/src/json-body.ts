@@ -153,7 +153,13 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
       if (decoder) decoder.write(chunk);
       else onBody(chunk);
     };
-    const onWireEnd = () => (decoder ? decoder.end() : onBodyEnd());
+    // The client's part is done once the last byte arrived: what follows (inflating, waiting for room) is ours, and is
+    // bounded by MAX_BODY_BYTES and BODY_WAIT_MS, never answered 408.
+    const onWireEnd = () => {
+      clearTimeout(deadline);
+      if (decoder) decoder.end();
+      else onBodyEnd();
+    };
     const onAborted = () => done(readError('request.aborted', 'request aborted'));
     const onClose = () => {
       if (!req.complete) onAborted();

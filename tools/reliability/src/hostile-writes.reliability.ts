@@ -170,7 +170,8 @@ describe('bodies that become much larger than they arrive: gzip batches and /mcp
     report('/mcp bodies', { 'idle MiB': idle, 'peak over idle MiB': peak - idle, statuses: [...new Set(answers.map((a) => a.status))].join('/') });
     expect(peak - idle).toBeLessThanOrEqual(768);
     for (const a of answers) {
-      expect([400, 503]).toContain(a.status);
+      // 408: a body that did not arrive whole within BODY_READ_TIMEOUT_MS (64 senders in one process on 2 cores), also enveloped
+      expect([400, 408, 503]).toContain(a.status);
       expect(a.body?.jsonrpc).toBe('2.0');
     }
     expect((await call(server.base, 'GET', '/healthz')).status).toBe(200);

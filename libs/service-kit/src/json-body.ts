@@ -53,6 +53,28 @@ export function withBodyLimits(limits: BodyLimits): RequestHandler {
   };
 }
 
+/**
+ * How long a refused body's rest is read and dropped (nginx's lingering close): a client that sends its whole body
+ * before it reads the answer (fetch, curl) then gets the 413 or 503 instead of a connection reset (EPIPE). The bytes
+ * are dropped as they arrive, never held; what has not arrived by then is cut off with the connection.
+ */
+const LINGER_MS = 5_000;
+
+/** Reads what is left of a refused request's body and drops it, for at most LINGER_MS; then closes the connection. */
+function discardRest(req: Request): void {
+  if (req.complete) return;
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  cut.unref();
+  req.once('end', () => clearTimeout(cut)).once('close', () => clearTimeout(cut));
+  req.resume();
+}
+
+/** Stops reading the request: the connection is closed once the answer is sent. */
+function closeAfterAnswer(req: Request, res: Response): void {
+  res.setHeader('Connection', 'close');
+  req.pause();
+}
+
 /** An error of body-parser's shape (`type`), which toApiError maps to the API's codes. */
 const readError = (type: 'entity.too.large' | 'encoding.unsupported' | 'charset.unsupported' | 'entity.parse.failed' | 'request.aborted', message: string) =>
   Object.assign(new Error(message), { type });
@@ -83,8 +105,8 @@ function decoded(body: Buffer, req: Request): string {
  * Reads the body of `req` within `limits`, its bytes counted in the budget as they arrive, for the request and for
  * each of `holders` (its project, its client address). A compressed body counts both its bytes on the wire and the
  * bytes it inflates to, as the decoder produces them (what sits in memory), and is cut at MAX_BODY_BYTES inflated.
- * A chunk with no room waits for it with the socket paused (at most BODY_WAIT_MS, then 503 server_busy); a body not
- * whole within `readTimeoutMs` is 408 request_timeout. Every refusal releases the request's bytes at once and closes
+ * A chunk with no room waits for it with the socket paused (at most BODY_WAIT_MS, then 503 server_busy); a body whose
+ * client has not sent it whole within `readTimeoutMs` (the time it waited for room not counted) is 408 request_timeout. Every refusal releases the request's bytes at once and closes
  * the connection after the answer (the rest of the body is never read); otherwise they are released when the
  * response is sent.
  */
@@ -95,6 +117,10 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
     const chunks: Buffer[] = [];
     let size = 0;
     let waiting = 0; // chunks waiting for room in the budget
+    // The deadline counts the client's time only: while a chunk waits for room, the socket is paused by us.
+    const started = Date.now();
+    let waitedMs = 0;
+    let waitingSince = 0;
     let ended = false;
     let settled = false;
     const releases: Array<() => void> = [];
@@ -113,8 +139,10 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
       releaseAll();
       chunks.length = 0;
       decoder?.on('error', () => undefined).destroy();
-      res.setHeader('Connection', 'close');
-      req.pause();
+      // A client too slow or gone is cut off; any other refusal reads the rest of the body away, so its client gets
+      // the answer rather than a reset.
+      if (error instanceof ApiError && error.code === 'request_timeout') closeAfterAnswer(req, res);
+      else discardRest(req);
       reject(error);
     };
     const maybeDone = () => {
@@ -125,13 +153,14 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
     const count = (bytes: number) => {
       const now = budget.tryAcquire(bytes, holders);
       if (now) return void releases.push(now);
-      waiting++;
+      if (waiting++ === 0) waitingSince = Date.now();
       req.pause();
       void budget.acquire(bytes, waitMs, holders).then((release) => {
         if (settled) return release?.();
         if (!release) return done(new ApiError('server_busy', { retry_after_s: 1 }));
         releases.push(release);
         if (--waiting === 0) {
+          waitedMs += Date.now() - waitingSince;
           req.resume();
           maybeDone();
         }
@@ -166,8 +195,14 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
     };
 
     const timedOut = () => new ApiError('request_timeout', { details: { formErrors: [`the body did not arrive whole within ${readTimeoutMs} ms: send it at once (this connection is closed)`], fieldErrors: {} } });
-    // Past the deadline a body still waiting for room waited on us, not on its client: that is 503, not 408.
-    const deadline = setTimeout(() => done(waiting > 0 ? new ApiError('server_busy', { retry_after_s: 1 }) : timedOut()), readTimeoutMs);
+    // Time spent waiting for room is ours (bounded by BODY_WAIT_MS per wait, then 503): the deadline moves by it.
+    const clientMs = () => Date.now() - started - waitedMs - (waiting > 0 ? Date.now() - waitingSince : 0);
+    const onDeadline = () => {
+      const left = readTimeoutMs - clientMs();
+      if (left > 0) deadline = setTimeout(onDeadline, left);
+      else done(timedOut());
+    };
+    let deadline = setTimeout(onDeadline, readTimeoutMs);
     decoder?.on('data', onBody).on('end', onBodyEnd).on('error', () => done(Object.assign(new Error('the body could not be decompressed'), { status: 400 })));
     req.on('data', onWire).on('end', onWireEnd).on('error', onAborted).on('close', onClose);
   });
@@ -188,7 +223,7 @@ export async function readJsonBody(req: Request, res: Response, holder?: string)
     throw bodyError(`the body must be sent as JSON with Content-Type: application/json (or text/plain holding JSON, as sendBeacon sends); got ${got ? `Content-Type: ${got}` : 'no Content-Type'}`);
   }
   if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
-    res.setHeader('Connection', 'close'); // its bytes are never read
+    discardRest(req); // never held: read away while the 413 goes out
     throw readError('entity.too.large', 'request entity too large');
   }
   const limits = (res.locals[LIMITS_LOCAL] as BodyLimits | undefined) ?? DEFAULT_BODY_LIMITS;

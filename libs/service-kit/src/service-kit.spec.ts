@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { type Request, Router } from 'express';
 import request from 'supertest';
 import { ApiError, UpstreamUnavailableError } from '@analytics/schema';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { createServiceApp, logRouteAs } from './app';
 import { ByteBudget } from './byte-budget';
@@ -209,7 +210,7 @@ describe('body byte budget', () => {
     expect(budget.inUse).toBe(bytes);
   }
 
-  async function budgetServer(budget: ByteBudget) {
+  async function budgetServer(budget: ByteBudget, times = { waitMs: 100, readTimeoutMs: 10_000 }) {
     const router = Router();
     let hold: () => void = () => undefined;
     router.post('/v1/slow', async (req, res) => {
@@ -220,14 +221,15 @@ describe('body byte budget', () => {
     router.post('/v1/fast', async (req, res) => {
       res.json(await readJsonBody(req, res));
     });
-    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router], limits: { body: { budget, waitMs: 100, readTimeoutMs: 10_000 } } });
+    const app = createServiceApp({ name: 'kit', logger: createLogger({ level: 'silent' }), routers: [router], limits: { body: { budget, ...times } } });
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));
     const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
     // A ReadableStream body goes out chunked (no Content-Length), which fetch sends only with duplex: 'half'.
     const post = (path: string, body: string | Buffer | ReadableStream, headers: Record<string, string> = {}) =>
       fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit);
-    return { post, hold: () => hold(), close: () => http.close() };
+    const port = (http.address() as { port: number }).port;
+    return { post, port, hold: () => hold(), close: () => http.close() };
   }
 
   it('answers 503 server_busy with Retry-After when a body cannot get its share in time, and serves it once bytes are free', async () => {
@@ -245,6 +247,53 @@ describe('body byte budget', () => {
       hold();
       expect((await first).status).toBe(200);
       expect((await post('/v1/fast', big)).status).toBe(200);
+    } finally {
+      close();
+    }
+  });
+
+  it('does not count the time a body waited for room against its client: past BODY_READ_TIMEOUT_MS of waiting, it is still read and served', async () => {
+    const budget = new ByteBudget(1_000_000);
+    const { post, hold, close } = await budgetServer(budget, { waitMs: 5_000, readTimeoutMs: 300 });
+    const big = `{"a":"${'x'.repeat(700_000)}"}`;
+    try {
+      const first = post('/v1/slow', big);
+      await holding(budget, big.length);
+      const second = post('/v1/fast', big); // no room: its socket is paused while the first holds the budget
+      await new Promise((r) => setTimeout(r, 900)); // three read deadlines, all of it waiting on us
+      hold();
+      expect((await first).status).toBe(200);
+      const served = await second;
+      expect(served.status).toBe(200);
+      expect(((await served.json()) as { a: string }).a).toHaveLength(700_000);
+    } finally {
+      close();
+    }
+  });
+
+  it('reads away the rest of a refused body, so a client that sends all before it reads gets the 413 and not a reset (lingering close)', async () => {
+    const budget = new ByteBudget(MAX_BODY_BYTES * 2);
+    const { port, close } = await budgetServer(budget);
+    const over = Buffer.alloc(MAX_BODY_BYTES + 1024 * 1024, 'x'); // refused by its Content-Length, before any byte is read
+    /** A keep-alive client (as fetch, curl and browsers are) that writes its whole request, then reads: what it got, and whether its writes failed. */
+    const sendAllThenRead = () =>
+      new Promise<{ answer: string; writeError?: string }>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answer = '';
+        let writeError: string | undefined;
+        socket.on('data', (d) => (answer += d.toString('latin1')));
+        socket.on('error', (e: NodeJS.ErrnoException) => (writeError = e.code));
+        socket.on('close', () => resolve({ answer, writeError }));
+        socket.write(`POST /v1/fast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${over.length}\r\n\r\n`);
+        socket.end(over);
+      });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { answer, writeError } = await sendAllThenRead();
+        expect({ writeError, status: answer.slice(0, 12) }).toEqual({ writeError: undefined, status: 'HTTP/1.1 413' });
+        expect(answer).toContain('{"error":"payload_too_large"}');
+      }
+      expect(budget.inUse).toBe(0);
     } finally {
       close();
     }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { Authenticator, InvalidationBus, KeyStore, createPglitePort } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore } from '@analytics/auth';
 import { keyStoreBackends } from '@analytics/auth/testing';
-import { REDIS, redisClients, systemServer } from '@analytics/testing';
+import { REDIS, redisClients, systemServer, memoryPglitePort } from '@analytics/testing';
 import { type People, setUpPeople } from './test-people';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -72,7 +72,7 @@ REDIS_SERVER.describe('a removal reaches another instance through Redis before i
 
   it('the other instance refuses the removed member\'s read key when DELETE /admin/orgs/:id/members/:user_id answers 204', async () => {
     const channel = `analytics:test-people-${randomBytes(4).toString('hex')}`;
-    const db = await createPglitePort();
+    const db = await memoryPglitePort();
     const replica = new Authenticator(new KeyStore(db));
     await new InvalidationBus(replica, connect(), connect(true), { channel }).start();
     const adminBus = new InvalidationBus(undefined, connect(), connect(true), { channel });

@@ -1,12 +1,13 @@
 import request from 'supertest';
 import { Accounts } from '@analytics/accounts';
-import { Authenticator, KeyStore, createPglitePort, migrateKeyStore, parseApiKey } from '@analytics/auth';
+import { Authenticator, KeyStore, migrateKeyStore, parseApiKey } from '@analytics/auth';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { keyStoreBackends } from '@analytics/auth/testing';
 import { PasswordHasher, type ScryptParams } from '@analytics/accounts';
 import { DAY_MS } from '@analytics/schema';
 import { ADMIN_TOKEN, PASSWORD, type People, TEST_HASHER_PARAMS, setUpPeople, uniqueEmail } from './test-people';
+import { memoryPglitePort } from '@analytics/testing';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const operator = bearer(ADMIN_TOKEN);
@@ -23,7 +24,7 @@ class CountingHasher extends PasswordHasher {
 
 describe('setup', () => {
   it('needs ADMIN_TOKEN, makes the first user owner of "Default" holding every existing project, then answers 409 already_set_up', async () => {
-    const db = await createPglitePort();
+    const db = await memoryPglitePort();
     const p = await setUpPeople(db);
     // setUpPeople created a project before setup and set up through the API: the project now belongs to Default.
     expect((await p.keyStore.getProject(p.projectId))!.org_id).toBe(p.orgId);
@@ -37,7 +38,7 @@ describe('setup', () => {
   });
 
   it('answers 201 { user, token, expires_at } with a ses_ token (never an API key) and refuses passwords outside 10..256', async () => {
-    const db = await createPglitePort();
+    const db = await memoryPglitePort();
     await migrateKeyStore(db);
     const keyStore = new KeyStore(db);
     const accounts = new Accounts({ db, keyStore, throttleSecret: 't', hasher: new PasswordHasher({ params: TEST_HASHER_PARAMS }) });

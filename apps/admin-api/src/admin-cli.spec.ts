@@ -4,10 +4,11 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
-import { KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { KeyStore, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { ADMIN_TOKEN, TEST_HASHER_PARAMS } from './test-people';
+import { memoryPglitePort } from '@analytics/testing';
 
 // `npm run admin` (tools/admin-cli.mjs) over a real admin-api: the people commands, as an operator runs them.
 const CLI = resolve(__dirname, '../../../tools/admin-cli.mjs');
@@ -16,7 +17,7 @@ let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  db = await createPglitePort();
+  db = await memoryPglitePort();
   await migrateKeyStore(db);
   const keyStore = new KeyStore(db);
   const accounts = new Accounts({ db, keyStore, throttleSecret: 'cli', hasher: new PasswordHasher({ params: TEST_HASHER_PARAMS }) });

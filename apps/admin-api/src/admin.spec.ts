@@ -3,9 +3,9 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { Redis as RedisClient } from 'ioredis';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
-import { Authenticator, InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { Authenticator, InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { createLogger } from '@analytics/service-kit';
-import { type ContractCheck, REDIS, answerOf, contractChecked, redisClients, systemServer } from '@analytics/testing';
+import { type ContractCheck, REDIS, answerOf, contractChecked, redisClients, systemServer, memoryPglitePort } from '@analytics/testing';
 import { routes } from '@analytics/schema';
 import { buildApp } from './app';
 import { adminWiring } from './wiring';
@@ -19,7 +19,7 @@ const revoked: string[] = [];
 const changed: string[] = [];
 
 beforeAll(async () => {
-  db = await createPglitePort();
+  db = await memoryPglitePort();
   await migrateKeyStore(db);
   const keyStore = new KeyStore(db);
   auth = new Authenticator(keyStore);

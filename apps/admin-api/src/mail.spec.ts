@@ -2,8 +2,9 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { SMTPServer } from 'smtp-server';
 import { type Mailer, smtpMailer } from '@analytics/accounts';
-import { createPglitePort } from '@analytics/auth';
+
 import { PASSWORD, type People, setUpPeople, uniqueEmail } from './test-people';
+import { memoryPglitePort } from '@analytics/testing';
 
 const PUBLIC_URL = 'https://analytics.example.com';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -42,7 +43,7 @@ let mailer: Mailer;
 beforeAll(async () => {
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
   mailer = smtpMailer(`smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`, 'Event Analytics <noreply@example.com>');
-  p = await setUpPeople(await createPglitePort(), { mailer, publicUrl: PUBLIC_URL });
+  p = await setUpPeople(await memoryPglitePort(), { mailer, publicUrl: PUBLIC_URL });
 }, 180_000);
 afterAll(async () => {
   mailer.close();

@@ -3,12 +3,12 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Accounts, OIDC_HANDOFF_TTL_MS, type OidcSettings, PasswordHasher, bindingOf } from '@analytics/accounts';
-import { KeyStore, createPglitePort, migrateKeyStore } from '@analytics/auth';
+import { KeyStore, migrateKeyStore } from '@analytics/auth';
 import { keyStoreBackends } from '@analytics/auth/testing';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { ADMIN_TOKEN, PASSWORD, type People, TEST_HASHER_PARAMS, setUpPeople, uniqueEmail } from './test-people';
-import { type ContractCheck, contractChecked } from '@analytics/testing';
+import { type ContractCheck, contractChecked, memoryPglitePort } from '@analytics/testing';
 
 /**
  * Single sign-on end to end against a real OpenID provider run in this process: oidc-provider (the certified Node
@@ -295,7 +295,7 @@ describe.each(keyStoreBackends())('single sign-on against a real OpenID provider
 
 describe('single sign-on, not configured or unreachable', () => {
   const open = async (oidc?: OidcSettings) => {
-    const db = await createPglitePort();
+    const db = await memoryPglitePort();
     await migrateKeyStore(db);
     const keyStore = new KeyStore(db);
     const accounts = new Accounts({ db, keyStore, throttleSecret: 't', hasher: new PasswordHasher({ params: TEST_HASHER_PARAMS }), oidc, onError: () => {} });

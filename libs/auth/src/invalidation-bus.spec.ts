@@ -6,7 +6,8 @@ import { Authenticator } from './authenticator';
 import { ACK_TIMEOUT_MS, InvalidationBus } from './invalidation-bus';
 import { KeyStore } from './key-store';
 import { migrateKeyStore } from './migrate';
-import { type SqlPort, createPglitePort } from './sql-port';
+import type { SqlPort } from './sql-port';
+import { memoryPglitePort } from './pglite-template';
 import { REDIS, systemServer } from './test-servers';
 
 // Against real Redis (TEST_REDIS_URL, set by .ci/run): fails, not skips, when it is set and Redis is down.
@@ -17,7 +18,7 @@ const codeOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) =>
 let db: SqlPort;
 let store: KeyStore;
 beforeAll(async () => {
-  db = await createPglitePort();
+  db = await memoryPglitePort();
   await migrateKeyStore(db);
   store = new KeyStore(db);
 });

@@ -85,13 +85,18 @@ async function initPgliteInWorker(dataDir: string): Promise<void> {
   }
 }
 
-/** Embedded Postgres (WASM) in `dataDir`, or in memory when dataDir is undefined. It holds its directory exclusively. */
-export async function createPglitePort(dataDir?: string): Promise<SqlPort> {
+/**
+ * Embedded Postgres (WASM) in `dataDir`, or in memory when dataDir is undefined. It holds its directory exclusively.
+ * `from`: a dump (`dumpDataDir`) an in-memory database starts from instead of running initdb (tests start from a
+ * template: pglite-template.ts).
+ */
+export async function createPglitePort(dataDir?: string, from?: Uint8Array): Promise<SqlPort> {
   const { PGlite } = await import('@electric-sql/pglite');
   // A new directory is initialised in a worker thread that then exits: initdb's WebAssembly memory (~450 MB) stays
   // reachable from the instance that ran it and would be resident for the life of the process.
   if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initPgliteInWorker(dataDir);
-  const db: PGlite = await PGlite.create(dataDir, PGLITE_OPTIONS);
+  const db: PGlite =
+    dataDir === undefined && from ? await PGlite.create({ ...PGLITE_OPTIONS, loadDataDir: new Blob([new Uint8Array(from)]) }) : await PGlite.create(dataDir, PGLITE_OPTIONS);
   return {
     query: async (sql, params) => db.query(sql, params as unknown[]) as never,
     exec: async (sql) => {

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { type SqlPort, createPgPort, createPglitePort } from './sql-port';
+import { type SqlPort, createPgPort } from './sql-port';
+import { memoryPglitePort } from './pglite-template';
 import { POSTGRES, systemServer } from './test-servers';
 
 export * from './test-servers';
+export { memoryPglitePort, seedPgliteDir } from './pglite-template';
 
 /** The key-store backends to run a suite against: PGlite always, real PostgreSQL when TEST_DATABASE_URL is set (else a skip line). */
 export function keyStoreBackends(): Array<[string, () => Promise<SqlPort>]> {
-  const backends: Array<[string, () => Promise<SqlPort>]> = [['PGlite', () => createPglitePort()]];
+  const backends: Array<[string, () => Promise<SqlPort>]> = [['PGlite', memoryPglitePort]];
   const pg = systemServer(POSTGRES);
   if (pg.available('its key-store suites on PostgreSQL')) backends.push(['PostgreSQL', () => isolatedPgPort(pg.url!)]);
   return backends;

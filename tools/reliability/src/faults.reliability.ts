@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type Server as HttpServer } from 'node:http';
 import { Redis } from 'ioredis';
-import { Authenticator, KeyStore, createPglitePort, migrateKeyStore, type SqlPort } from '@analytics/auth';
+import { Authenticator, KeyStore, migrateKeyStore, type SqlPort } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
 import { IngestService } from '@analytics/ingest';
 import { createIngestRouter } from '@analytics/ingest-api';
@@ -11,6 +11,7 @@ import { createRetentionRouter } from '@analytics/retention-worker';
 import { MemoryRateLimiter, createLogger, createServiceApp } from '@analytics/service-kit';
 import { TcpProxy, hostPortOf, viaProxy } from '@analytics/topology';
 import { ADMIN_TOKEN, INTERNAL_SECRET, type Server, call, createKey, createProject, sleep, startServer } from './support/server';
+import { memoryPglitePort } from '@analytics/testing';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -136,7 +137,7 @@ describe('ClickHouse unreachable (event store client pointed at a proxy that ref
   beforeAll(async () => {
     // The proxy's target is a port nothing listens on: "pass" mode is itself unreachable; cut() chooses how.
     proxy = await TcpProxy.start({ host: '127.0.0.1', port: 9 });
-    keyDb = await createPglitePort();
+    keyDb = await memoryPglitePort();
     await migrateKeyStore(keyDb);
     const keyStore = new KeyStore(keyDb);
     const authenticator = new Authenticator(keyStore);

@@ -45,6 +45,27 @@ const redirectUri = 'http://127.0.0.1:33418/callback';
 
 // Page-side code as strings: this project's TypeScript has no DOM library.
 const AXE_FINDINGS = `axe.run().then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ' (' + v.impact + ', ' + v.nodes.length + ' nodes)'))`;
+
+/** Serious or critical axe-core findings on the page as it is now. */
+async function violations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, so the page's CSP (no script at all) stays as served.
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  return page.evaluate<string[]>(AXE_FINDINGS);
+}
+
+/** A phone-sized page in `colorScheme` whose console errors and requests outside `allowed` are collected in `problems`. */
+async function watchedPage(browser: Browser, colorScheme: 'light' | 'dark', allowed: (url: string) => boolean) {
+  const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('request', (r) => {
+    if (!allowed(r.url())) problems.push(`request: ${r.url()}`);
+  });
+  return { context, page, problems };
+}
 const LOOK = `({ background: getComputedStyle(document.body).backgroundColor, button: getComputedStyle(document.querySelector('button')).backgroundColor, font: getComputedStyle(document.body).fontFamily })`;
 
 CHROMIUM.describe('the OAuth consent page in Chromium', () => {
@@ -68,26 +89,11 @@ CHROMIUM.describe('the OAuth consent page in Chromium', () => {
     await stores?.close();
   });
 
-  /** Serious or critical axe-core findings on the page as it is now. */
-  async function violations(page: Page): Promise<string[]> {
-    // Evaluated through the DevTools protocol, so the page's CSP (no script at all) stays as served.
-    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    return page.evaluate<string[]>(AXE_FINDINGS);
-  }
-
   it.each([
     ['light', 'rgb(246, 247, 249)', 'rgb(67, 56, 202)'],
     ['dark', 'rgb(15, 17, 23)', 'rgb(165, 180, 252)'],
   ] as const)('wears the dashboard look in %s, loads nothing else, and has no axe-core violation before and after a refused key', async (colorScheme, background, accent) => {
-    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('request', (r) => {
-      if (!r.url().startsWith(`${base}/authorize`)) problems.push(`request: ${r.url()}`);
-    });
+    const { context, page, problems } = await watchedPage(browser, colorScheme, (url) => url.startsWith(`${base}/authorize`));
     try {
       await page.goto(authorizeUrl);
       const look = await page.evaluate<Record<string, string>>(LOOK);
@@ -148,21 +154,8 @@ CHROMIUM.describe('the sign-in and project picker of the consent page in Chromiu
     await stores?.close();
   });
 
-  async function violations(page: Page): Promise<string[]> {
-    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
-    return page.evaluate<string[]>(AXE_FINDINGS);
-  }
-
   it.each(['light', 'dark'] as const)('signs in (%s), refuses a wrong password in words, picks a project by its label and sends the code, with no axe-core violation on the way', async (colorScheme) => {
-    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('request', (r) => {
-      if (!r.url().startsWith(`${base}/authorize`) && !r.url().startsWith(callbackUri)) problems.push(`request: ${r.url()}`);
-    });
+    const { context, page, problems } = await watchedPage(browser, colorScheme, (url) => url.startsWith(`${base}/authorize`) || url.startsWith(callbackUri));
     try {
       await page.goto(authorizeUrl);
       expect(await violations(page)).toEqual([]);

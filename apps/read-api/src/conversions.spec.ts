@@ -2,42 +2,28 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { DAILY_IDS_NOTE, FUNNEL_MAX_EVENTS_PER_ENTITY } from '@analytics/event-store';
 import { routes } from '@analytics/schema';
-import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
-import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
+import { type ContractCheck, answerOf } from '@analytics/testing';
+import { type Keys, ORIGIN, type Stores, UA, openCheckedReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/funnel, POST /v1/retention and goals in POST /v1/insights: the contract (scope, 400s saying what is
 // allowed) and docs/conversions.md meanings pinned on a small hand-made data set: step order, equal
 // timestamps, repeated steps, the window's edge, daily-id notes, cohorts. conversions-correctness.spec.ts checks
 // every combination against plain TypeScript answers.
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
-type Keys = { pk: string; sk: string; rk: string };
 const D0 = Date.UTC(2026, 2, 2);
 const HOUR = 3_600_000;
 const at = (h: number, s = 0) => new Date(D0 + h * HOUR + s * 1000).toISOString();
 const RANGE = { from: at(0), to: at(48) };
 
-let stores: Stores;
-let app: Express;
-let contract: ContractCheck;
-let ingestApp: Express;
-let a: Keys;
-let b: Keys;
-let d: Keys;
+let stores: Stores, app: Express, contract: ContractCheck, ingestApp: Express;
+let a: Keys, b: Keys, d: Keys;
 
 const batch = (sk: string, events: object[], ua: string = UA.chrome) => sendBatch(ingestApp, sk, events, { ua });
 const pv = (anon: string, h: number, s: number, path = '/', extra: object = {}) => ({ event: '$pageview', anonymous_id: anon, timestamp: at(h, s), url: `${ORIGIN}${path}`, ...extra });
 const ev = (event: string, anon: string, h: number, s: number, extra: object = {}) => ({ event, anonymous_id: anon, timestamp: at(h, s), url: `${ORIGIN}/app`, ...extra });
 
 beforeAll(async () => {
-  const opened = await openReadService();
-  stores = opened.stores;
-  ingestApp = opened.ingestApp;
-  contract = contractChecked(opened.readApp);
-  app = contract.app;
-  a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
-  b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;
-  d = (await stores.keyStore.createProject({ name: 'd', allowed_origins: [ORIGIN] })).keys;
+  ({ stores, ingestApp, contract, app, keys: { a, b, d } } = await openCheckedReadService('a', 'b', 'd'));
   await batch(a.sk, [
     // u1: pageview, signup 10 s later, purchase 100 s after the pageview; user U1, back on day 2
     pv('u1', 1, 0, '/pricing', { user_id: 'U1' }),

@@ -1,36 +1,24 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { insightsBodySchema, routes } from '@analytics/schema';
-import { type ContractCheck, answerOf, contractChecked, openTestStores } from '@analytics/testing';
-import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
+import { type ContractCheck, answerOf } from '@analytics/testing';
+import { type Keys, ORIGIN, type Stores, UA, openCheckedReadService, sendBatch } from './test-support/seeded-service';
 
 // POST /v1/insights and GET /v1/properties: the contract (scope, 400s with the allowed values) and each meaning of the
 // docs/insights.md pinned on a small hand-made data set. insights-correctness.spec.ts checks every combination.
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
-type Keys = { pk: string; sk: string; rk: string };
 const D0 = Date.UTC(2026, 2, 2);
 const HOUR = 3_600_000;
 const at = (h: number) => new Date(D0 + h * HOUR).toISOString();
 const RANGE = { from: at(0), to: at(48) };
 
-let stores: Stores;
-let app: Express;
-let contract: ContractCheck;
-let ingestApp: Express;
-let a: Keys;
-let b: Keys;
+let stores: Stores, app: Express, contract: ContractCheck, ingestApp: Express;
+let a: Keys, b: Keys;
 
 const batch = (sk: string, events: object[], ua: string = UA.chrome, ip?: string) => sendBatch(ingestApp, sk, events, { ua, ip });
 
 beforeAll(async () => {
-  const opened = await openReadService();
-  stores = opened.stores;
-  ingestApp = opened.ingestApp;
-  contract = contractChecked(opened.readApp);
-  app = contract.app;
-  a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
-  b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;
+  ({ stores, ingestApp, contract, app, keys: { a, b } } = await openCheckedReadService('a', 'b'));
   await batch(a.sk, [
     // v1: from google, 3 pageviews and a signup over 10 minutes; entry /, exit /pricing
     { event: '$pageview', anonymous_id: 'u1', session_id: 's1', timestamp: at(1), url: `${ORIGIN}/`, referrer: 'https://www.google.com/', properties: { plan: 'pro', n: 3 } },

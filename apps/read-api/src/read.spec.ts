@@ -1,32 +1,20 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { API_ROUTES, STATS_GROUP_BY, routes } from '@analytics/schema';
-import { openTestStores, type ContractCheck, answerOf, contractChecked } from '@analytics/testing';
-import { ORIGIN, UA, openReadService, sendBatch } from './test-support/seeded-service';
+import { type ContractCheck, answerOf } from '@analytics/testing';
+import { type Keys, ORIGIN, type Stores, UA, openCheckedReadService, sendBatch } from './test-support/seeded-service';
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
-type Keys = { pk: string; sk: string; rk: string };
 const D0 = Date.UTC(2026, 2, 2);
 const DAY = 86_400_000;
 const FROM = new Date(D0).toISOString();
 const TO = new Date(D0 + 7 * DAY).toISOString();
 const ENDPOINTS = ['/v1/query', '/v1/stats', '/v1/sources'] as const;
 
-let stores: Stores;
-let app: Express;
-let contract: ContractCheck;
-let ingestApp: Express;
-let a: Keys;
-let b: Keys;
+let stores: Stores, app: Express, contract: ContractCheck, ingestApp: Express;
+let a: Keys, b: Keys;
 
 beforeAll(async () => {
-  const opened = await openReadService();
-  stores = opened.stores;
-  ingestApp = opened.ingestApp;
-  contract = contractChecked(opened.readApp);
-  app = contract.app;
-  a = (await stores.keyStore.createProject({ name: 'a', allowed_origins: [ORIGIN] })).keys;
-  b = (await stores.keyStore.createProject({ name: 'b', allowed_origins: [ORIGIN] })).keys;
+  ({ stores, ingestApp, contract, app, keys: { a, b } } = await openCheckedReadService('a', 'b'));
   const at = (h: number) => new Date(D0 + h * 3_600_000).toISOString();
   await batch(a.sk, [
     { event: '$pageview', anonymous_id: 'a-1', session_id: 'a-1-s', timestamp: at(1), url: `${ORIGIN}/?utm_source=newsletter&utm_medium=email` },

@@ -3,29 +3,22 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { type StatsSource, planStats, readTablesOf, runStatsPlan } from '@analytics/event-store';
 import { LIMITS, type EventRow, type StatsParams, queryParamsSchema, sourcesParamsSchema, toClickHouseTime } from '@analytics/schema';
-import { openTestStores } from '@analytics/testing';
 import { expectedQuery, expectedSources, expectedStats } from './test-support/expected-answers';
 import { DAY_MS, HOUR_MS, type SeededBatch, enrichBatches, ingestBatches } from './test-support/seeded-dataset';
-import { openReadService } from './test-support/seeded-service';
+import { type Stores, openReadService } from './test-support/seeded-service';
 
 // Every accepted timestamp lands in the same hour, day and Monday week on every read path: events sent through the
 // real ingest path at generated instants over the whole accepted range, then each path compared with the buckets
 // computed in plain TypeScript (test-support/expected-answers).
 
-type Stores = Awaited<ReturnType<typeof openTestStores>>;
 const { min: MIN, max: MAX } = LIMITS.timestamp;
 const WEEK_MS = 7 * DAY_MS;
 const MONDAY_1999_12_27 = Date.UTC(1999, 11, 27);
 
-let stores: Stores;
-let ingestApp: Express;
-let readApp: Express;
+let stores: Stores, ingestApp: Express, readApp: Express;
 
 beforeAll(async () => {
-  const opened = await openReadService();
-  stores = opened.stores;
-  ingestApp = opened.ingestApp;
-  readApp = opened.readApp;
+  ({ stores, ingestApp, readApp } = await openReadService());
 });
 afterAll(() => stores.close());
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '@analytics/schema';
-import type { Logger } from '@analytics/service-kit';
+import { type Logger, RedisOrMemory } from '@analytics/service-kit';
 
 /** The bound: more than 10 failures per account or per client address in 15 minutes is 429 rate_limited. */
 export interface FailureWindow {
@@ -81,32 +81,20 @@ type Scripted = Redis & {
  */
 export class RedisFailureCounter implements FailureCounter {
   private readonly fallback = new MemoryFailureCounter();
-  private degraded = false;
+  private readonly shared: RedisOrMemory;
 
   constructor(
     private readonly redis: Redis,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly prefix = 'analytics:signin-failures:',
   ) {
     redis.defineCommand('analyticsFailureRecord', { numberOfKeys: 1, lua: RECORD_SCRIPT });
     redis.defineCommand('analyticsFailureBlocked', { numberOfKeys: 1, lua: BLOCKED_SCRIPT });
+    this.shared = new RedisOrMemory(logger, { unavailable: 'redis unavailable: sign-in failures counted in memory', recovered: 'redis sign-in throttle recovered' });
   }
 
-  private async run<T>(op: (r: Scripted) => Promise<T>, fallback: () => Promise<T>): Promise<T> {
-    try {
-      const out = await op(this.redis as Scripted);
-      if (this.degraded) {
-        this.degraded = false;
-        this.logger.info('redis sign-in throttle recovered');
-      }
-      return out;
-    } catch (e) {
-      if (!this.degraded) {
-        this.degraded = true;
-        this.logger.warn({ err: (e as Error).message }, 'redis unavailable: sign-in failures counted in memory');
-      }
-      return fallback();
-    }
+  private run<T>(op: (r: Scripted) => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    return this.shared.run(() => op(this.redis as Scripted), fallback);
   }
 
   blockedFor(key: string, window: FailureWindow): Promise<number> {

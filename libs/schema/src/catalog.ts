@@ -5,8 +5,8 @@
 // here without its SQL there is a compile error. No zod here: plain data that any lib may import.
 
 /**
- * The channels an event can have (libs/classifier's CHANNELS, computed at ingest by channelOf; events stored before
- * migration 008 get one of them from CHANNEL_DEFAULT_SQL). libs/event-store's catalog.spec.ts holds the two equal.
+ * The channels an event can have, declared here once: libs/classifier's CHANNELS is this list, and its channelOf
+ * computes one at ingest (events stored before migration 008 get one of them from CHANNEL_DEFAULT_SQL).
  */
 export const CHANNEL_VALUES = [
   'direct',

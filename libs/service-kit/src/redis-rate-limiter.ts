@@ -23,37 +23,58 @@ return {0, math.ceil((cost - tokens) / rate)}
 `;
 
 /**
+ * A Redis operation, or this instance's memory while Redis cannot answer: the outage is logged once as it starts
+ * (warn, with `unavailable`) and once as it ends (info, with `recovered`). What the shared limits run through.
+ */
+export class RedisOrMemory {
+  private degraded = false;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly messages: { unavailable: string; recovered: string },
+  ) {}
+
+  async run<T>(op: () => Promise<T>, fallback: () => T | Promise<T>): Promise<T> {
+    try {
+      const out = await op();
+      if (this.degraded) {
+        this.degraded = false;
+        this.logger.info(this.messages.recovered);
+      }
+      return out;
+    } catch (e) {
+      if (!this.degraded) {
+        this.degraded = true;
+        this.logger.warn({ err: (e as Error).message }, this.messages.unavailable);
+      }
+      return fallback();
+    }
+  }
+}
+
+/**
  * Token buckets shared by every instance through Redis, so the per-project limits hold with N instances.
  * When Redis cannot answer, takes fall back to this instance's memory buckets (logged once per outage).
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly fallback = new MemoryRateLimiter();
-  private degraded = false;
+  private readonly shared: RedisOrMemory;
 
   constructor(
     private readonly redis: Redis,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly prefix = 'analytics:bucket:',
   ) {
     redis.defineCommand('analyticsTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    this.shared = new RedisOrMemory(logger, { unavailable: 'redis unavailable: using in-memory rate limits', recovered: 'redis rate limiter recovered' });
   }
 
-  async take(key: string, rule: BucketRule, cost = 1): Promise<TakeResult> {
-    try {
+  take(key: string, rule: BucketRule, cost = 1): Promise<TakeResult> {
+    return this.shared.run(async () => {
       const [allowed, retry] = (await (this.redis as unknown as { analyticsTake: (...a: unknown[]) => Promise<[number, number]> }).analyticsTake(
         this.prefix + key, rule.ratePerS, rule.burst, cost,
       ));
-      if (this.degraded) {
-        this.degraded = false;
-        this.logger.info('redis rate limiter recovered');
-      }
       return { allowed: allowed === 1, retryAfterS: allowed === 1 ? 0 : Math.max(1, Number(retry)) };
-    } catch (e) {
-      if (!this.degraded) {
-        this.degraded = true;
-        this.logger.warn({ err: (e as Error).message }, 'redis unavailable: using in-memory rate limits');
-      }
-      return this.fallback.take(key, rule, cost);
-    }
+    }, () => this.fallback.take(key, rule, cost));
   }
 }

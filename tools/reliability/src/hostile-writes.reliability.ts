@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, bystanderUnhurt, expectBystanderUnhurt, loops, maxSizeBatch, pct, post, report, resetPeak, rssMiB } from './support/hostile';
+import { ATTACKER_IP, type LoopResult, UNLIMITED, base62, bystanderTrack, bystanderUnhurt, expectBystanderUnhurt, loops, maxSizeBatch, pct, post, report, resetPeak, rssMiB, serverWithProject } from './support/hostile';
 import { ORIGIN, type ProjectKeys, type Server, call, createProject, queryEvents, sleep, startServer } from './support/server';
 import { MAX_ERROR_ANSWER_BYTES, WORST_BODIES } from '@analytics/testing';
 import { MCP_CAPABILITIES } from '@analytics/schema';
@@ -116,15 +116,10 @@ describe('one key sends POST /v1/forget for random unknown users in 4 loops', ()
 });
 
 describe('bodies that become much larger than they arrive: gzip batches and /mcp', () => {
-  let server: Server;
-  let p: ProjectKeys;
-  beforeEach(async () => {
-    server = await startServer({ env: UNLIMITED });
-    p = await createProject(server.base, 'bodies');
-  });
-  afterEach(() => server?.dispose());
+  const ctx = serverWithProject('bodies', true);
 
   it('32 concurrent gzip batches with the public pk_ key (~13 MB inflated each) keep the peak within idle + 768 MiB and store every acknowledged event', async () => {
+    const { server, p } = ctx;
     const json = maxSizeBatch();
     expect(json.length).toBeGreaterThan(13_000_000);
     const gz = gzipSync(json, { level: 9 });
@@ -145,6 +140,7 @@ describe('bodies that become much larger than they arrive: gzip batches and /mcp
   });
 
   it('64 concurrent 14 MB POST /mcp bodies with an rk_ key keep the peak within idle + 768 MiB, each answered with an error envelope or 503', async () => {
+    const { server, p } = ctx;
     // A JSON-RPC batch of ~120,000 tool calls.
     const call1 = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_stats', arguments: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } } });
     const messages = [];

@@ -1,19 +1,14 @@
-import { UNLIMITED, base62, loops, maxSizeBatch, pct, post, resetPeak, rssMiB } from './support/hostile';
+import { UNLIMITED, base62, loops, maxSizeBatch, pct, post, resetPeak, rssMiB, serverWithProject } from './support/hostile';
 import { type ProjectKeys, type Server, call, createProject, queryEvents, startServer } from './support/server';
 
 // No caller can starve or exhaust the service. Each attack against the built server, beside the traffic it must not
 // hurt. Callers are told apart by X-Forwarded-For (TRUST_PROXY=loopback), as behind the proxy.
 
 describe('a flood of well-formed random keys', () => {
-  let server: Server;
-  let p: ProjectKeys;
-  beforeAll(async () => {
-    server = await startServer({ env: UNLIMITED });
-    p = await createProject(server.base, 'flood');
-  });
-  afterAll(() => server?.dispose());
+  const ctx = serverWithProject('flood');
 
   it('costs no key-store round trips: legitimate track traffic keeps at least half its throughput and its p99 stays near its quiet value', async () => {
+    const { server, p } = ctx;
     const legit = () => loops(10, 5_000, async (i) => (await post(server.base, '/v1/track', p.sk, { event: 'legit', anonymous_id: `a-${i % 50}` })).status);
     await loops(10, 1_000, async () => (await post(server.base, '/v1/track', p.sk, { event: 'warmup' })).status);
     const quiet = await legit();
@@ -44,15 +39,10 @@ describe('a flood of well-formed random keys', () => {
 });
 
 describe('64 concurrent batches of 1000 events at every field limit (~14 MB each)', () => {
-  let server: Server;
-  let p: ProjectKeys;
-  beforeAll(async () => {
-    server = await startServer({ env: UNLIMITED });
-    p = await createProject(server.base, 'bodies');
-  });
-  afterAll(() => server?.dispose());
+  const ctx = serverWithProject('bodies');
 
   it('keeps peak memory within idle + 768 MiB, answers each 202 or 503 server_busy with Retry-After, and stores every acknowledged event once', async () => {
+    const { server, p } = ctx;
     const body = maxSizeBatch();
     expect(body.length).toBeGreaterThan(14_000_000);
     // VmHWM counts from start-up (the key store's initdb worker, the engine's start); reset it so the peak is the load's.

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import { buildApp as buildIngestApp } from '@analytics/ingest-api';
 import { IngestService } from '@analytics/ingest';
 import type { EventRow } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { type ContractCheck, contractChecked, openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from '../app';
 import { type DatasetShape, enrichBatches, generateProject, ingestBatches, seededRandom } from './seeded-dataset';
 
@@ -48,6 +48,21 @@ export async function openReadService(env: Parameters<typeof openTestStores>[0] 
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
   const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
   return { stores, ingestApp, readApp: buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events }) };
+}
+
+/** A project's keys as createProject answers them. */
+export type Keys = { pk: string; sk: string; rk: string };
+
+/**
+ * What the hand-made endpoint specs share: openReadService, the read API behind the contract check (every answer
+ * checked against its declared schema; `app` is the checked one), and a project per name allowing ORIGIN.
+ */
+export async function openCheckedReadService<N extends string>(...names: N[]): Promise<ReadService & { contract: ContractCheck; app: Express; keys: Record<N, Keys> }> {
+  const opened = await openReadService();
+  const contract = contractChecked(opened.readApp);
+  const keys = {} as Record<N, Keys>;
+  for (const name of names) keys[name] = (await opened.stores.keyStore.createProject({ name, allowed_origins: [ORIGIN] })).keys;
+  return { ...opened, contract, app: contract.app, keys };
 }
 
 /**

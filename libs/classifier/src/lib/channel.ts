@@ -2,23 +2,14 @@
  * The channel of a classified event: one of ten fixed values that group sources the way site owners ask about
  * them (docs/api/ingest.md, "Channels, host lists and bots"). Computed from classify()'s result plus the same input; classify() itself is unchanged.
  */
+import { CHANNEL_VALUES } from '@analytics/schema';
 import { aiAssistantOf, aiAssistantOfHost, aiAssistantOfUrl } from './ai-assistants';
 import { HOST_LISTS, lookupHost } from './hosts';
 import { parsePathOnly, parseUrlLoose, plainWebHost, readQuery } from './parse';
 import type { ClassifiedSource, ClassifyInput } from './types';
 
-export const CHANNELS = Object.freeze([
-  'direct',
-  'internal',
-  'organic_search',
-  'paid_search',
-  'organic_social',
-  'paid_social',
-  'email',
-  'ai_assistant',
-  'referral',
-  'paid_other',
-] as const);
+/** The ten channels, as libs/schema's catalog lists them for the read API, OpenAPI and MCP (declared there once). */
+export const CHANNELS = Object.freeze(CHANNEL_VALUES);
 
 export type Channel = (typeof CHANNELS)[number];
 

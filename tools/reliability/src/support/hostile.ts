@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from './server';
+import { type ProjectKeys, type Server, createProject, startServer } from './server';
 
 /** Rate limits out of the way: only the attack shapes count. */
 export const UNLIMITED = { RATE_LIMIT_TRACK_PER_S: '1000000', RATE_LIMIT_TRACK_BURST: '1000000', RATE_LIMIT_BATCH_PER_S: '1000000', RATE_LIMIT_BATCH_BURST: '1000000' };
@@ -91,4 +91,18 @@ export function maxSizeBatch(): string {
     properties: { blob: 'x'.repeat(8180) },
   }));
   return JSON.stringify({ events });
+}
+
+/**
+ * A fresh server (rate limits out of the way) with one project named `name`, for the tests of the describe block that
+ * calls it: started before all of them (or before each, with `each`) and removed after. Read `.server` and `.p` in a test.
+ */
+export function serverWithProject(name: string, each = false): { server: Server; p: ProjectKeys } {
+  const ctx = {} as { server: Server; p: ProjectKeys };
+  (each ? beforeEach : beforeAll)(async () => {
+    ctx.server = await startServer({ env: UNLIMITED });
+    ctx.p = await createProject(ctx.server.base, name);
+  });
+  (each ? afterEach : afterAll)(() => ctx.server?.dispose());
+  return ctx;
 }

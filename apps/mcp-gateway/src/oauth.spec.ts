@@ -98,7 +98,7 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
   });
 
   it("serves the endpoints libs/schema's OAUTH_ROUTES declares (what the proxy routes here), and every endpoint its metadata names is one of them", async () => {
-    const declared = OAUTH_ROUTES.map((r) => r.path);
+    const declared: readonly string[] = OAUTH_ROUTES.map((r) => r.path);
     const prm = (await (await fetch(`${g.base}/.well-known/oauth-protected-resource`)).json()) as { resource: string; authorization_servers: string[] };
     const asm = (await (await fetch(`${g.base}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
     const named = [new URL(prm.resource).pathname, ...['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint'].map((k) => new URL(asm[k]!).pathname)];

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthStore, hashSecret } from '@analytics/auth';
+import { OAUTH_ROUTES } from '@analytics/schema';
 import { IngestService } from '@analytics/ingest';
 import { Writable } from 'node:stream';
 import { type Logger, type RateLimiter, RedisRateLimiter, createLogger, createRedis, redisReady } from '@analytics/service-kit';
@@ -94,6 +95,22 @@ describe('OAuth 2.1 for connector UIs (MCP_OAUTH=on)', () => {
     const asUrl = prm.authorization_servers[0]!;
     const asm = (await (await fetch(new URL('/.well-known/oauth-authorization-server', asUrl))).json()) as Record<string, unknown>;
     expect(asm).toMatchObject({ authorization_endpoint: `${g.base}/authorize`, token_endpoint: `${g.base}/token`, registration_endpoint: `${g.base}/register`, code_challenge_methods_supported: ['S256'] });
+  });
+
+  it("serves the endpoints libs/schema's OAUTH_ROUTES declares (what the proxy routes here), and every endpoint its metadata names is one of them", async () => {
+    const declared: readonly string[] = OAUTH_ROUTES.map((r) => r.path);
+    const prm = (await (await fetch(`${g.base}/.well-known/oauth-protected-resource`)).json()) as { resource: string; authorization_servers: string[] };
+    const asm = (await (await fetch(`${g.base}/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
+    const named = [new URL(prm.resource).pathname, ...['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint'].map((k) => new URL(asm[k]!).pathname)];
+    expect(named.filter((p) => p !== '/mcp' && !declared.includes(p))).toEqual([]);
+    for (const { path, methods } of OAUTH_ROUTES) {
+      for (const method of methods) {
+        const res = await fetch(`${g.base}${path}`, { method: method.toUpperCase(), ...(method === 'post' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}) });
+        // Not the app's 404 (or 405): the OAuth router answered, with metadata or the protocol's refusal of an empty request.
+        expect({ method, path, status: res.status < 500 && ![404, 405].includes(res.status) }).toEqual({ method, path, status: true });
+      }
+    }
+    for (const path of ['/.well-known/oauth-protected-resource/other', '/authorize/x', '/tokens']) expect({ path, status: (await fetch(`${g.base}${path}`)).status }).toEqual({ path, status: 404 });
   });
 
   it('admits loopback origins on any port when MCP_ALLOWED_ORIGINS is unset, and still refuses foreign ones', async () => {

@@ -8,7 +8,7 @@ import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, type RefreshOutcome, pkceVerifierMatches, scopeOf } from '@analytics/auth';
-import { ApiError } from '@analytics/schema';
+import { ApiError, OAUTH_ROUTES, oauthPath } from '@analytics/schema';
 import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
 import type { McpConsent } from '@analytics/accounts';
 import { authorizePage, pickerPage, refusal } from './oauth-consent';
@@ -16,8 +16,9 @@ import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth
 import { type RegistrationOptions, registerHandler } from './oauth-register';
 
 /** RFC 9728 metadata at the root, as the issue and most clients ask for it (the SDK serves the `/mcp`-suffixed path). */
-export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
-const OAUTH_PATHS = new Set([PROTECTED_RESOURCE_PATH, `${PROTECTED_RESOURCE_PATH}/mcp`, '/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke']);
+export const PROTECTED_RESOURCE_PATH = oauthPath('oauthProtectedResource');
+/** The paths this router answers: libs/schema's OAUTH_ROUTES, which the proxy routes to mcp-gateway too. */
+const OAUTH_PATHS: ReadonlySet<string> = new Set(OAUTH_ROUTES.map((r) => r.path));
 
 const RESOURCE_NAME = 'Event analytics (MCP)';
 const SCOPES = ['read', 'ingest'];

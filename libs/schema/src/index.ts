@@ -14,4 +14,5 @@ export * from './admin.schema';
 export * from './accounts.schema';
 export * from './mcp-args';
 export * from './api-routes';
+export * from './oauth-routes';
 export * from './openapi';

@@ -5,7 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseTrustProxy } from '@analytics/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
-import { pathPattern } from '@analytics/schema';
+import { OAUTH_ROUTES, pathPattern } from '@analytics/schema';
 import { INGRESS_CATCH_ALL } from './proxy-routes';
 import { APPS, INTERNAL_APPS, type Loose, PROXIED_APPS, PROXY_PATHS, PUBLIC_ROUTES, concretePath, cspHeadersOf, readDocker, upstreamOf } from './routes';
 
@@ -172,7 +172,8 @@ describe('k8s manifests (docker/k8s)', () => {
       const path = concretePath(route.path, { id: '6f1c0a52-5b7e-4a43-9a55-1b0c1c3e2a10', prefix: 'sk_live_ab12cd34', version: '1.2.3' });
       expect({ name, path, service: serviceOf(path) }).toEqual({ name, path, service: route.app });
     }
-    for (const path of ['/', '/assets/dashboard.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/admin/', '/admin/nope', '/admin/projects/a/b', '/admin/keys/', '/internal/retention/run', '/metrics', '/healthz', '/sdk/', '/sdk/nope.js', '/sdk/a/b/analytics.min.js', '/openapi.json']) {
+    for (const { name, path, app } of OAUTH_ROUTES) expect({ name, path, service: serviceOf(path) }).toEqual({ name, path, service: app });
+    for (const path of ['/', '/assets/dashboard.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/admin/', '/admin/nope', '/admin/projects/a/b', '/admin/keys/', '/internal/retention/run', '/metrics', '/healthz', '/sdk/', '/sdk/nope.js', '/sdk/a/b/analytics.min.js', '/openapi.json', '/.well-known/openid-configuration', '/.well-known/oauth-protected-resource/x', '/authorize/x']) {
       expect({ path, service: serviceOf(path) }).toEqual({ path, service: INGRESS_CATCH_ALL });
     }
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
+import { OAUTH_ROUTES } from '@analytics/schema';
 import { systemBinary } from '@analytics/testing';
 import { type Started, freePort, startNginx as startProxy, startNode, stopProcess } from '@analytics/topology';
 import { http } from './http';
@@ -84,6 +85,8 @@ async function startDeployment(): Promise<void> {
         IP_HASH_SECRET: 'deploy-checks', ADMIN_TOKEN, INTERNAL_SECRET,
         // nginx on loopback is the trusted proxy here (compose names nginx's fixed address the same way).
         TRUST_PROXY: 'loopback',
+        // The OAuth endpoints of /mcp, which the proxy routes to it (libs/schema's OAUTH_ROUTES).
+        ...(app === 'mcp-gateway' ? { MCP_OAUTH: 'on' } : {}),
       };
       // All five at once on a fresh database, as a rollout starts them: migrations must not race.
       apps.set(app, await startApp(app, env));
@@ -146,6 +149,13 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     expect(r.json().error).toBe(route.auth === 'admin_token' || session ? 'invalid_session' : 'missing_bearer_token');
   });
 
+  it.each(OAUTH_ROUTES.flatMap(({ name, path, methods }) => methods.map((m) => [m.toUpperCase(), path, name] as const)))('%s %s reaches mcp-gateway\'s OAuth server (%s)', async (method, path) => {
+    const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);
+    // The OAuth router's answer (metadata, or the protocol's refusal of an empty request), not a 404 of nginx or the app.
+    expect({ service: r.service, routed: r.status < 500 && ![404, 405].includes(r.status) }).toEqual({ service: 'mcp-gateway', routed: true });
+    if (path.startsWith('/.well-known/')) expect({ status: r.status, type: r.headers['content-type'] }).toEqual({ status: 200, type: expect.stringMatching(/^application\/json/) });
+  });
+
   it('serves the browser SDK script from ingest-api through the proxy, loadable from any site', async () => {
     const r = await http(proxyPort, 'GET', '/sdk/analytics.min.js');
     expect({ status: r.status, service: r.service, type: r.headers['content-type'], cors: r.headers['access-control-allow-origin'], corp: r.headers['cross-origin-resource-policy'] })
@@ -182,7 +192,7 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
 
   it('answers unknown paths itself with the API error envelope', async () => {
     // Undeclared paths under the routed prefixes too: only the declared ones reach an app.
-    const undeclared = ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/V1/TRACK', '/v2/track', '/healthz/x', '/admin/', '/admin/nope', '/admin/projects/', '/admin/projects/a/b', '/admin/projects/a/keys/b', '/admin/keys/', '/admin/keys/a/b', '/admin/backup', '/openapi.json', '/docs'];
+    const undeclared = ['/index.html', '/assets/', '/assets/nope.js', '/v1/unknown', '/v1/track/extra', '/v1/trackx', '/V1/TRACK', '/v2/track', '/healthz/x', '/admin/', '/admin/nope', '/admin/projects/', '/admin/projects/a/b', '/admin/projects/a/keys/b', '/admin/keys/', '/admin/keys/a/b', '/admin/backup', '/openapi.json', '/docs', '/.well-known/', '/.well-known/openid-configuration', '/.well-known/oauth-protected-resource/x', '/authorize/', '/Token', '/oauth/token'];
     for (const path of undeclared) {
       for (const method of ['GET', 'POST']) {
         const r = await http(proxyPort, method, path, {}, method === 'POST' ? '{}' : undefined);

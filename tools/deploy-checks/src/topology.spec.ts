@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { ApiRoute } from '@analytics/schema';
+import { type ApiRoute, OAUTH_ROUTES } from '@analytics/schema';
 import { systemBinary } from '@analytics/testing';
 import { type Started, startNode, stopProcess } from '@analytics/topology';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard read as a person sees it, as dashboard.spec.ts reads it
@@ -392,6 +392,79 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     for (const [method, path, key] of [['GET', '/v1/unknown', t.keys.rk], ['POST', '/v1/insights/x', t.keys.rk], ['GET', '/admin/nope', ADMIN_TOKEN], ['GET', `/admin/projects/${t.id}/x`, ADMIN_TOKEN], ['POST', '/admin/backup', ADMIN_TOKEN], ['GET', '/sdk/nope.js', t.keys.pk], ['POST', '/internal/retention/run', t.keys.sk]] as const) {
       const r = await http(topo.proxy, method, path, bearer(key), method === 'POST' ? '{}' : undefined);
       expect({ method, path, status: r.status, service: r.service, body: r.json() }).toEqual({ method, path, status: 404, service: undefined, body: { error: 'not_found' } });
+    }
+  });
+
+  it('serves the OAuth endpoints of /mcp (libs/schema OAUTH_ROUTES) through nginx from mcp-gateway: metadata, registration, consent page, code, token, tools/list and revocation', async () => {
+    // PUBLIC_URL of the apps (tools/topology): the proxy's origin, which the metadata names.
+    const base = `http://127.0.0.1:${topo.proxy}`;
+    const reached = new Set<string>();
+    const call = async (method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: string) => {
+      const r = await http(topo.proxy, method, path, headers, body);
+      reached.add(`${method} ${path.split('?')[0]}`);
+      return r;
+    };
+    const form = (fields: Record<string, string>) => [{ 'content-type': 'application/x-www-form-urlencoded' }, new URLSearchParams(fields).toString()] as const;
+
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const prm = await call('GET', path);
+      expect({ path, status: prm.status, service: prm.service, type: prm.headers['content-type'], body: prm.json() }).toEqual({
+        path, status: 200, service: 'mcp-gateway', type: expect.stringMatching(/^application\/json/),
+        body: expect.objectContaining({ resource: `${base}/mcp`, authorization_servers: [`${base}/`] }),
+      });
+    }
+    const asm = await call('GET', '/.well-known/oauth-authorization-server');
+    expect({ status: asm.status, service: asm.service, body: asm.json() }).toEqual({
+      status: 200, service: 'mcp-gateway',
+      body: expect.objectContaining({
+        issuer: `${base}/`, authorization_endpoint: `${base}/authorize`, token_endpoint: `${base}/token`, registration_endpoint: `${base}/register`,
+        revocation_endpoint: `${base}/revoke`, code_challenge_methods_supported: ['S256'],
+      }),
+    });
+
+    const redirectUri = 'http://127.0.0.1:9/cb';
+    const registered = await call('POST', '/register', {}, json({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', client_name: 'topology' }));
+    expect({ status: registered.status, service: registered.service, clientId: registered.json().client_id }).toEqual({ status: 201, service: 'mcp-gateway', clientId: expect.any(String) });
+    const clientId = (registered.json() as Loose).client_id as string;
+
+    const verifier = randomBytes(32).toString('base64url');
+    const authorization = {
+      response_type: 'code', client_id: clientId, redirect_uri: redirectUri,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'topology-state',
+    };
+    const page = await call('GET', `/authorize?${new URLSearchParams(authorization)}`);
+    expect({ status: page.status, service: page.service, type: page.headers['content-type'] }).toEqual({ status: 200, service: 'mcp-gateway', type: expect.stringMatching(/^text\/html/) });
+    expect(page.body).toContain('<form method="post" action="/authorize">');
+    expect(page.body).toContain('topology');
+
+    // Refusals are the OAuth error JSON from mcp-gateway, not the proxy's {"error":"not_found"}.
+    const badGrant = await call('POST', '/token', ...form({ grant_type: 'authorization_code', client_id: clientId, code: 'not-a-code', code_verifier: verifier, redirect_uri: redirectUri }));
+    expect({ status: badGrant.status, service: badGrant.service, error: badGrant.json().error }).toEqual({ status: 400, service: 'mcp-gateway', error: 'invalid_grant' });
+    const badClient = await call('POST', '/revoke', ...form({ client_id: 'no-such-client', token: 'mcp_at_nope' }));
+    expect({ status: badClient.status, service: badClient.service, error: badClient.json().error }).toEqual({ status: 400, service: 'mcp-gateway', error: 'invalid_client' });
+
+    // The whole flow through the proxy: the key form's POST, the code for tokens, /mcp with the token, its revocation.
+    const t = await createProject(topo.proxy);
+    const consent = await call('POST', '/authorize', ...form({ ...authorization, api_key: t.keys.rk }));
+    expect({ status: consent.status, service: consent.service }).toEqual({ status: 302, service: 'mcp-gateway' });
+    const back = new URL(consent.headers.location as string);
+    expect({ target: `${back.origin}${back.pathname}`, state: back.searchParams.get('state') }).toEqual({ target: redirectUri, state: 'topology-state' });
+    const tokens = await call('POST', '/token', ...form({ grant_type: 'authorization_code', client_id: clientId, code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: redirectUri }));
+    expect({ status: tokens.status, service: tokens.service, body: tokens.json() }).toEqual({ status: 200, service: 'mcp-gateway', body: expect.objectContaining({ access_token: expect.stringMatching(/^mcp_at_/), token_type: 'bearer' }) });
+    const accessToken = (tokens.json() as Loose).access_token as string;
+    const listTools = () => http(topo.proxy, 'POST', '/mcp', { ...bearer(accessToken), accept: 'application/json, text/event-stream' }, json({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    const tools = await listTools();
+    expect({ status: tools.status, service: tools.service, named: ((tools.json() as Loose).result.tools as Array<{ name: string }>).some((tool) => tool.name === 'get_stats') }).toEqual({ status: 200, service: 'mcp-gateway', named: true });
+    const revoked = await call('POST', '/revoke', ...form({ client_id: clientId, token: accessToken }));
+    expect({ status: revoked.status, service: revoked.service }).toEqual({ status: 200, service: 'mcp-gateway' });
+    expect((await listTools()).status).toBe(401);
+
+    // Every declared endpoint and method was called through the proxy (an endpoint added to OAUTH_ROUTES fails here until it is).
+    expect(OAUTH_ROUTES.flatMap((r) => r.methods.map((m) => `${m.toUpperCase()} ${r.path}`)).filter((m) => !reached.has(m))).toEqual([]);
+    // Beside them, nothing reaches an app.
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-protected-resource/x', '/authorize/x', '/oauth/token']) {
+      const r = await http(topo.proxy, 'GET', path);
+      expect({ path, status: r.status, service: r.service, body: r.json() }).toEqual({ path, status: 404, service: undefined, body: { error: 'not_found' } });
     }
   });
 

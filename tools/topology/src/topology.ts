@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { type Started, freePort, startNginx, startNode, stopProcess, waitFor200 } from './processes';
+import { type Started, startNginx, startNode, stopProcess, waitFor200 } from './processes';
 
 /** The deployables of the production shape, each its own process; ingest-api twice (ops scale ingest alone), one builder. */
 export const PROCESSES = [
@@ -56,6 +57,17 @@ export interface Topology {
 /** Settings that would send an app elsewhere than the topology's stores. */
 const FOREIGN = ['CLICKHOUSE_URL', 'CLICKHOUSE_CLUSTER', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'DATA_DIR', 'PORT'];
 
+/** What one app runs with beyond every app's settings: mcp-gateway serves the OAuth endpoints the proxy routes to it. */
+const APP_SETTINGS: Partial<Record<(typeof PROCESSES)[number]['app'], NodeJS.ProcessEnv>> = { 'mcp-gateway': { MCP_OAUTH: 'on' } };
+
+/** A free loopback port held (listening) until `release`, so that no process started meanwhile takes it. */
+const holdPort = () =>
+  new Promise<{ port: number; release: () => Promise<void> }>((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => done({ port: (srv.address() as AddressInfo).port, release: () => new Promise((r) => srv.close(() => r())) }));
+  });
+
 /**
  * The production shape on one machine: the ClickHouse HTTP test harness (one chDB session), the deployables as
  * separate processes on it and on the given PostgreSQL and Redis, and nginx with docker/nginx.conf in front
@@ -84,6 +96,10 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
   // nginx's workers (nobody, when started as root) reach their prefix, nginx/ and its dashboard link, through it.
   chmodSync(o.dataDir, 0o711);
   mkdirSync(join(o.dataDir, 'clickhouse'), { recursive: true });
+  // The proxy's port is known before the apps start: their PUBLIC_URL names it.
+  const held = o.proxyPort ? undefined : await holdPort();
+  const proxyPort = o.proxyPort || held!.port;
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   try {
     const harness = track(
       await startNode('clickhouse-harness', ['dist/tools/clickhouse-harness/main.js', '--path', join(o.dataDir, 'clickhouse')], {
@@ -98,9 +114,11 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
       INTERNAL_SECRET: o.internalSecret, IP_HASH_SECRET: o.ipHashSecret,
       // nginx on loopback is the one trusted proxy (compose names nginx's fixed address the same way).
       TRUST_PROXY: 'loopback',
+      // The origin clients reach, as behind any proxy (nginx's Host has no port): the OAuth issuer and endpoints, links.
+      PUBLIC_URL: proxyUrl,
     });
     const start = async (p: (typeof PROCESSES)[number]) => {
-      const env = { ...appEnv, ...o.processEnv?.[p.name], PORT: '0' };
+      const env = { ...appEnv, ...APP_SETTINGS[p.app], ...o.processEnv?.[p.name], PORT: '0' };
       const s = track(await startNode(p.name, [`dist/apps/${p.app}/main.js`], { cwd: o.root, env, logFile: join(logs, `${p.name}.log`), onSpawn: onSpawn(p.name) }));
       await waitFor200(p.name, s.port, '/readyz', s.proc);
       return [p.name, s] as const;
@@ -111,11 +129,13 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
     const apps = Object.fromEntries([first, ...rest]) as Record<ProcessName, Started>;
     const ports = (app: string) => PROCESSES.filter((p) => p.app === app).map((p) => apps[p.name].port);
     const upstreams = Object.fromEntries([...new Set(PROCESSES.map((p) => p.app))].map((app) => [upstreamOf(app), ports(app)]));
-    const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, o.proxyPort || (await freePort()), join(o.root, 'dist/apps/dashboard'));
+    await held?.release();
+    const nginx = await startNginx(o.nginxBin, join(o.root, 'docker/nginx.conf'), join(o.dataDir, 'nginx'), upstreams, proxyPort, join(o.root, 'dist/apps/dashboard'));
     spawned.push({ name: 'nginx', proc: nginx.proc });
     track(nginx);
-    return { proxyUrl: `http://127.0.0.1:${nginx.port}`, clickhouseUrl, appEnv, apps, harness, nginx, stop };
+    return { proxyUrl, clickhouseUrl, appEnv, apps, harness, nginx, stop };
   } catch (e) {
+    await held?.release();
     await stop();
     throw e;
   }

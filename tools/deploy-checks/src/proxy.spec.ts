@@ -156,6 +156,12 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
     if (path.startsWith('/.well-known/')) expect({ status: r.status, type: r.headers['content-type'] }).toEqual({ status: 200, type: expect.stringMatching(/^application\/json/) });
   });
 
+  it("names the address the client used, port included, as the OAuth issuer without PUBLIC_URL (nginx passes the client's Host whole)", async () => {
+    const r = await http(proxyPort, 'GET', '/.well-known/oauth-authorization-server');
+    expect(r.status).toBe(200);
+    expect((r.json() as { issuer: string }).issuer).toBe(`http://127.0.0.1:${proxyPort}/`);
+  });
+
   it('serves the browser SDK script from ingest-api through the proxy, loadable from any site', async () => {
     const r = await http(proxyPort, 'GET', '/sdk/analytics.min.js');
     expect({ status: r.status, service: r.service, type: r.headers['content-type'], cors: r.headers['access-control-allow-origin'], corp: r.headers['cross-origin-resource-policy'] })
@@ -261,6 +267,8 @@ NGINX.describe('nginx in front of the five deployables (docker/nginx.conf on loo
       expect(seen[0]!['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
       await http(proxy, 'GET', '/v1/stats');
       expect(seen[1]!['x-forwarded-for']).toBe('127.0.0.1');
+      await http(proxy, 'GET', '/v1/stats', { host: 'shop.example.com:8443' });
+      expect(seen[2]).toMatchObject({ host: 'shop.example.com:8443', 'x-forwarded-host': 'shop.example.com:8443' });
     } finally {
       recorder.close();
     }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { keyStoreBackends } from './test-backends';
 import { hashSecret } from './key-format';
 import { KeyStore } from './key-store';
@@ -232,6 +233,36 @@ describe.each(keyStoreBackends())('OAuth store housekeeping on %s', (_name, open
     expect(await tokensLeft([other.access_token, other.refresh_token])).toBe(0);
     expect(await grants()).toBe(0);
     expect(await store.purgeExpired()).toMatchObject({ codes: 0, tokens: 0, grants: 0 });
+  });
+
+  it("revokes a person's grant key once no grant or code uses it (the grant expired or was revoked), and keeps the project's own keys and a live grant's", async () => {
+    const store = storeWith();
+    await usedClient(store, 'person');
+    const projectId = (await db.query<{ project_id: string }>('SELECT project_id FROM api_keys WHERE prefix = $1', [prefix])).rows[0]!.project_id;
+    const userId = randomUUID();
+    await db.query('INSERT INTO users (id, email) VALUES ($1, $2)', [userId, `grant-${userId}@example.com`]);
+    const grantKey = async () => (await keys.createKey(projectId, 'rk', 'live', { user_id: userId }))!.prefix;
+    const [expiring, revoked, live] = [await grantKey(), await grantKey(), await grantKey()];
+    // Minted an hour before the fake clock: past a code's ten minutes.
+    await db.query('UPDATE api_keys SET created_at = $1 WHERE prefix = ANY($2::text[])', [new Date(T0 - HOUR), [expiring, revoked, live]]);
+    const of = (key_prefix: string) => ({ ...grantOf('person'), key_prefix });
+    await store.issueTokens(of(expiring));
+    const toRevoke = await store.issueTokens(of(revoked));
+    await store.issueTokens(of(live));
+    const revokedAt = async () => Object.fromEntries((await keys.listKeys(projectId)).map((k) => [k.prefix, k.revoked_at]));
+
+    await store.revokeToken(toRevoke.refresh_token, 'person'); // the client revokes its grant
+    expect((await revokedAt())[revoked]).toEqual(expect.any(String));
+    expect((await revokedAt())[expiring]).toBeNull();
+
+    clock = T0 + 2 * HOUR;
+    await store.issueTokens(of(live)); // a live grant's tokens are renewed; the other grant's expire
+    clock = T0 + 31 * DAY;
+    const liveAgain = await store.issueTokens(of(live));
+    expect(liveAgain.access_token).toEqual(expect.any(String));
+    expect(await store.purgeExpired()).toMatchObject({ keys: 1 });
+    const after = await revokedAt();
+    expect({ expiring: after[expiring] !== null, live: after[live], project: after[prefix] }).toEqual({ expiring: true, live: null, project: null });
   });
 
   it('deletes a registered client never used within a day, and keeps a used one', async () => {

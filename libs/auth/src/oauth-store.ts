@@ -78,6 +78,8 @@ export interface Purged {
   tokens: number;
   grants: number;
   clients: number;
+  /** A person's grant keys (minted on the consent page) left without a grant or a pending code: revoked. */
+  keys: number;
 }
 
 /**
@@ -300,6 +302,7 @@ export class OAuthStore {
       await tx.query("DELETE FROM oauth_grants WHERE grant_id IN (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1 AND client_id = $2 AND kind = 'refresh')", [hash, clientId]);
       await tx.query('DELETE FROM oauth_tokens WHERE token_hash = $1 AND client_id = $2', [hash, clientId]);
     });
+    await this.revokeUnusedGrantKeys(this.db, new Date(this.now()));
   }
 
   /**
@@ -325,7 +328,25 @@ export class OAuthStore {
       'DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients WHERE used_at IS NULL AND created_at <= $1 LIMIT $2) RETURNING 1',
       [new Date(now.getTime() - this.unusedClientTtlS * 1000), PURGE_BATCH],
     );
-    return { codes: codes.rows.length, tokens, grants, clients: clients.rows.length };
+    return { codes: codes.rows.length, tokens, grants, clients: clients.rows.length, keys: await this.revokeUnusedGrantKeys(this.db, now) };
+  }
+
+  /**
+   * Revokes the read keys minted for a person's grant (user_id, no session: the consent page's) that no grant and no
+   * pending code uses any more, once older than a code's life (a key is minted just before its code): an expired or
+   * revoked grant then shows as a revoked key in the project's key list instead of a live one nobody can use.
+   */
+  private async revokeUnusedGrantKeys(q: SqlQueryable, now: Date): Promise<number> {
+    const { rows } = await q.query(
+      `UPDATE api_keys SET revoked_at = $1 WHERE prefix IN (
+         SELECT k.prefix FROM api_keys k
+          WHERE k.user_id IS NOT NULL AND k.session_id IS NULL AND k.revoked_at IS NULL AND k.created_at <= $2
+            AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.key_prefix = k.prefix)
+            AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.key_prefix = k.prefix)
+          LIMIT $3) RETURNING 1`,
+      [now, new Date(now.getTime() - this.codeTtlS * 1000), PURGE_BATCH],
+    );
+    return rows.length;
   }
 
   /** Purges when the last purge of this process is `purgeEveryMs` old; a failed purge is left to the next write. */

@@ -69,11 +69,8 @@ async function watchedPage(browser: Browser, colorScheme: 'light' | 'dark', allo
 const LOOK = `({ background: getComputedStyle(document.body).backgroundColor, button: getComputedStyle(document.querySelector('button')).backgroundColor, font: getComputedStyle(document.body).fontFamily })`;
 
 CHROMIUM.describe('the OAuth consent page in Chromium', () => {
-  let stores: Awaited<ReturnType<typeof openTestStores>>;
-  let http: HttpServer;
-  let base: string;
-  let browser: Browser;
-  let authorizeUrl: string;
+  let stores: Awaited<ReturnType<typeof openTestStores>>, http: HttpServer, browser: Browser;
+  let base: string, authorizeUrl: string;
 
   beforeAll(async () => {
     stores = await openTestStores();
@@ -116,11 +113,8 @@ CHROMIUM.describe('the OAuth consent page in Chromium', () => {
 });
 
 CHROMIUM.describe('the sign-in and project picker of the consent page in Chromium', () => {
-  let stores: Awaited<ReturnType<typeof openTestStores>>;
-  let http: HttpServer;
-  let base: string;
-  let browser: Browser;
-  let authorizeUrl: string;
+  let stores: Awaited<ReturnType<typeof openTestStores>>, http: HttpServer, browser: Browser;
+  let base: string, authorizeUrl: string;
   // The client's redirect URI: a server of its own, so that the browser lands somewhere when the code is sent.
   let callback: HttpServer;
   let callbackUri: string;

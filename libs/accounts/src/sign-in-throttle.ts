@@ -83,11 +83,7 @@ export class RedisFailureCounter implements FailureCounter {
   private readonly fallback = new MemoryFailureCounter();
   private readonly shared: RedisOrMemory;
 
-  constructor(
-    private readonly redis: Redis,
-    logger: Logger,
-    private readonly prefix = 'analytics:signin-failures:',
-  ) {
+  constructor(private readonly redis: Redis, logger: Logger, private readonly prefix = 'analytics:signin-failures:') {
     redis.defineCommand('analyticsFailureRecord', { numberOfKeys: 1, lua: RECORD_SCRIPT });
     redis.defineCommand('analyticsFailureBlocked', { numberOfKeys: 1, lua: BLOCKED_SCRIPT });
     this.shared = new RedisOrMemory(logger, { unavailable: 'redis unavailable: sign-in failures counted in memory', recovered: 'redis sign-in throttle recovered' });

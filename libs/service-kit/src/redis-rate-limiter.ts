@@ -60,11 +60,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallback = new MemoryRateLimiter();
   private readonly shared: RedisOrMemory;
 
-  constructor(
-    private readonly redis: Redis,
-    logger: Logger,
-    private readonly prefix = 'analytics:bucket:',
-  ) {
+  constructor(private readonly redis: Redis, logger: Logger, private readonly prefix = 'analytics:bucket:') {
     redis.defineCommand('analyticsTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     this.shared = new RedisOrMemory(logger, { unavailable: 'redis unavailable: using in-memory rate limits', recovered: 'redis rate limiter recovered' });
   }

@@ -39,7 +39,7 @@ describe('a flood of well-formed random keys', () => {
 });
 
 describe('64 concurrent batches of 1000 events at every field limit (~14 MB each)', () => {
-  const ctx = serverWithProject('bodies');
+  const ctx = serverWithProject('bodies', { initdb: true });
 
   it('keeps peak memory within idle + 768 MiB, answers each 202 or 503 server_busy with Retry-After, and stores every acknowledged event once', async () => {
     const { server, p } = ctx;

@@ -111,6 +111,9 @@ const BATCH = Array.from({ length: 30 }, (_, i) => ({
   timestamp: new Date(DAY0 + 5 * HOUR + i * 1_000).toISOString(), url: 'https://shop.example.com/checkout', referrer: 'https://news.ycombinator.com/', properties: { total: i },
 }));
 
+/** A browser's user agent: events sent with it count as visits of people, not bots. */
+const BROWSER_UA = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
+
 interface Target {
   port: number;
   id: string;
@@ -471,9 +474,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
   // Before the tests that stop processes: the dashboard needs every app and the aggregate builder running.
   CHROMIUM.it('opens the dashboard in Chromium through the proxy, signs in with the read key and shows what the API answers through it: top stats, top lists, properties, funnel and retention', async () => {
     const t = await createProject(topo.proxy);
-    // A browser's user agent: the events count as visits of people, not bots.
-    const ua = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
-    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(t.keys.sk), ...ua }, JSON.stringify({ events: [...TRACKS, ...BATCH] }));
+    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(t.keys.sk), ...BROWSER_UA }, JSON.stringify({ events: [...TRACKS, ...BATCH] }));
     expect(sent.json()).toEqual({ ok: true, count: TRACKS.length + BATCH.length });
     const base = `http://127.0.0.1:${topo.proxy}`;
     const range = { from: day(DAY0), to: day(DAY0 + 2 * DAY) };

@@ -3,12 +3,12 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type ApiRoute, OAUTH_ROUTES } from '@analytics/schema';
 import { systemBinary } from '@analytics/testing';
 import { type Started, startNode, stopProcess } from '@analytics/topology';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard read as a person sees it, as dashboard.spec.ts reads it
-import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, gridOf, launchChromium, listOf, shown, signIn, viewLoaded, watch } from '../../../apps/dashboard/src/test-support/page';
+import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, gridOf, launchChromium, listOf, loaded, shown, signIn, viewLoaded, watch } from '../../../apps/dashboard/src/test-support/page';
 import { type Answer, http } from './http';
 import { REDIS_URL, realStores } from './revocation-support';
 import { type Loose, PUBLIC_ROUTES, concretePath, root } from './routes';
@@ -110,6 +110,9 @@ const BATCH = Array.from({ length: 30 }, (_, i) => ({
   event: 'purchase', anonymous_id: `anon-${i % 5}`, user_id: i % 2 ? `user-${i % 3}` : undefined,
   timestamp: new Date(DAY0 + 5 * HOUR + i * 1_000).toISOString(), url: 'https://shop.example.com/checkout', referrer: 'https://news.ycombinator.com/', properties: { total: i },
 }));
+
+/** A browser's user agent: events sent with it count as visits of people, not bots. */
+const BROWSER_UA = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
 
 interface Target {
   port: number;
@@ -471,9 +474,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
   // Before the tests that stop processes: the dashboard needs every app and the aggregate builder running.
   CHROMIUM.it('opens the dashboard in Chromium through the proxy, signs in with the read key and shows what the API answers through it: top stats, top lists, properties, funnel and retention', async () => {
     const t = await createProject(topo.proxy);
-    // A browser's user agent: the events count as visits of people, not bots.
-    const ua = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
-    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(t.keys.sk), ...ua }, JSON.stringify({ events: [...TRACKS, ...BATCH] }));
+    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(t.keys.sk), ...BROWSER_UA }, JSON.stringify({ events: [...TRACKS, ...BATCH] }));
     expect(sent.json()).toEqual({ ok: true, count: TRACKS.length + BATCH.length });
     const base = `http://127.0.0.1:${topo.proxy}`;
     const range = { from: day(DAY0), to: day(DAY0 + 2 * DAY) };
@@ -565,6 +566,151 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect((await read()).json()).toEqual({ error: 'invalid_api_key' });
     expect((await http(topo.proxy, 'GET', `/admin/projects/${project.project.id}`, bearer(viewer.token))).json()).toEqual({ error: 'not_found' });
   });
+
+  CHROMIUM.it("people in Chromium through the proxy: the owner signs in with a password and reads a project of their organization with the session read key; a viewer invited on the members page joins in another browser context, sees the dashboard and no keys; removed by the owner, the viewer's next read is refused", async () => {
+    const base = `http://127.0.0.1:${topo.proxy}`;
+    const VIEWER = { email: 'browser-viewer@example.com', name: 'Victor Viewer', password: 'a viewer passphrase' };
+    // The owner exists once per store: set up here unless an earlier check did (the browser signs in with its password).
+    const owner = await signedInOwner(topo.proxy, people);
+    const orgName = ((await http(topo.proxy, 'GET', '/auth/me', bearer(owner.token))).json() as Loose).organizations.find((o: Loose) => o.id === owner.orgId).name as string;
+    const created = await http(topo.proxy, 'POST', '/admin/projects', bearer(owner.token), json({ name: 'browser-people', org_id: owner.orgId }));
+    expect({ status: created.status, service: created.service }).toEqual({ status: 201, service: 'admin-api' });
+    const { project, keys } = created.json() as { project: { id: string; name: string }; keys: Target['keys'] };
+    const sent = await http(topo.proxy, 'POST', '/v1/batch', { ...bearer(keys.sk), ...BROWSER_UA }, json({ events: TRACKS }));
+    expect({ status: sent.status, body: sent.json() }).toEqual({ status: 202, body: { ok: true, count: TRACKS.length } });
+    // The owner's view names this range; the viewer's is the default (the last 7 days): both hold every event (all on DAY0).
+    const range = { from: day(DAY0), to: day(DAY0 + 2 * DAY) };
+    const asked = await post(topo.proxy, '/v1/insights', keys.rk, { ...range, metrics: HEADLINE, compare: 'previous_period' });
+    expect({ status: asked.status, service: asked.service }).toEqual({ status: 200, service: 'read-api' });
+    const totals = (asked.json() as Loose).rows[0] as Record<string, number>;
+    expect({ events: Number(totals['events']), visitors: Number(totals['visitors']) > 0 }).toEqual({ events: TRACKS.length, visitors: true });
+    const headlineOf = async (page: Page) => Object.fromEntries(await Promise.all(HEADLINE.map(async (m) => [m, await shown(page, m)] as const)));
+    const expected = Object.fromEntries(HEADLINE.map((m) => [m, Number(totals[m])]));
+
+    browser ??= await launchChromium();
+    const contexts: BrowserContext[] = [];
+    /** A new browser (its own storage), its page watched, and the Authorization of every read it sends. */
+    const open = async () => {
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      const reads: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(`${base}/v1/`)) reads.push(r.headers()['authorization'] ?? '');
+      });
+      return { page, problems: watch(page, base), reads };
+    };
+    const sessionReadKey = (page: Page, projectId: string) => page.evaluate((id) => (JSON.parse(sessionStorage.getItem('analytics.sessionReadKeys') ?? '{}') as Record<string, { key: string }>)[id]?.key, projectId);
+    const titled = (page: Page, name: string) => page.waitForFunction((n) => document.getElementById('project-title')?.textContent?.includes(n), name);
+    try {
+      // 1. The sign-in page through the proxy: email and password.
+      const a = await open();
+      await a.page.goto(`${base}/?from=${range.from}&to=${range.to}`);
+      await a.page.waitForSelector('#login-page:not([hidden])');
+      expect(await a.page.isHidden('#setup-page')).toBe(true);
+      await a.page.fill('#login-email', OWNER.email);
+      await a.page.fill('#login-password', OWNER.password);
+      await a.page.press('#login-password', 'Enter');
+      await loaded(a.page, 60_000);
+      expect(await a.page.evaluate(() => localStorage.getItem('analytics.session'))).toMatch(/^ses_/);
+
+      // 2. The project in the switcher, under the owner's organization; chosen on the members page (which ends the
+      // dashboard's "loaded"), its dashboard loads anew from the Dashboard link.
+      await a.page.click('#nav-members');
+      await a.page.waitForSelector('#members-page:not([hidden])');
+      expect(await a.page.$eval(`#project-switcher option[value="${project.id}"]`, (o) => [(o.parentElement as HTMLOptGroupElement).label, o.textContent])).toEqual([`${orgName} (owner)`, 'browser-people']);
+      await a.page.selectOption('#project-switcher', project.id);
+      await titled(a.page, 'browser-people');
+      await a.page.click('#nav-dashboard');
+      await loaded(a.page, 60_000);
+      expect(await a.page.isHidden('#load-error')).toBe(true);
+      expect(await headlineOf(a.page)).toEqual(expected);
+      // No pasted key: every read carried the session's read key of this project, never the project's own rk_ key.
+      const ownerKey = await sessionReadKey(a.page, project.id);
+      expect(ownerKey).toMatch(/^rk_live_/);
+      expect(ownerKey).not.toBe(keys.rk);
+      expect(await a.page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBeNull();
+      expect(a.reads).toContain(`Bearer ${ownerKey}`);
+      expect(a.reads.filter((h) => !/^Bearer rk_live_/.test(h) || h === `Bearer ${keys.rk}`)).toEqual([]);
+
+      // 3. The invitation from the members page; its link names the proxy's address.
+      await a.page.click('#nav-members');
+      await a.page.waitForSelector(`#members tr[data-email="${OWNER.email}"]`);
+      expect(await a.page.textContent('#members-title')).toBe(`Members of ${orgName}`);
+      await a.page.fill('#invite-email', VIEWER.email);
+      await a.page.selectOption('#invite-role', 'viewer');
+      await a.page.click('#invite-form button[type="submit"]');
+      await a.page.waitForSelector('#invite-link:not([hidden])');
+      const link = await a.page.inputValue('#invite-url');
+      expect(link).toMatch(new RegExp(`^${base.replace(/\./g, '\\.')}/#invitation=inv_[0-9A-Za-z]{43}$`));
+      await a.page.waitForSelector(`#invitations li[data-email="${VIEWER.email}"]`);
+
+      // Accepted in another browser: a new user with a password.
+      const b = await open();
+      await b.page.goto(link);
+      await b.page.waitForSelector('#accept-page:not([hidden])');
+      expect(b.page.url()).toBe(`${base}/`);
+      await b.page.fill('#accept-name', VIEWER.name);
+      await b.page.fill('#accept-password', VIEWER.password);
+      await b.page.click('#accept-submit');
+      await loaded(b.page, 60_000);
+      const viewerToken = await b.page.evaluate(() => localStorage.getItem('analytics.session'));
+      expect(viewerToken).toMatch(/^ses_/);
+      expect(await b.page.$$eval('#project-switcher optgroup', (gs) => gs.map((g) => (g as HTMLOptGroupElement).label))).toEqual([`${orgName} (viewer)`]);
+      for (const id of ['#nav-settings', '#nav-members', '#nav-audit']) expect([id, await b.page.isVisible(id)]).toEqual([id, false]);
+      // No keys: the project's settings, opened by their address for this project, say why and show none.
+      await b.page.goto(`${base}/#/settings`);
+      await b.page.waitForSelector('#settings-page:not([hidden])');
+      await b.page.selectOption('#project-switcher', project.id);
+      await b.page.waitForFunction(() => document.getElementById('settings-title')?.textContent === 'Settings of browser-people');
+      expect(await b.page.textContent('#settings-error')).toContain('is viewer');
+      expect(await b.page.textContent('#settings-error')).toContain('403');
+      for (const id of ['#keys', '#key-create-form', '#new-key']) expect([id, await b.page.isVisible(id)]).toEqual([id, false]);
+      const listKeys = await http(topo.proxy, 'GET', `/admin/projects/${project.id}/keys`, bearer(viewerToken!));
+      expect({ status: listKeys.status, service: listKeys.service, error: listKeys.json().error }).toEqual({ status: 403, service: 'admin-api', error: 'insufficient_role' });
+      // The dashboard of the project: the numbers the API answers, read with the viewer's own session read key.
+      await b.page.click('#nav-dashboard');
+      await loaded(b.page, 60_000);
+      expect(await b.page.isHidden('#load-error')).toBe(true);
+      expect(await b.page.textContent('#project-title')).toContain('browser-people');
+      expect(await headlineOf(b.page)).toEqual(expected);
+      const viewerKey = (await sessionReadKey(b.page, project.id))!;
+      expect(viewerKey).toMatch(/^rk_live_/);
+      expect(b.reads).toContain(`Bearer ${viewerKey}`);
+      expect(b.reads.filter((h) => !/^Bearer rk_live_/.test(h) || h === `Bearer ${keys.rk}` || h === `Bearer ${ownerKey}`)).toEqual([]);
+      const readAsViewer = () => get(topo.proxy, '/v1/stats', viewerKey, WINDOW);
+      const before = await readAsViewer();
+      expect({ status: before.status, service: before.service, rows: before.json().rows.length > 0 }).toEqual({ status: 200, service: 'read-api', rows: true });
+      expect(b.problems).toEqual([]);
+
+      // 4. The owner removes the viewer on the members page.
+      await a.page.click('#nav-members');
+      await a.page.waitForSelector(`#members tr[data-email="${VIEWER.email}"][data-role="viewer"]`);
+      await a.page.click(`#members tr[data-email="${VIEWER.email}"] button`);
+      await a.page.click(`#members tr[data-email="${VIEWER.email}"] button`);
+      await a.page.waitForSelector(`#members tr[data-email="${VIEWER.email}"]`, { state: 'detached' });
+      expect(await a.page.textContent('#members-status')).toContain(`Removed ${VIEWER.email}`);
+
+      // The viewer's next read is refused: the page returns to sign-in saying access has ended, and the key it read with is refused.
+      b.problems.length = 0;
+      await b.page.click('button[data-preset="30d"]');
+      await b.page.waitForSelector('#login-page:not([hidden])');
+      expect(await b.page.textContent('#login-error')).toContain('no longer have access');
+      expect(await b.page.isVisible('#dashboard')).toBe(false);
+      expect(await b.page.evaluate(() => localStorage.getItem('analytics.session'))).toBeNull();
+      // What failed on the way: the read with the revoked session read key (401), then a new key refused (404, not a member).
+      expect(b.problems.some((p) => p.startsWith(`answered 401: ${base}/v1/`))).toBe(true);
+      expect(b.problems.some((p) => p === `answered 404: ${base}/auth/read-key`)).toBe(true);
+      expect(b.problems.filter((p) => !/(answered |status of )(401|404)/.test(p))).toEqual([]);
+      const after = await readAsViewer();
+      expect({ status: after.status, service: after.service, body: after.json() }).toEqual({ status: 401, service: 'read-api', body: { error: 'invalid_api_key' } });
+
+      // 5. The owner's browser: no console error, no failed or refused request, nothing outside the proxy's origin.
+      expect(a.problems).toEqual([]);
+    } finally {
+      for (const c of contexts) await c.close();
+    }
+  }, 180_000);
 
   it('forgets a user through an ingest replica: gone from read-api within seconds, other users stay', async () => {
     const t = await createProject(topo.proxy);

@@ -1,14 +1,9 @@
 // The reliability suites that check outcomes, not timings (suites.cjs): real server processes and real stores, run by
-// `npm test` as the nx `test` target of this project. The timed ones are jest.reliability.config.cjs's.
-const path = require('node:path');
+// `npm test` as the nx `test` target of this project, one file at a time beside the other projects' suites. The timed
+// ones are jest.reliability.config.cjs's, whose settings these share.
 const { OUTCOMES } = require('./suites.cjs');
 
 module.exports = {
-  ...require('../../jest.preset.cjs'),
-  displayName: 'reliability',
-  rootDir: __dirname,
+  ...require('./jest.reliability.config.cjs'),
   testMatch: OUTCOMES.map((name) => `**/src/${name}.reliability.ts`),
-  globalSetup: path.join(__dirname, 'src/support/global-setup.cjs'),
-  // Each file starts its own servers: one at a time, beside the other projects' suites.
-  maxWorkers: 1,
 };

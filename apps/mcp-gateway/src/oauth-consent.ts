@@ -33,6 +33,7 @@ code{font-size:.9em}
 .unverified{font-size:.7rem;font-weight:600;vertical-align:middle;padding:2px 6px;border:1px solid var(--warn);border-radius:6px;color:var(--warn);text-transform:uppercase;letter-spacing:.04em}
 .target{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 .error{color:var(--down);font-weight:600}
+.or{margin:16px 0 0}
 form{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-top:16px}
 label{width:100%;font-weight:600}
 input[name=api_key],input[type=email],input[type=password]{flex:1;min-width:0;padding:8px;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--text);font:inherit}
@@ -145,7 +146,7 @@ ${inputs}
 <input type="hidden" name="sso_start" value="1">
 <button type="submit">Sign in with ${escapeHtml(signIn.sso)}</button>
 </form>
-<p>Or with your email and password:</p>`
+<p class="or">Or with your email and password:</p>`
     }
 <form class="stack" method="post" action="/authorize">
 ${inputs}

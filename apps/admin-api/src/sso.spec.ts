@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { Accounts, OIDC_HANDOFF_TTL_MS, type OidcSettings, PasswordHasher, bindingOf } from '@analytics/accounts';
@@ -8,127 +8,27 @@ import { keyStoreBackends } from '@analytics/auth/testing';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { ADMIN_TOKEN, PASSWORD, type People, TEST_HASHER_PARAMS, setUpPeople, uniqueEmail } from './test-people';
-import { type ContractCheck, contractChecked, memoryPglitePort } from '@analytics/testing';
+import { type ContractCheck, TestOidcProvider, type TestOidcAccount, contractChecked, memoryPglitePort, pathOf } from '@analytics/testing';
 
 /**
  * Single sign-on end to end against a real OpenID provider run in this process: oidc-provider (the certified Node
- * implementation) on 127.0.0.1, driven with plain HTTP (its login interaction answered by a minimal handler, its
- * consent by a grant loaded for the client), and admin-api on a real key store (PGlite, and PostgreSQL when
+ * implementation) on 127.0.0.1, driven with plain HTTP (libs/testing's TestOidcProvider: its login interaction
+ * answered by a minimal handler, its consent by a grant loaded for the client), and admin-api on a real key store (PGlite, and PostgreSQL when
  * TEST_DATABASE_URL is set). Nothing of ours is mocked.
  */
 
 const PUBLIC_URL = 'http://localhost:3999';
-const CLIENT = { client_id: 'analytics', client_secret: 'client-secret-0123456789-abcdefghij' };
-
-interface TestAccount {
-  email: string;
-  email_verified: boolean;
-  name: string;
-}
-
-interface OidcProviderLike {
-  callback(): (req: IncomingMessage, res: ServerResponse) => void;
-  interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<{ prompt: { name: string } }>;
-  interactionFinished(req: IncomingMessage, res: ServerResponse, result: unknown, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
-}
-interface GrantLike {
-  addOIDCScope(scope: string): void;
-  save(): Promise<string>;
-}
-interface ProviderContext {
-  oidc: { client: { clientId: string }; session: { accountId: string }; provider: { Grant: new (init: { clientId: string; accountId: string }) => GrantLike } };
-}
-
-/** The provider: one confidential client with PKCE required; whoever the test names signs in at the login prompt. */
-class TestProvider {
-  readonly accounts = new Map<string, TestAccount>();
-  /** Who signs in at the next login prompt. */
-  next = '';
-  private server?: Server;
-  issuer = '';
-
-  async start(): Promise<void> {
-    // ESM only: a real dynamic import (jest.preset.cjs keeps import() native).
-    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {}); // "Unsupported runtime" on Node 20, dev keys
-    // Untyped (no declarations ship with it): imported by a name the compiler does not resolve, typed below.
-    const specifier = 'oidc-provider';
-    const { default: Provider } = (await import(specifier)) as { default: new (issuer: string, config: unknown) => OidcProviderLike };
-    this.server = createServer();
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    const provider = new Provider(this.issuer, {
-      clients: [{ ...CLIENT, redirect_uris: [`${PUBLIC_URL}/auth/oidc/callback`], token_endpoint_auth_method: 'client_secret_post', grant_types: ['authorization_code'], response_types: ['code'] }],
-      pkce: { required: () => true },
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-      features: { devInteractions: { enabled: false } },
-      cookies: { keys: ['test-cookie-key-0123456789'] },
-      ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
-      findAccount: (_ctx: unknown, id: string) => {
-        const account = this.accounts.get(id);
-        return account ? { accountId: id, claims: async () => ({ sub: id, ...account }) } : undefined;
-      },
-      // No consent screen: the client's grant of `openid email profile` is made when first looked for.
-      loadExistingGrant: async (ctx: ProviderContext) => {
-        const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
-        grant.addOIDCScope('openid email profile');
-        await grant.save();
-        return grant;
-      },
-    });
-    const handle = provider.callback();
-    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      if (!req.url?.startsWith('/interaction/')) return handle(req, res);
-      void (async () => {
-        const details = await provider.interactionDetails(req, res);
-        if (details.prompt.name !== 'login') throw new Error(`unexpected prompt ${details.prompt.name}`);
-        await provider.interactionFinished(req, res, { login: { accountId: this.next } }, { mergeWithLastSubmission: false });
-      })().catch((e: unknown) => {
-        res.statusCode = 500;
-        res.end(String(e));
-      });
-    });
-    warn.mockRestore();
-  }
-
-  /** Follows the provider's redirects (keeping its cookies) from the authorization URL to the redirect back to us. */
-  async authorize(url: string, accountId: string): Promise<string> {
-    this.next = accountId;
-    const jar = new Map<string, string>();
-    let at = new URL(url);
-    for (let hop = 0; hop < 10; hop++) {
-      const res = await fetch(at, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(';');
-        const eq = pair!.indexOf('=');
-        jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-      }
-      const location = res.headers.get('location');
-      if (!location) throw new Error(`the provider answered ${res.status} at ${at.pathname}: ${await res.text()}`);
-      if (location.startsWith(PUBLIC_URL)) return location;
-      at = new URL(location, at);
-    }
-    throw new Error('too many redirects at the provider');
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 const fragmentOf = (location: string) => new URLSearchParams(new URL(location).hash.slice(1));
-const pathOf = (url: string) => {
-  const u = new URL(url);
-  return `${u.pathname}${u.search}`;
-};
 
 describe.each(keyStoreBackends())('single sign-on against a real OpenID provider, on %s', (_name, open) => {
-  const op = new TestProvider();
+  const op = new TestOidcProvider(PUBLIC_URL);
+  const CLIENT = op.client;
   let p: People;
   let settings: OidcSettings;
   let contract: ContractCheck;
   const domain = `sso-${Date.now().toString(36)}.example.com`;
-  const account = (id: string, claims: Partial<TestAccount> = {}) => {
+  const account = (id: string, claims: Partial<TestOidcAccount> = {}) => {
     op.accounts.set(id, { email: `${id}@${domain}`, email_verified: true, name: `Person ${id}`, ...claims });
     return op.accounts.get(id)!.email;
   };
@@ -147,7 +47,7 @@ describe.each(keyStoreBackends())('single sign-on against a real OpenID provider
 
   beforeAll(async () => {
     await op.start();
-    settings = { issuer: op.issuer, ...{ clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, name: 'Acme ID', org: 'Acme SSO', defaultRole: 'editor', allowedDomains: [domain], publicUrl: PUBLIC_URL };
+    settings = op.settings({ name: 'Acme ID', org: 'Acme SSO', defaultRole: 'editor' as const, allowedDomains: [domain] });
     p = await setUpPeople(await open(), { oidc: settings, publicUrl: PUBLIC_URL });
     // Every JSON answer of this suite is checked against the route declarations (openapi-contract.spec.ts cannot reach
     // these answers without a provider).

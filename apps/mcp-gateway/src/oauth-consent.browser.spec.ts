@@ -179,3 +179,47 @@ CHROMIUM.describe('the sign-in and project picker of the consent page in Chromiu
     }
   });
 });
+
+CHROMIUM.describe('the single sign-on button of the consent page in Chromium', () => {
+  let stores: Awaited<ReturnType<typeof openTestStores>>, http: HttpServer, browser: Browser;
+  let base: string, authorizeUrl: string;
+
+  beforeAll(async () => {
+    stores = await openTestStores();
+    // A provider that does not answer (a closed port): the page offers the button all the same, and says so when pressed.
+    const dead = createServer();
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
+    await new Promise((resolve) => dead.close(resolve));
+    const oidc = { issuer, clientId: 'c', clientSecret: 's', name: 'Acme ID', org: 'Default', defaultRole: 'viewer' as const, allowedDomains: [], publicUrl: 'http://localhost:3997' };
+    const accounts = new Accounts({ db: stores.keyDb, keyStore: stores.keyStore, throttleSecret: 't', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }), oidc, onError: () => {} });
+    const ingest = new IngestService({ store: stores.events, limiter: stores.limiter });
+    const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's', oauth: { store: new OAuthStore(stores.keyDb) }, consent: accounts.mcpConsent, audit: accounts.audit });
+    ({ http, base, authorizeUrl } = await serveAndRegister(app, redirectUri, 'st-3'));
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (http) await new Promise((r) => http.close(r));
+    await stores?.close();
+  });
+
+  it('offers "Sign in with Acme ID" above the password form, and says in words when the provider does not answer, with no axe-core violation', async () => {
+    const { context, page, problems } = await watchedPage(browser, 'light', (url) => url.startsWith(`${base}/authorize`));
+    try {
+      await page.goto(authorizeUrl);
+      expect(await violations(page)).toEqual([]);
+      const button = page.getByRole('button', { name: 'Sign in with Acme ID' });
+      await Promise.all([page.waitForNavigation(), button.click()]);
+      expect(await page.textContent('[role=alert]')).toBe('Acme ID did not answer: try again later, or sign in with your email and password.');
+      expect(await page.isVisible('#email')).toBe(true);
+      expect(await violations(page)).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      await page.screenshot({ path: join(SCREENSHOTS, 'oauth-consent-sso.png'), fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -33,6 +33,7 @@ code{font-size:.9em}
 .unverified{font-size:.7rem;font-weight:600;vertical-align:middle;padding:2px 6px;border:1px solid var(--warn);border-radius:6px;color:var(--warn);text-transform:uppercase;letter-spacing:.04em}
 .target{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 .error{color:var(--down);font-weight:600}
+.or{margin:16px 0 0}
 form{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-top:16px}
 label{width:100%;font-weight:600}
 input[name=api_key],input[type=email],input[type=password]{flex:1;min-width:0;padding:8px;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--text);font:inherit}
@@ -52,6 +53,8 @@ export interface SignInView {
   error?: string;
   /** The email typed, kept after a refusal. */
   email?: string;
+  /** OIDC_NAME when single sign-on is configured: a "Sign in with <name>" button before the password form. */
+  sso?: string;
 }
 
 /** What a signed-in person may pick: the ticket carries the sign-in to the pick (one-time, 10 minutes). */
@@ -62,21 +65,29 @@ export interface PickerView {
   error?: string;
 }
 
-/** The OAuth parameters of the request, as hidden fields: every form posts back to /authorize with them. */
-function hiddenInputs(client: OAuthClientInformationFull, params: AuthorizationParams, extra: Record<string, string> = {}): string {
-  const hidden: Record<string, string | undefined> = {
+/**
+ * The OAuth parameters of the request, as the page's forms carry them back to /authorize (and as a single sign-on
+ * started on the page keeps them, to come back to the page with).
+ */
+export function oauthParamsOf(client: OAuthClientInformationFull, params: AuthorizationParams): { client_id: string; redirect_uri: string; code_challenge: string } & Record<string, string> {
+  const optional: Record<string, string | undefined> = {
+    state: params.state,
+    scope: params.scopes?.length ? params.scopes.join(' ') : undefined,
+    resource: params.resource?.href,
+  };
+  return {
     client_id: client.client_id,
     redirect_uri: params.redirectUri,
     response_type: 'code',
     code_challenge: params.codeChallenge,
     code_challenge_method: 'S256',
-    state: params.state,
-    scope: params.scopes?.length ? params.scopes.join(' ') : undefined,
-    resource: params.resource?.href,
-    ...extra,
+    ...Object.fromEntries(Object.entries(optional).filter((e): e is [string, string] => e[1] !== undefined)),
   };
-  return Object.entries(hidden)
-    .filter((e): e is [string, string] => e[1] !== undefined)
+}
+
+/** The OAuth parameters of the request, as hidden fields: every form posts back to /authorize with them. */
+function hiddenInputs(client: OAuthClientInformationFull, params: AuthorizationParams, extra: Record<string, string> = {}): string {
+  return Object.entries({ ...oauthParamsOf(client, params), ...extra })
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('\n');
 }
@@ -99,7 +110,8 @@ const alert = (error: string | undefined) => (error ? `<p class="error" role="al
 
 /**
  * The consent page: a form that posts the key back to /authorize with the OAuth parameters it came with and, when
- * `signIn` is given, a sign-in form before it (email and password, then the project picker). Every client registered
+ * `signIn` is given, a sign-in form before it (email and password, then the project picker), and with single sign-on
+ * a "Sign in with <name>" button (a form: the page runs no script), which posts to /authorize too. Every client registered
  * itself through /register (RFC 7591, no software statement checked), so its name is shown as unverified and the
  * redirect host beside it: that host, not the name, is who receives the code.
  */
@@ -125,7 +137,17 @@ ${keyForm}`,
     params,
     `<h2>Sign in</h2>
 <p>Sign in, then pick one of your projects: it may read that project's statistics until you leave its organization or the project is deleted.</p>
-${alert(signIn.error)}
+${alert(signIn.error)}${
+      signIn.sso === undefined
+        ? ''
+        : `
+<form method="post" action="/authorize">
+${inputs}
+<input type="hidden" name="sso_start" value="1">
+<button type="submit">Sign in with ${escapeHtml(signIn.sso)}</button>
+</form>
+<p class="or">Or with your email and password:</p>`
+    }
 <form class="stack" method="post" action="/authorize">
 ${inputs}
 <label for="email">Email</label>

@@ -11,7 +11,7 @@ import { type Authenticator, type OAuthStore, type OAuthTokens as StoredTokens, 
 import { ApiError, OAUTH_ROUTES, oauthPath } from '@analytics/schema';
 import { MemoryRateLimiter, logRouteAs, publicBaseUrl } from '@analytics/service-kit';
 import type { McpConsent } from '@analytics/accounts';
-import { authorizePage, pickerPage, refusal } from './oauth-consent';
+import { authorizePage, oauthParamsOf, pickerPage, refusal } from './oauth-consent';
 import { authorizeGuard, clientAuthentication, registrationGuard } from './oauth-guards';
 import { type RegistrationOptions, registerHandler } from './oauth-register';
 
@@ -51,8 +51,9 @@ export class KeyOAuthProvider implements OAuthServerProvider {
 
   /**
    * GET shows the page; a POST carries one of its forms: `api_key` (a pasted key), `email` and `password` (a sign-in:
-   * the project picker follows), or `ticket` and `project_id` (the pick). Each ends in the redirect with a code, or the
-   * page again with the refusal in words.
+   * the project picker follows), `sso_start` (single sign-on: 303 to the provider, which comes back to GET /authorize
+   * with `sso=<one-time code>`, or `sso_error=<reason>`, through admin-api's callback), or `ticket` and `project_id`
+   * (the pick). Each ends in the redirect with a code, or the page again with the refusal in words.
    */
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     const body = (res.req.method === 'POST' ? res.req.body : undefined) as Record<string, unknown> | undefined;
@@ -64,8 +65,29 @@ export class KeyOAuthProvider implements OAuthServerProvider {
         .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" })
         .send(html);
     const consent = this.consent;
-    const page = (keyError?: string, signIn: { error?: string; email?: string } = {}) => send(authorizePage(client, params, keyError, consent ? signIn : undefined));
+    const sso = consent?.ssoName;
+    const page = (keyError?: string, signIn: { error?: string; email?: string } = {}) => send(authorizePage(client, params, keyError, consent ? { ...signIn, sso } : undefined));
     const request = { client_id: client.client_id, client_name: client.client_name ?? null, redirect_uri: params.redirectUri, code_challenge: params.codeChallenge };
+    const query = res.req.method === 'GET' ? (res.req.query as Record<string, unknown>) : undefined;
+
+    if (consent && sso !== undefined && query?.['sso'] !== undefined) {
+      const signedIn = await consent.completeSso(query['sso'], request);
+      if (signedIn.ok) return void send(pickerPage(client, params, signedIn));
+      return void page(undefined, { error: `This sign-in with ${sso} has expired, was already used, or was started for another connection: sign in again.` });
+    }
+    if (consent && sso !== undefined && query?.['sso_error'] !== undefined) return void page(undefined, { error: ssoRefusal(query['sso_error'], sso) });
+    if (consent && sso !== undefined && body?.['sso_start'] !== undefined) {
+      const started = await consent.startSso(oauthParamsOf(client, params), { address: res.req.ip, userAgent: undefined });
+      if (started.ok) {
+        res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+        return void res.redirect(303, started.url);
+      }
+      const error =
+        started.refused === 'rate_limited'
+          ? `Too many sign-ins started from here: try again in ${Math.ceil(started.retry_after_s / 60)} minute${started.retry_after_s > 60 ? 's' : ''}.`
+          : `${sso} did not answer: try again later, or sign in with your email and password.`;
+      return void page(undefined, { error });
+    }
 
     if (consent && body?.['ticket'] !== undefined) {
       const picked = await consent.pick(body['ticket'], body['project_id'], request);
@@ -134,6 +156,26 @@ export class KeyOAuthProvider implements OAuthServerProvider {
 
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
     await this.store.revokeToken(request.token, client.client_id);
+  }
+}
+
+/** Why the sign-in with the provider failed (admin-api's callback names the reason: docs/accounts.md, "Errors"), in words. */
+function ssoRefusal(reason: unknown, name: string): string {
+  switch (reason) {
+    case 'access_denied':
+      return `The sign-in was declined at ${name}.`;
+    case 'upstream_failed':
+      return `${name} could not be reached: try again later.`;
+    case 'email_not_verified':
+      return `${name} did not give a verified email address for you.`;
+    case 'domain_not_allowed':
+      return `Your email's domain may not sign in here.`;
+    case 'setup_required':
+      return 'Nobody has set this service up yet: its owner signs up first.';
+    case 'invalid_state':
+      return 'This sign-in has expired or was already used: sign in again.';
+    default:
+      return `${name} did not sign you in: try again.`;
   }
 }
 

@@ -94,7 +94,6 @@ export class Accounts {
       onError,
     });
     this.readKeys = new ReadKeys(this.ctx, options.keyStore);
-    this.mcpConsent = new McpConsent(this.ctx, this.signIn, options.keyStore);
     if (options.oidc) {
       this.sso = new SingleSignOn({
         ctx: this.ctx,
@@ -105,6 +104,7 @@ export class Accounts {
         loadClient: options.loadOpenIdClient,
       });
     }
+    this.mcpConsent = new McpConsent(this.ctx, this.signIn, options.keyStore, this.sso);
     // What requestReset needs to mail a link.
     this.passwordResetMail = options.mailer !== undefined && options.publicUrl !== undefined;
   }

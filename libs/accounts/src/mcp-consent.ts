@@ -2,6 +2,7 @@ import { type KeyStore, hashSecret, isUuid, randomBase62 } from '@analytics/auth
 import { ApiError, type Role, type User, loginInputSchema, roleAtLeast } from '@analytics/schema';
 import type { AccountsContext } from './context';
 import type { Client, SignIn } from './sign-in';
+import type { ConsentOAuthParams, SingleSignOn } from './sso';
 
 /** How long the project picker may be answered after the password was checked (issue 45). */
 export const CONSENT_TICKET_TTL_MS = 600_000;
@@ -36,6 +37,12 @@ export interface ConsentPicker {
 
 export type ConsentSignIn = ({ ok: true } & ConsentPicker) | { ok: false; refused: 'invalid_credentials' } | { ok: false; refused: 'rate_limited'; retry_after_s: number };
 
+/** "Sign in with <OIDC_NAME>" pressed: the provider's authorization URL, or why not (too many starts from the address, or the provider did not answer). */
+export type ConsentSsoStart = { ok: true; url: string } | { ok: false; refused: 'rate_limited'; retry_after_s: number } | { ok: false; refused: 'upstream_failed' };
+
+/** The page again with `sso=<code>`: the picker, or `handoff` (unknown, spent, expired, or given for another OAuth request). */
+export type ConsentSsoSignIn = ({ ok: true } & ConsentPicker) | { ok: false; refused: 'handoff' };
+
 /**
  * The outcome of a pick: the read key minted for the person and project (the OAuth grant is bound to it), or why not.
  * `ticket`: unknown, used, expired, or given for another OAuth request (sign in again). `project`: not a project of
@@ -51,13 +58,40 @@ export type ConsentPick =
  * password (the sign-in throttle of /auth/login), then offers the projects of the person's organizations through a
  * one-time ticket, never a session token. The pick mints an `rk_` key bound to the user (no session, no expiry) on
  * which the OAuth grant is made: removing the member, deleting the project or the user, or revoking the key ends it.
+ * With single sign-on (`sso`), the person may sign in with the provider instead: the sign-in is kept with the OAuth
+ * request, and the callback brings the browser back to the page with a one-time code that gives the same ticket.
  */
 export class McpConsent {
   constructor(
     private readonly ctx: AccountsContext,
     private readonly signIn: SignIn,
     private readonly keyStore: KeyStore,
+    private readonly sso?: SingleSignOn,
   ) {}
+
+  /** OIDC_NAME when single sign-on is configured: the page offers "Sign in with <name>". */
+  get ssoName(): string | undefined {
+    return this.sso?.name;
+  }
+
+  /** "Sign in with <OIDC_NAME>": the provider's URL for a sign-in bound to this OAuth request (its parameters, as the page's forms carry them). */
+  async startSso(oauthRequest: ConsentOAuthParams, client: Client): Promise<ConsentSsoStart> {
+    if (!this.sso) return { ok: false, refused: 'upstream_failed' };
+    try {
+      return { ok: true, ...(await this.sso.startForConsent(oauthRequest, client)) };
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'rate_limited') return { ok: false, refused: 'rate_limited', retry_after_s: Number(e.extra['retry_after_s'] ?? 60) };
+      if (e instanceof ApiError && e.code === 'upstream_failed') return { ok: false, refused: 'upstream_failed' };
+      throw e;
+    }
+  }
+
+  /** Back from the provider with `sso=<code>`: the picker (a ticket for `request`) when the code is live and was given for this very request. */
+  async completeSso(code: unknown, request: ConsentRequest): Promise<ConsentSsoSignIn> {
+    const user = this.sso ? await this.sso.spendConsentHandoff(code, request) : null;
+    if (!user) return { ok: false, refused: 'handoff' };
+    return { ok: true, ...(await this.pickerFor(user, request)) };
+  }
 
   /** The email and password to a picker (a ticket for `request`), or the sign-in's refusal in the same words for a wrong password and an unknown email. */
   async start(credentials: { email: unknown; password: unknown }, request: ConsentRequest, client: Client): Promise<ConsentSignIn> {
@@ -71,6 +105,11 @@ export class McpConsent {
       if (e instanceof ApiError && e.code === 'rate_limited') return { ok: false, refused: 'rate_limited', retry_after_s: Number(e.extra['retry_after_s'] ?? 60) };
       throw e;
     }
+    return { ok: true, ...(await this.pickerFor(user, request)) };
+  }
+
+  /** A new ticket for the user and `request`, and the projects they may pick. */
+  private async pickerFor(user: User, request: ConsentRequest): Promise<ConsentPicker> {
     const ticket = TICKET_PREFIX + randomBase62(TICKET_SECRET_LENGTH);
     const now = this.ctx.now();
     await this.ctx.db.query(
@@ -81,7 +120,7 @@ export class McpConsent {
       'INSERT INTO oauth_consent_tickets (ticket_hash, user_id, client_id, redirect_uri, code_challenge, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
       [hashSecret(ticket), user.id, request.client_id, request.redirect_uri, request.code_challenge, new Date(now).toISOString(), new Date(now + CONSENT_TICKET_TTL_MS).toISOString()],
     );
-    return { ok: true, ticket, user, orgs: await this.orgsOf(user.id) };
+    return { ticket, user, orgs: await this.orgsOf(user.id) };
   }
 
   /**

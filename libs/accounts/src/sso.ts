@@ -32,7 +32,13 @@ export const OIDC_LOGIN_TTL_MS = 10 * 60_000;
 /** From the callback to POST /auth/oidc/complete: the one-time code rides in the fragment for this long at most. */
 export const OIDC_HANDOFF_TTL_MS = 60_000;
 
-/** Why a callback sends the browser back with `#sso_error=<reason>` (docs/accounts.md). */
+/**
+ * The parameters of the MCP OAuth request (GET /authorize) a sign-in from the consent page was started for, as the
+ * page's forms carry them: client_id, redirect_uri, code_challenge, and the others it came with (state, scope, ...).
+ */
+export type ConsentOAuthParams = Readonly<Record<string, string>> & { readonly client_id: string; readonly redirect_uri: string; readonly code_challenge: string };
+
+/** Why a callback sends the browser back with `#sso_error=<reason>` (docs/accounts.md), or to /authorize with `sso_error=<reason>`. */
 export type SsoErrorReason = 'invalid_state' | 'access_denied' | 'sign_in_failed' | 'upstream_failed' | 'email_not_verified' | 'domain_not_allowed' | 'setup_required';
 
 class SsoRefusal extends Error {
@@ -138,7 +144,20 @@ export class SingleSignOn {
   }
 
   /** POST /auth/oidc/start: the provider's authorization URL; the state, nonce, verifier and binding kept OIDC_LOGIN_TTL_MS. */
-  async start(binding: string, client: Client): Promise<{ url: string }> {
+  start(binding: string, client: Client): Promise<{ url: string }> {
+    return this.begin({ binding, oauthRequest: null }, client);
+  }
+
+  /**
+   * "Sign in with <name>" on the MCP OAuth consent page: the provider's authorization URL, the sign-in kept with the
+   * OAuth request instead of a binding (the page has no script to keep a secret). The callback sends the browser back
+   * to `<PUBLIC_URL>/authorize?<request>&sso=<code>`, and only spendConsentHandoff, for that very request, spends it.
+   */
+  startForConsent(oauthRequest: ConsentOAuthParams, client: Client): Promise<{ url: string }> {
+    return this.begin({ binding: null, oauthRequest }, client);
+  }
+
+  private async begin(bound: { binding: string; oauthRequest: null } | { binding: null; oauthRequest: ConsentOAuthParams }, client: Client): Promise<{ url: string }> {
     const keys = this.deps.throttle.keys('', client.address);
     await this.deps.throttle.check(keys, 'address');
     const config = await this.config();
@@ -150,11 +169,12 @@ export class SingleSignOn {
     await this.deps.throttle.failed(keys);
     // Expired starts go as new ones come: the table holds at most OIDC_LOGIN_TTL_MS of starts (the purge takes the rest).
     await this.ctx.db.query('DELETE FROM oidc_logins WHERE expires_at < $1', [new Date(now - OIDC_LOGIN_TTL_MS).toISOString()]);
-    await this.ctx.db.query('INSERT INTO oidc_logins (state_hash, nonce, code_verifier, binding, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+    await this.ctx.db.query('INSERT INTO oidc_logins (state_hash, nonce, code_verifier, binding, oauth_request, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
       hashSecret(state),
       nonce,
       verifier,
-      binding,
+      bound.binding,
+      bound.oauthRequest === null ? null : JSON.stringify(bound.oauthRequest),
       new Date(now).toISOString(),
       new Date(now + OIDC_LOGIN_TTL_MS).toISOString(),
     ]);
@@ -172,32 +192,39 @@ export class SingleSignOn {
   /**
    * GET /auth/oidc/callback: where to send the browser. `<PUBLIC_URL>/#sso=<code>` once the provider's answer passed
    * every check (state, PKCE, ID token and nonce, a verified email of an allowed domain), else `#sso_error=<reason>`.
+   * A sign-in started on the MCP consent page goes back to it instead: `<PUBLIC_URL>/authorize?<its OAuth request>&sso=<code>`,
+   * or `&sso_error=<reason>` (a state that names no sign-in under way cannot say which page: the dashboard's, as before).
    */
   async callback(search: URLSearchParams): Promise<string> {
     const base = this.deps.settings.publicUrl;
+    const login: { oauthRequest?: Record<string, string> } = {};
+    const back = (param: 'sso' | 'sso_error', value: string) =>
+      login.oauthRequest ? `${base}/authorize?${new URLSearchParams({ ...login.oauthRequest, [param]: value }).toString()}` : `${base}/#${param}=${value}`;
     try {
-      return `${base}/#sso=${await this.finish(search)}`;
+      return back('sso', await this.finish(search, login));
     } catch (e) {
       if (e instanceof SsoRefusal) {
         if (e.cause !== undefined) this.deps.onError(e.cause, `OIDC callback (${e.reason})`);
-        return `${base}/#sso_error=${e.reason}`;
+        return back('sso_error', e.reason);
       }
       this.deps.onError(e, 'OIDC callback');
-      return `${base}/#sso_error=sign_in_failed`;
+      return back('sso_error', 'sign_in_failed');
     }
   }
 
-  private async finish(search: URLSearchParams): Promise<string> {
+  /** The handoff code of a sign-in that passed every check; `login.oauthRequest` is set as soon as the sign-in under way is found (a consent page's). */
+  private async finish(search: URLSearchParams, login: { oauthRequest?: Record<string, string> }): Promise<string> {
     const state = search.get('state');
     if (!state) throw new SsoRefusal('invalid_state');
     const nowIso = new Date(this.ctx.now()).toISOString();
     // The state is spent by the first callback that names it, whatever comes next: a replayed answer finds nothing.
-    const { rows } = await this.ctx.db.query<{ nonce: string; code_verifier: string }>(
-      'UPDATE oidc_logins SET state_used_at = $2 WHERE state_hash = $1 AND state_used_at IS NULL AND expires_at > $2 RETURNING nonce, code_verifier',
+    const { rows } = await this.ctx.db.query<{ nonce: string; code_verifier: string; oauth_request: unknown }>(
+      'UPDATE oidc_logins SET state_used_at = $2 WHERE state_hash = $1 AND state_used_at IS NULL AND expires_at > $2 RETURNING nonce, code_verifier, oauth_request',
       [hashSecret(state), nowIso],
     );
-    const login = rows[0];
-    if (!login) throw new SsoRefusal('invalid_state');
+    const started = rows[0];
+    if (!started) throw new SsoRefusal('invalid_state');
+    login.oauthRequest = oauthRequestOf(started.oauth_request);
     const error = search.get('error');
     if (error) throw new SsoRefusal(error === 'access_denied' ? 'access_denied' : 'sign_in_failed');
 
@@ -213,9 +240,9 @@ export class SingleSignOn {
     let claims: Record<string, unknown>;
     try {
       const tokens = await oc.authorizationCodeGrant(config, current, {
-        pkceCodeVerifier: login.code_verifier,
+        pkceCodeVerifier: started.code_verifier,
         expectedState: state,
-        expectedNonce: login.nonce,
+        expectedNonce: started.nonce,
         idTokenExpected: true,
       });
       const idClaims = tokens.claims();
@@ -291,7 +318,7 @@ export class SingleSignOn {
     const answer = await this.ctx.db.transaction(async (tx) => {
       const { rows } = await tx.query(
         `SELECT l.state_hash, l.binding, l.user_id, l.handoff_expires_at, l.handoff_used_at, u.email, u.name
-           FROM oidc_logins l JOIN users u ON u.id = l.user_id WHERE l.handoff_hash = $1 FOR UPDATE OF l`,
+           FROM oidc_logins l JOIN users u ON u.id = l.user_id WHERE l.handoff_hash = $1 AND l.binding IS NOT NULL FOR UPDATE OF l`,
         [hashSecret(input.code)],
       );
       const row = rows[0];
@@ -306,4 +333,29 @@ export class SingleSignOn {
     await this.ctx.audit.record({ orgsOfUser: user.id }, { action: 'user.signed_in', actor: { type: 'user', id: user.id, name: user.email }, target: { type: 'user', id: user.id, name: user.email }, details: { method: 'oidc' } });
     return answer;
   }
+
+  /**
+   * GET /authorize with `sso=<code>` (the MCP consent page): the user of a sign-in started there for this very OAuth
+   * request (same client_id, redirect_uri and code_challenge), spending its code; null for an unknown, spent or
+   * expired code, a dashboard sign-in's code, or another request's (which does not spend it: whoever copies the
+   * address into another request can neither use the code nor spoil the sign-in it belongs to). No session is made.
+   */
+  async spendConsentHandoff(code: unknown, request: { client_id: string; redirect_uri: string; code_challenge: string }): Promise<User | null> {
+    if (typeof code !== 'string' || !code.startsWith(HANDOFF_PREFIX) || code.length > 100) return null;
+    const { rows } = await this.ctx.db.query(
+      `UPDATE oidc_logins l SET handoff_used_at = $5 FROM users u
+        WHERE l.handoff_hash = $1 AND u.id = l.user_id AND l.oauth_request IS NOT NULL AND l.handoff_used_at IS NULL AND l.handoff_expires_at > $5
+          AND l.oauth_request->>'client_id' = $2 AND l.oauth_request->>'redirect_uri' = $3 AND l.oauth_request->>'code_challenge' = $4
+        RETURNING u.id, u.email, u.name`,
+      [hashSecret(code), request.client_id, request.redirect_uri, request.code_challenge, new Date(this.ctx.now()).toISOString()],
+    );
+    return rows[0] ? userOf(rows[0]) : null;
+  }
+}
+
+/** The stored OAuth request of a consent page's sign-in (jsonb: an object from node-postgres and PGlite, text from others), or undefined for a dashboard's. */
+function oauthRequestOf(stored: unknown): Record<string, string> | undefined {
+  const value: unknown = typeof stored === 'string' ? JSON.parse(stored) : stored;
+  if (value === null || value === undefined || typeof value !== 'object') return undefined;
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }

@@ -541,7 +541,7 @@ export const routes = {
   },
   authOidcCallback: {
     method: 'get', path: '/auth/oidc/callback', app: 'admin-api',
-    summary: 'Where the provider sends the browser back: 302 to `<PUBLIC_URL>/#sso=<one-time code>` (60 s), or `#sso_error=<reason>`; never a session token in an address',
+    summary: 'Where the provider sends the browser back: 302 to `<PUBLIC_URL>/#sso=<one-time code>` (60 s), or `#sso_error=<reason>`; for a sign-in started on the MCP consent page, to `<PUBLIC_URL>/authorize?<its OAuth request>&sso=<code>` (or `&sso_error=<reason>`); never a session token in an address',
     auth: 'none', query: oidcCallbackParamsSchema, responses: { 302: null }, errors: ['not_found', ...ALWAYS],
   },
   authOidcComplete: {

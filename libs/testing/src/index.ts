@@ -5,3 +5,4 @@ export * from './contract-check';
 export * from './hostile-shapes';
 export * from './slow-body';
 export * from './redis-clients';
+export * from './oidc-provider';

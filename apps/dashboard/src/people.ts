@@ -779,7 +779,9 @@ export async function startPeople(dashboard: DashboardHooks, keyMessage = ''): P
     void route();
   });
   $<HTMLSelectElement>('project-switcher').addEventListener('change', (e) => {
-    // The same page for the project chosen (its settings, its organization's members).
+    // The same page for the project chosen (its settings, its organization's members). What is on screen is the
+    // previous project's until the new load ends: not "loaded" meanwhile (a reader waiting for the state saw old figures).
+    document.body.dataset['state'] = 'loading';
     chooseProject((e.target as HTMLSelectElement).value);
     void route();
   });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,13 +9,14 @@ import { IngestService } from '@analytics/ingest';
 import { ApiError, type AuditEntry, type User } from '@analytics/schema';
 import { keyStoreBackends, openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
+import { REDIRECT_URI, authParams as consentParams, fieldOf, pkce } from './test-support/consent';
 
 // The consent page of a signed-in person (issue 45): sign in, pick a project, the grant's key is bound to the user,
 // every tool call is audited, and the grant ends with the membership. Real stores: the key store on PGlite (and on
 // PostgreSQL with TEST_DATABASE_URL), chDB for the events the tools read.
 
 const PASSWORD = 'correct horse battery';
-const redirectUri = 'http://127.0.0.1:33419/callback';
+const redirectUri = REDIRECT_URI;
 const CLIENT_NAME = 'Test agent';
 
 let events: Awaited<ReturnType<typeof openTestStores>>;
@@ -24,15 +25,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => events.close());
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-p' });
+const authParams = (clientId: string, challenge: string) => consentParams(clientId, challenge, 'st-p');
 let emails = 0;
 const uniqueEmail = (what: string) => `${what}-${Date.now().toString(36)}-${emails++}@example.com`;
-/** The value of a hidden field of a page. */
-const fieldOf = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
 const alertOf = (html: string) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
 
 describe.each(keyStoreBackends())('MCP OAuth consent of a signed-in person on %s', (_name, open) => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -8,6 +8,7 @@ import { Authenticator, KeyStore, OAuthStore, type SqlPort, migrateKeyStore } fr
 import { IngestService } from '@analytics/ingest';
 import { TestOidcProvider, keyStoreBackends, openTestStores, pathOf, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
+import { REDIRECT_URI, authParams as consentParams, fieldOf, pkce } from './test-support/consent';
 
 // Single sign-on on the MCP OAuth consent page (issue 45): an SSO-only person (no password) connects an agent. A real
 // OpenID provider in this process (libs/testing's TestOidcProvider), admin-api serving the callback and mcp-gateway
@@ -16,7 +17,7 @@ import { buildApp } from './app';
 
 const PUBLIC_URL = 'http://localhost:3998';
 const ADMIN_TOKEN = 'admin-token-sso-consent-tests-0123456789';
-const redirectUri = 'http://127.0.0.1:33419/callback';
+const redirectUri = REDIRECT_URI;
 
 let events: Awaited<ReturnType<typeof openTestStores>>;
 beforeAll(async () => {
@@ -24,12 +25,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => events.close());
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-const authParams = (clientId: string, challenge: string) => ({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'st-sso' });
-const fieldOf = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
+const authParams = (clientId: string, challenge: string) => consentParams(clientId, challenge, 'st-sso');
 const alertOf = (html: string) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
 const REFUSED = 'This sign-in with Acme ID has expired, was already used, or was started for another connection: sign in again.';
 

@@ -95,7 +95,7 @@ describe.each(keyStoreBackends())('single sign-on on the MCP OAuth consent page,
   /** GET of the consent page at an address under PUBLIC_URL (where the callback sends the browser). */
   const consentPage = async (url: string) => {
     const res = await fetch(`${gateway.base}${pathOf(url)}`, { redirect: 'manual' });
-    expect(res.status).toBe(200);
+    expect({ status: res.status, cookie: res.headers.get('set-cookie') }).toEqual({ status: 200, cookie: null }); // the service sets no cookie
     return res.text();
   };
   /** "Sign in with Acme ID" pressed on the page of `params`, the provider's sign-in as `accountId`, then admin-api's callback: where it sends the browser. */
@@ -103,11 +103,13 @@ describe.each(keyStoreBackends())('single sign-on on the MCP OAuth consent page,
     const start = await submit({ ...params, sso_start: '1' });
     expect(start.status).toBe(303);
     expect(start.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(start.headers.get('set-cookie')).toBeNull();
     const providerUrl = start.headers.get('location')!;
     expect(providerUrl.startsWith(`${op.issuer}/auth?`)).toBe(true);
     const back = await op.authorize(providerUrl, accountId);
     const callback = await fetch(`${admin.base}${pathOf(back)}`, { redirect: 'manual' });
     expect(callback.status).toBe(302);
+    expect(callback.headers.get('set-cookie')).toBeNull();
     return new URL(callback.headers.get('location')!);
   };
 
@@ -153,6 +155,7 @@ describe.each(keyStoreBackends())('single sign-on on the MCP OAuth consent page,
 
     const picked = await submit({ ...params, ticket, project_id: project.id });
     expect(picked.status).toBe(302);
+    expect(picked.headers.get('set-cookie')).toBeNull();
     const location = new URL(picked.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
     expect(location.searchParams.get('state')).toBe('st-sso');

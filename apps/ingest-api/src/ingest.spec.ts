@@ -49,7 +49,8 @@ describe('POST /v1/track', () => {
       { origin: ORIGIN, 'user-agent': UA_IPHONE, 'x-forwarded-for': CALLER_IP },
     );
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ ok: true, event_id: expect.any(String) });
+    // The forged server-computed fields are ignored (the spec), and the answer says so (issue 50, docs/api/errors.md).
+    expect(res.body).toEqual({ ok: true, event_id: expect.any(String), warnings: ['field source is computed by the server; ignored', 'field ip_hash is computed by the server; ignored'] });
     const [row] = await rowsOf('event_id = {id:String}', { id: res.body.event_id });
     expect(row).toMatchObject({
       project_id: projectId,

@@ -21,7 +21,7 @@ import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessTok
 import { type EventStore, isReadCapability, readCapabilities } from '@analytics/event-store';
 import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, parseOrThrow, routeInputSchema, routes, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, parseOrThrow, routeInputSchema, routes, unknownFieldWarnings, validationDetails } from '@analytics/schema';
 import { ANSWERED, type Logger, MemoryRateLimiter, type RateLimiter, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
@@ -156,13 +156,25 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
    */
   const runTool = async (tool: ToolSpec, auth: AuthContext, args: unknown, req: Request): Promise<Record<string, unknown>> => {
     const { route, mcp } = DECLARATIONS.get(tool.capability)!;
-    const input = parseArgs(mcp.args ?? routeInputSchema(route), args) as never;
+    const schema = mcp.args ?? routeInputSchema(route);
+    // Arguments the tool does not take, each with the one it likely meant (`event_name`: did you mean event?): in the
+    // error when the call fails (the model fixes the right argument), as `warnings` beside the result when it does not.
+    const warnings = unknownFieldWarnings(schema, args ?? {}, 'argument');
+    let input: never;
+    try {
+      input = parseArgs(schema, args) as never;
+    } catch (e) {
+      if (warnings.length === 0 || !(e instanceof ApiError)) throw e;
+      const { details, ...rest } = e.extra as { details: Record<string, unknown> };
+      throw new ApiError(e.code, { ...rest, details: { ...details, warnings } });
+    }
     const name = tool.capability;
-    if (isReadCapability(name)) return capped(await readCapabilities[name](deps.events, auth.projectId, input), mcp.cap, maxBytes);
+    const warned = <T extends object>(result: T) => (warnings.length > 0 ? { ...result, warnings } : result);
+    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input)), mcp.cap, maxBytes);
     const result = await writeCapabilities[name](deps.ingest, requestContextOf(req, auth), input);
     // track_event, the one write tool, adds one event.
     countIngested(req.res, 1);
-    return capped(result, mcp.cap, maxBytes);
+    return capped(warned(result), mcp.cap, maxBytes);
   };
 
   const mayCall = (auth: AuthContext, tool: ToolSpec): boolean => {

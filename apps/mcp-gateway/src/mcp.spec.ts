@@ -182,6 +182,23 @@ describe('MCP gateway with the SDK client', () => {
     await client.close();
   });
 
+  it('names the argument an agent meant: event_name sent to track_event fails naming event, and a query with a misspelt argument answers with warnings', async () => {
+    const writer = await connect(keys.sk);
+    const failed = await writer.callTool({ name: 'track_event', arguments: { event_name: 'signup', anonymous_id: 'agent-typo' } });
+    expect(failed.isError).toBe(true);
+    const text = (failed.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toMatch(/^invalid_params: event: /);
+    expect(text).toContain('unknown argument event_name; did you mean event?');
+    expect(failed.structuredContent).toMatchObject({ error: 'invalid_params', details: { warnings: ['unknown argument event_name; did you mean event?'] } });
+    await writer.close();
+    const reader = await connect(keys.rk);
+    const stats = (await reader.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, groupby: ['source'] } })).structuredContent as { rows: unknown[]; warnings?: string[] };
+    expect(stats.warnings).toEqual(['unknown argument groupby; did you mean group_by?']);
+    const clean = (await reader.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO } })).structuredContent as Record<string, unknown>;
+    expect(clean).not.toHaveProperty('warnings');
+    await reader.close();
+  });
+
   it('declares prompts and answers resources/templates/list and prompts/list with empty lists (MCP Inspector asks both on connect)', async () => {
     const client = await connect(keys.rk);
     expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });

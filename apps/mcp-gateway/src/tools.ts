@@ -102,7 +102,8 @@ export const TOOLS: readonly ToolSpec[] = MCP_CAPABILITIES.map(({ name, route, m
 export function toolErrorText(error: ToolError): string {
   const issues = (error.details.issues as Array<{ path: string; message: string }> | undefined) ?? [];
   const parts = issues.length > 0 ? issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)) : [String(error.details.message ?? 'invalid arguments')];
-  return `${error.error}: ${parts.join('; ')}${error.details.truncated ? '; (more issues left out)' : ''}`;
+  const warnings = (error.details.warnings as string[] | undefined) ?? [];
+  return `${error.error}: ${[...parts, ...warnings].join('; ')}${error.details.truncated ? '; (more issues left out)' : ''}`;
 }
 
 export const RESOURCES = [

@@ -675,6 +675,13 @@ export const routeInputSchema = (route: ApiRoute): z.ZodType => {
   return schema;
 };
 
+/**
+ * Whether a route's success answer may carry `warnings` (issue 50, `unknownFieldWarnings`): the ingest and read routes,
+ * those a project's key calls and that answer one JSON object (not /mcp, which answers JSON-RPC, nor a file).
+ */
+export const answersWithWarnings = (route: ApiRoute): boolean =>
+  typeof route.auth === 'object' && 'api_key' in route.auth && route.app !== 'mcp-gateway' && !route.produces && Object.keys(route.responses).length === 1;
+
 /** Every route of the API, in declaration order. */
 export const API_ROUTES: readonly ApiRoute[] = Object.values(routes);
 

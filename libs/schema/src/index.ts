@@ -8,6 +8,7 @@ export * from './read.schema';
 export * from './insights.schema';
 export * from './conversions.schema';
 export * from './validate';
+export * from './unknown-fields';
 export * from './event-columns';
 export * from './responses.schema';
 export * from './admin.schema';

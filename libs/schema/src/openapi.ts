@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { API_ROUTES, type ApiApp, type ApiRoute, type RoleScope, type SessionAuth } from './api-routes';
+import { API_ROUTES, type ApiApp, type ApiRoute, type RoleScope, type SessionAuth, answersWithWarnings } from './api-routes';
 import { COLUMN_DIMENSIONS, FINITE_DIMENSION_VALUES, INSIGHT_METRICS, INSIGHT_TIME_DIMENSIONS, dimensionsText, metricsText } from './catalog';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 import { errorBodySchema } from './responses.schema';
+import { warningsSchema } from './unknown-fields';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the workspace's package.json is the one place the release is numbered; a bundle inlines only `version`
 import { version as PACKAGE_VERSION } from '../../../package.json';
 
@@ -70,13 +71,20 @@ function errorResponses(route: ApiRoute): Record<string, JsonSchema> {
   return out;
 }
 
+/** A success answer's schema with the additive `warnings` the route may add (issue 50). */
+function withWarnings(route: ApiRoute, schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!answersWithWarnings(route) || schema.type !== 'object' || !properties) return schema;
+  return { ...schema, properties: { ...properties, warnings: jsonSchema(warningsSchema, 'output') } };
+}
+
 function operation(route: ApiRoute): JsonSchema {
   const { security: sec, note, role } = security(route);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
     const content = route.produces
       ? Object.fromEntries(Object.entries(route.produces).map(([type, description]) => [type, { schema: { type: 'string', format: 'binary', description } }]))
-      : schema && { 'application/json': { schema: jsonSchema(schema, 'output') } };
+      : schema && { 'application/json': { schema: withWarnings(route, jsonSchema(schema, 'output')) } };
     responses[status] = schema ? { description: schema.description ?? 'Success.', content } : { description: 'No body.' };
   }
   Object.assign(responses, errorResponses(route));

@@ -11,7 +11,7 @@ export const errorBodySchema = z
     details: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('Validation errors: the flattened tree (`formErrors`, `fieldErrors`) and each issue with its path; the first 50 issues, 16 KB at most, `truncated: true` when issues were left out.'),
+      .describe('Validation errors: the flattened tree (`formErrors`, `fieldErrors`) and each issue with its path; the first 50 issues, 16 KB at most, `truncated: true` when issues were left out; on ingest and read routes `warnings` names unknown fields with the ones they likely meant.'),
     retry_after_s: z.number().int().optional().describe('rate_limited only: seconds to wait, also sent as Retry-After.'),
     allowed: z.array(z.string()).optional().describe('invalid_group_by: the columns group_by accepts; method_not_allowed: the methods the path takes.'),
     required: z.string().optional().describe('insufficient_scope only: the scope the route needs.'),

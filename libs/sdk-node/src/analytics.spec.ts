@@ -343,4 +343,15 @@ export function typeChecks(a: Analytics): void {
   void a.insights({ from: 'x', to: 'y', dimensions: ['prop:plan', 'time:week'], filters: [['or', [['is', 'prop:plan', ['pro']], ['is_not', 'source', ['google']]]]] });
   void a.properties({ from: new Date(), to: new Date(), key: 'plan' });
   void a.track({ event: 'ok', event_id: null, timestamp: new Date(), properties: { a: 1 } });
+  // Misspelt fields are compile errors (the server answers them with `warnings` and ignores them).
+  // @ts-expect-error userId is user_id
+  void a.track({ event: 'x', userId: 'u-1' });
+  // @ts-expect-error props is properties
+  void a.track({ event: 'x', props: { plan: 'pro' } });
+  // @ts-expect-error anonymousId is anonymous_id
+  void a.batch([{ event: 'x', anonymousId: 'a-1' }]);
+  // @ts-expect-error groupby is group_by
+  void a.stats({ from: 'x', to: 'y', groupby: 'source' });
+  // @ts-expect-error userId is user_id
+  void a.identify({ anonymous_id: 'a', user_id: 'u', userId: 'u' });
 }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
-import { ApiError, type ApiRoute, type AuthContext, type Caller, type SessionAuth, parseOrThrow } from '@analytics/schema';
+import { ApiError, type ApiRoute, type AuthContext, type Caller, type SessionAuth, answersWithWarnings, parseOrThrow, unknownFieldWarnings } from '@analytics/schema';
 import { readJsonBody } from './json-body';
 
 /**
@@ -100,11 +100,13 @@ export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined 
   options: RouteOptions<C, B> = {},
 ): RouteDefinition {
   const [status, more] = Object.keys(contract.responses).map(Number);
+  const warns = answersWithWarnings(contract);
   return {
     contract,
     async serve(guards, req, res) {
       let auth = await guard(contract, guards, req, res);
       let body: unknown;
+      const warnings: string[] = [];
       if (contract.body) {
         let raw: unknown;
         try {
@@ -115,19 +117,39 @@ export function defineRoute<C extends ApiRoute, B extends z.ZodType | undefined 
           return options.onBodyError(error, res);
         }
         const schema = typeof options.body === 'function' ? options.body(auth as AuthOf<C>) : (options.body ?? contract.body);
-        body = parseOrThrow(schema as z.ZodType, raw);
+        body = parseNamingUnknown(schema as z.ZodType, raw, 'invalid_payload', 'field', warns);
+        if (warns) warnings.push(...unknownFieldWarnings(schema as z.ZodType, raw, 'field'));
         if (isBodyScoped(contract.auth) && auth) auth = await required(guards.session, contract).authorizeBody(auth as Caller, contract.auth, body);
       }
-      const query = contract.query ? parseOrThrow(contract.query, req.query, 'invalid_params') : undefined;
+      const query = contract.query ? parseNamingUnknown(contract.query, req.query, 'invalid_params', 'parameter', warns) : undefined;
+      if (warns && contract.query) warnings.push(...unknownFieldWarnings(contract.query, req.query, 'parameter'));
       const input = { body, query, params: req.params } as RouteInput<C, B>;
       const reply: unknown = await handler(input, auth as AuthOf<C>, { req, res });
       if (reply === ANSWERED) return;
       if (more !== undefined || status === undefined) throw new Error(`${contract.method} ${contract.path} declares several success statuses: its handler answers itself`);
       if (contract.responses[status] === null) res.status(status).end();
-      else res.status(status).json(reply);
+      // What the request sent and the schema dropped, said beside the answer (the spec's answer is unchanged).
+      else res.status(status).json(warnings.length > 0 && isPlainObject(reply) ? { ...reply, warnings } : reply);
     },
   };
 }
+
+/**
+ * `parseOrThrow`, and on an ingest or read route a refusal also names the unknown names it holds with the ones they
+ * likely meant (`details.warnings`): a strict schema's "Unrecognized key: dimension" then says "did you mean dimensions?".
+ */
+function parseNamingUnknown<S extends z.ZodType>(schema: S, input: unknown, code: 'invalid_payload' | 'invalid_params', noun: 'field' | 'parameter', warns: boolean): z.output<S> {
+  try {
+    return parseOrThrow(schema, input, code);
+  } catch (e) {
+    const warnings = warns && e instanceof ApiError ? unknownFieldWarnings(schema, input, noun) : [];
+    if (warnings.length === 0) throw e;
+    const { details, ...rest } = (e as ApiError).extra as { details: Record<string, unknown> };
+    throw new ApiError(code, { ...rest, details: { ...details, warnings } });
+  }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An express Router serving the defined routes at their declared methods and paths, with this router's guards. */
 export function routerOf(guards: RouteGuards, definitions: readonly RouteDefinition[], router: Router = Router()): Router {

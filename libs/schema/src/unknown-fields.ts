@@ -154,17 +154,22 @@ function walk(schema: z.ZodType, value: unknown, path: string, out: Found[], bud
   if (Array.isArray(value)) {
     const element = arrayElement(schema);
     if (!element) return;
-    for (let i = 0; i < value.length && budget.left > 0; i++) walk(element, value[i], `${path}[${i}]`, out, budget);
+    for (let i = 0; i < value.length && budget.left > 0; i++) if (typeof value[i] === 'object' && value[i] !== null) walk(element, value[i], `${path}[${i}]`, out, budget);
     return;
   }
   const shape = shapeOf(schema);
   if (!shape) return;
   const { fields, known } = shape;
-  for (const [key, v] of Object.entries(value)) {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
     budget.left--;
     if (budget.left <= 0) return;
     const field = fields.get(key);
-    if (field) walk(field, v, path ? `${path}.${key}` : key, out, budget);
+    // Only objects and arrays can hold more names (and only they pay for the path string).
+    if (field) {
+      if (typeof v === 'object' && v !== null) walk(field, v, path ? `${path}.${key}` : key, out, budget);
+    }
     else out.push({ where: path ? `${path}.${cutName(key)}` : cutName(key), key, known });
   }
 }

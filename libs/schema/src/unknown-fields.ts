@@ -166,11 +166,9 @@ function walk(schema: z.ZodType, value: unknown, path: string, out: Found[], bud
     budget.left--;
     if (budget.left <= 0) return;
     const field = fields.get(key);
+    if (!field) out.push({ where: path ? `${path}.${cutName(key)}` : cutName(key), key, known });
     // Only objects and arrays can hold more names (and only they pay for the path string).
-    if (field) {
-      if (typeof v === 'object' && v !== null) walk(field, v, path ? `${path}.${key}` : key, out, budget);
-    }
-    else out.push({ where: path ? `${path}.${cutName(key)}` : cutName(key), key, known });
+    else if (typeof v === 'object' && v !== null) walk(field, v, path ? `${path}.${key}` : key, out, budget);
   }
 }
 

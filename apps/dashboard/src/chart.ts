@@ -74,6 +74,9 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
   const grid = cssVar('--grid');
   const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
   const daily = interval === 'hour' ? undefined : dailyOptions(data, interval);
+  // An hourly chart early in the day (Today at 00:40) has one or two buckets so far: a line needs two points, so each is drawn as a dot.
+  const sparse = data.visitors.filter((v) => v !== null).length < 3;
+  const points = { show: !daily && sparse, size: 7 };
   const legend = (total: number) => (_u: uPlot, v: number | null, _s: number, idx: number | null) => legendValue(v, idx !== null, total);
   const opts: uPlot.Options = {
     width: Math.max(280, el.clientWidth),
@@ -86,8 +89,8 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
     axes: [daily ? { ...axis, splits: daily.splits, values: daily.values } : axis, { ...axis, incrs: [...COUNT_STEPS], values: (_u, ticks) => ticks.map((t) => exact.format(t)) }],
     series: [
       { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
-      { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points: { show: false }, paths: daily?.paths[0], value: legend(data.totals.visitors) },
-      { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points: { show: false }, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
+      { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points, paths: daily?.paths[0], value: legend(data.totals.visitors) },
+      { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
       // The previous period's visitors: a dashed line over both kinds of chart (bars would crowd the day's pair).
       ...(data.previous ? [{ label: 'Visitors, previous period', stroke: cssVar('--muted'), width: 2, dash: [6, 4], points: { show: !!daily, size: 5 }, value: legend(data.totals.previous ?? 0) }] : []),
     ],

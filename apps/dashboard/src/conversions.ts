@@ -226,7 +226,11 @@ function renderRetention(state: ViewState, answer: RetentionResponse): void {
       td.style.setProperty('--share', String(share));
       return td;
     });
-    const tr = el('tr', {}, el('th', { scope: 'row' }, c.cohort), size, ...cells);
+    // A cohort's period may begin before the range (a week starts on Monday, a month on the 1st): its label is the
+    // range's first day then, the first day its entities can come from (the API's `cohort` stays in data-cohort).
+    const first = dayString(state.range.from);
+    const cohortLabel = c.cohort < first ? first : c.cohort;
+    const tr = el('tr', {}, el('th', { scope: 'row', ...(cohortLabel === c.cohort ? {} : { title: `${PERIOD_LABELS[state.retention.period]} of ${c.cohort}, from the range's first day` }) }, cohortLabel), size, ...cells);
     tr.dataset['cohort'] = c.cohort;
     return tr;
   });

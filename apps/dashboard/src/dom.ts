@@ -34,3 +34,31 @@ export function setShare(el: HTMLElement, share: number): void {
   el.title = String(share);
   el.dataset['value'] = String(share);
 }
+
+let flagEmoji: boolean | undefined;
+
+/**
+ * Whether this browser draws flag emoji (a font with them is installed): a flag drawn on a canvas comes out in colour,
+ * while a browser without such a font draws two plain regional-indicator letters. Asked once per page.
+ */
+export function rendersFlagEmoji(): boolean {
+  if (flagEmoji !== undefined) return flagEmoji;
+  flagEmoji = false;
+  try {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 20;
+    const ctx = canvas.getContext('2d', { willReadFrequently: true });
+    if (!ctx) return flagEmoji;
+    ctx.textBaseline = 'top';
+    ctx.font = '16px sans-serif';
+    ctx.fillStyle = '#000';
+    ctx.fillText('\u{1F1FA}\u{1F1F8}', 0, 0);
+    const d = ctx.getImageData(0, 0, 20, 20).data;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 3]! > 0 && (Math.abs(d[i]! - d[i + 1]!) > 40 || Math.abs(d[i + 1]! - d[i + 2]!) > 40)) return (flagEmoji = true);
+    }
+  } catch {
+    // No canvas: the codes.
+  }
+  return flagEmoji;
+}

@@ -5,7 +5,7 @@ import type { InsightsBody, InsightsRow, QueryRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
-import { $, durationText, el, setNumber } from './dom';
+import { $, durationText, el, rendersFlagEmoji, setNumber } from './dom';
 import { readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
 import {
   DAY_MS,
@@ -125,7 +125,9 @@ function countryLabel(code: string): Node {
   } catch {
     name = code;
   }
-  return el('span', {}, el('span', { className: 'flag', ariaHidden: 'true' }, flagOf(code)), ` ${name}`);
+  // Without an emoji font (many Linux desktops, headless browsers) a flag would show as two boxed letters: the code instead.
+  const flag = rendersFlagEmoji() ? el('span', { className: 'flag', ariaHidden: 'true' }, flagOf(code)) : el('span', { className: 'flag flag-code', ariaHidden: 'true' }, code);
+  return el('span', {}, flag, ` ${name}`);
 }
 
 const labelOrUnknown = (text: string) => text || 'Unknown';
@@ -166,10 +168,11 @@ function stopLive(): void {
   liveTimer = undefined;
 }
 
-async function refreshLive(api: Api, state: ViewState): Promise<void> {
+/** The last 30 minutes' visitors with the view's filters; returns what shows them (load() shows every panel at once). */
+async function refreshLive(api: Api, state: ViewState): Promise<() => void> {
   const now = Date.now();
   const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters) });
-  setNumber($('stat-live').querySelector<HTMLElement>('.value')!, num(answer.rows[0], 'visitors'));
+  return () => setNumber($('stat-live').querySelector<HTMLElement>('.value')!, num(answer.rows[0], 'visitors'));
 }
 
 /** The insights body of a panel: the range and the view's filters, plus what the panel asks. */
@@ -199,6 +202,7 @@ const DIMENSION_LABELS: Readonly<Record<string, string>> = {
   path: 'Page',
   entry_path: 'Entry page',
   exit_path: 'Exit page',
+  campaign: 'Campaign',
   country: 'Country',
   device_type: 'Device',
   browser: 'Browser',
@@ -224,9 +228,15 @@ function renderFilters(state: ViewState): void {
   );
 }
 
+/**
+ * Asks every panel's question at once and shows the answers together, when the last one is in: while a view loads,
+ * the page is marked loading (panels dimmed, "Updating…" beside the totals) and no panel shows one filter's numbers
+ * beside another's. Each panel's promise resolves to what shows its answer.
+ */
 async function load(api: Api, state: ViewState): Promise<void> {
   const mine = ++generation;
   document.body.dataset['state'] = 'loading';
+  $('updating').hidden = false;
   $('load-error').hidden = true;
   const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
   const filters = conditionsOf(state.filters);
@@ -238,9 +248,8 @@ async function load(api: Api, state: ViewState): Promise<void> {
 
   // One call for the headline, against the previous period; its visitors and pageviews are the chart legend's totals.
   const headline = ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
-  const panels: Promise<void>[] = [
-    headline.then((a) => {
-      if (!current()) return;
+  const panels: Promise<(() => void) | void>[] = [
+    headline.then((a) => () => {
       const row = a.rows[0];
       const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
       renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
@@ -251,8 +260,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
       renderStat('stat-events', num(row, 'events'), prev('events'));
     }),
     refreshLive(api, state),
-    Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => {
-      if (!current()) return;
+    Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => () => {
       const buckets = bucketStarts(state.range, interval);
       const now = Date.now();
       const t = `time:${interval}`;
@@ -272,8 +280,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
       );
     }),
     ...LISTS.map((l) =>
-      ask({ metrics: [l.metric], dimensions: [l.dimension], limit: LIST_LIMIT }).then((a) => {
-        if (!current()) return;
+      ask({ metrics: [l.metric], dimensions: [l.dimension], limit: LIST_LIMIT }).then((a) => () =>
         renderList(
           l.id,
           l.header,
@@ -281,31 +288,29 @@ async function load(api: Api, state: ViewState): Promise<void> {
             const v = dim(r, l.dimension);
             return { key: v ?? '', label: v === null ? '(none)' : l.label ? l.label(v) : v || '(empty)', value: num(r, l.metric), onSelect: select(l.dimension, v) };
           }),
-        );
-      }),
+        ),
+      ),
     ),
     // Visits from the AI assistant channel by assistant: one assistant arrives under several sources (a chatgpt.com
     // referrer, utm_source=chatgpt.com). A visit has one source (its entry's), so visits add up across them exactly.
-    ask({ metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }).then((a) => {
-      if (!current()) return;
+    ask({ metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }).then((a) => () => {
       const rows = foldRows(a.rows, 'source', 'visits', (source) => aiAssistantOfSource(source) ?? source);
       renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
     }),
     // Every event an AI company's crawler sent (bots: device_type bot, browser the crawler's name; insights count
     // them only with include_bots).
-    ask({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true, limit: 1000 }).then((a) => {
-      if (!current()) return;
+    ask({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true, limit: 1000 }).then((a) => () => {
       const rows = foldRows(a.rows, 'browser', 'events', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
       renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
     loadProperties(api, state, range, ask, current, select),
     loadGoals(api, state, nav),
-    api.query({ ...range, event: eventOf(state), limit: 20 }).then((a) => {
-      if (current()) renderRecent(a.rows);
-    }),
+    Promise.all([api.query({ ...range, event: eventOf(state), limit: 20 }), headline]).then(([a, totals]) => () => renderRecent(a.rows, num(totals.rows[0], 'events'))),
   ];
   const outcomes = await Promise.allSettled(panels);
   if (!current()) return;
+  for (const o of outcomes) if (o.status === 'fulfilled' && typeof o.value === 'function') o.value();
+  $('updating').hidden = true;
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     const e = failure.reason;
@@ -339,35 +344,55 @@ async function loadProperties(
   ask: (q: PanelQuery) => ReturnType<Api['insights']>,
   current: () => boolean,
   select: (dimension: string, value: string | null) => (() => void) | undefined,
-): Promise<void> {
+): Promise<(() => void) | void> {
   const keys = (await api.properties({ ...range })).rows.map((r) => r.key ?? '').filter((k) => k !== '');
   if (!current()) return;
   // A key from the URL is kept even when this range has none of it (its list is then empty).
   const key = state.prop ?? keys[0];
-  const picker = $<HTMLSelectElement>('prop-key');
   const options = key && !keys.includes(key) ? [key, ...keys] : keys;
-  picker.replaceChildren(...options.map((k) => el('option', { value: k, textContent: k, selected: k === key })));
-  picker.disabled = options.length === 0;
-  picker.onchange = () => navigate({ ...nav.now(), prop: picker.value });
+  const showPicker = () => {
+    const picker = $<HTMLSelectElement>('prop-key');
+    picker.replaceChildren(...options.map((k) => el('option', { value: k, textContent: k, selected: k === key })));
+    picker.disabled = options.length === 0;
+    picker.onchange = () => navigate({ ...nav.now(), prop: picker.value });
+  };
   if (!key) {
-    renderList('list-props', 'Visitors', []);
-    return;
+    return () => {
+      showPicker();
+      renderList('list-props', 'Visitors', []);
+    };
   }
   const d = `prop:${key}`;
   const a = await ask({ metrics: ['visitors'], dimensions: [d], limit: LIST_LIMIT });
-  if (!current()) return;
-  renderList(
-    'list-props',
-    'Visitors',
-    a.rows.map((r) => {
-      const v = dim(r, d);
-      return { key: v ?? '', label: v === null ? '(not set)' : v || '(empty)', value: num(r, 'visitors'), onSelect: select(d, v) };
-    }),
-  );
+  return () => {
+    showPicker();
+    renderList(
+      'list-props',
+      'Visitors',
+      a.rows.map((r) => {
+        const v = dim(r, d);
+        return { key: v ?? '', label: v === null ? '(not set)' : v || '(empty)', value: num(r, 'visitors'), onSelect: select(d, v) };
+      }),
+    );
+  };
 }
 
-function renderRecent(rows: QueryRow[]): void {
+/**
+ * The newest events, bots' too (GET /v1/query returns every stored event), each bot's marked: the figures above leave
+ * bots out, so a site tried only from a headless browser says why its totals stay at 0. `counted`: the events the
+ * headline counts for the same range and filters.
+ */
+function renderRecent(rows: QueryRow[], counted: number): void {
   const body = $('recent').querySelector('tbody')!;
+  const bots = rows.filter((r) => r.device_type === 'bot').length;
+  const note = $('recent-bots');
+  note.hidden = bots === 0;
+  note.textContent =
+    bots === 0
+      ? ''
+      : counted === 0
+        ? `These ${bots === rows.length ? '' : `${bots} of the `}events came from bots or automated browsers (a headless Chrome is one): they are stored, but the figures above leave bots out, so they show 0.`
+        : `${bots} of these events came from bots or automated browsers (marked "bot"): the figures above leave them out.`;
   body.replaceChildren(
     ...rows.map((r) => {
       let props = '';
@@ -380,7 +405,10 @@ function renderRecent(rows: QueryRow[]): void {
         props = r.properties;
       }
       const time = r.timestamp.replace('T', ' ').slice(0, 19);
-      return el('tr', {}, el('td', {}, time), el('td', {}, r.event_name), el('td', {}, r.path ?? ''), el('td', {}, `${r.source} / ${r.medium}`), el('td', {}, r.country || '–'), el('td', {}, r.device_type), el('td', { className: 'props' }, props));
+      const device = r.device_type === 'bot' ? el('td', {}, el('span', { className: 'bot-badge', title: 'A bot or automated browser: not counted in the figures' }, 'bot')) : el('td', {}, r.device_type);
+      const tr = el('tr', {}, el('td', {}, time), el('td', {}, r.event_name), el('td', {}, r.path ?? ''), el('td', {}, `${r.source} / ${r.medium}`), el('td', {}, r.country || '–'), device, el('td', { className: 'props' }, props));
+      if (r.device_type === 'bot') tr.dataset['bot'] = 'true';
+      return tr;
     }),
   );
   if (rows.length === 0) body.append(el('tr', {}, el('td', { colSpan: 7, className: 'empty' }, 'No events in this range.')));
@@ -467,7 +495,7 @@ async function show(): Promise<void> {
   $('export-csv').onclick = () => void exportCsv(api, state);
   renderControls(state);
   stopLive();
-  liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
+  liveTimer = window.setInterval(() => void refreshLive(api, state).then((showLive) => showLive(), () => undefined), LIVE_REFRESH_MS);
   void load(api, state);
   void loadView(api, state, nav);
 }

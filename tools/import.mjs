@@ -90,9 +90,12 @@ async function* records(start) {
 /** The `'` the export put before a cell a spreadsheet would run as a formula (`'`s, then = + - @ tab or CR). */
 const FORMULA_GUARD = /^'(?='*[-=+@\t\r])/;
 
-/** One CSV record (RFC 4180, csv-parse) into its fields; an unquoted \N is null, as ClickHouse writes it; guards off. */
+/**
+ * One CSV record (RFC 4180, csv-parse) into its fields, guards off. A null is an unquoted empty field (the export writes
+ * every string quoted, `""` for an empty one), or an unquoted \N in an export made before nulls were empty fields.
+ */
 function csvFields(text) {
-  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value.replace(FORMULA_GUARD, '')) })[0] ?? [];
+  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && (value === '' || value === '\\N') ? null : value.replace(FORMULA_GUARD, '')) })[0] ?? [];
 }
 
 /** The CSV header, read from the start of the file whatever the resume position. */

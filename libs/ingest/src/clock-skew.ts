@@ -1,4 +1,4 @@
-import { type EventInput, LIMITS, clampToAcceptedRange } from '@analytics/schema';
+import { type EventInput, LIMITS } from '@analytics/schema';
 
 /**
  * The device's clock error over one batch: arrival minus `sent_at` (both instants of the same send), or 0 without
@@ -14,5 +14,6 @@ export function clockSkewOf(sentAtMs: number | undefined, arrivalMs: number): nu
 /** The batch's events with their sent timestamps moved by `skewMs` (kept in the accepted range); unchanged for 0. */
 export function withClockSkewCorrected(inputs: EventInput[], skewMs: number): EventInput[] {
   if (skewMs === 0) return inputs;
-  return inputs.map((e) => (e.timestamp === undefined ? e : { ...e, timestamp: clampToAcceptedRange(e.timestamp + skewMs) }));
+  const { min, max } = LIMITS.timestamp;
+  return inputs.map((e) => (e.timestamp === undefined ? e : { ...e, timestamp: Math.min(Math.max(e.timestamp + skewMs, min), max - 1) }));
 }

@@ -1,19 +1,23 @@
 #!/usr/bin/env node
 // Operator CLI over the admin HTTP API (PGlite holds its directory exclusively, so tools go through the server).
 //   npm run admin -- <command> [options]
-// Server: --url or ADMIN_URL (default http://localhost:$PORT or 8080). Token: --token, ADMIN_TOKEN, or DATA_DIR/secrets.json.
+// Server (tools/server-address.mjs): --url, then ADMIN_URL, then the note npm start keeps in DATA_DIR/server.json
+// (--data-dir or DATA_DIR, default ./.data), then http://localhost:$PORT, then http://localhost:8080; one that does not
+// answer is named, with how it was found, after about 1.5 s. Token: --token, ADMIN_TOKEN, or <data dir>/secrets.json.
 // Every command acts as the operator (ADMIN_TOKEN), who may do everything; people sign in with their own accounts.
 // Exit codes: 0 success, 1 request failed or answered non-2xx, 2 usage error or no admin token (nothing sent).
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { readSecret } from './read-secret.mjs';
+import { ServerUnreachable, fetchServer, findServer, precedence } from './server-address.mjs';
 
 const USAGE = `usage: npm run admin -- <command> [options]
   projects                                   list projects
   create-project --name N [--origin O]... [--retention DAYS] [--env live|test]
   get-project ID
-  update-project ID [--name N] [--origin O]... [--retention DAYS]
+  update-project ID [--name N] [--retention DAYS] [--add-origin O]... [--remove-origin O]...
+                     [--origin O]...         --origin replaces the whole origin list (and prints the one it replaced)
   create-key ID --kind pk|sk|rk|ak [--env live|test]
   revoke-key PREFIX                          (the prefix, kind_env_prefix, or the whole key)
   keys ID                                    a project's keys (prefix, kind, created, last used, revoked; never a secret)
@@ -24,14 +28,16 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-org --name N
   invite --org ORG_ID --email E [--role viewer|editor|admin|owner]   prints the invitation link (7 days, one use)
   reset-password --email E                   prints a one-time password-reset link (one hour)
-options: --url URL  --token TOKEN`;
+options: --url URL  --data-dir DIR  --token TOKEN
+The server: ${precedence('ADMIN_URL')}.`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     url: { type: 'string' }, token: { type: 'string' }, name: { type: 'string' }, origin: { type: 'string', multiple: true },
     retention: { type: 'string' }, kind: { type: 'string' }, env: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-    email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' },
+    email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' }, 'data-dir': { type: 'string' },
+    'add-origin': { type: 'string', multiple: true }, 'remove-origin': { type: 'string', multiple: true },
   },
 });
 const [command, arg] = positionals;
@@ -44,7 +50,7 @@ if (!command || values.help) {
 function token() {
   if (values.token) return values.token;
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  const file = resolve(process.env.DATA_DIR ?? './.data', 'secrets.json');
+  const file = resolve(values['data-dir'] ?? process.env.DATA_DIR ?? './.data', 'secrets.json');
   let why = 'file missing';
   if (existsSync(file)) {
     try {
@@ -61,10 +67,11 @@ function token() {
   ${file}: ${why}
 A server started with ADMIN_TOKEN in its environment does not write it to secrets.json. Pass the same token:
   ADMIN_TOKEN=<token> npm run admin -- ${command} ...   or   npm run admin -- ${command} ... --token <token>
-or set DATA_DIR to the directory the server was started with.`);
+or pass --data-dir (or set DATA_DIR) to the directory the server was started with.`);
   process.exit(2);
 }
-const base = (values.url ?? process.env.ADMIN_URL ?? `http://localhost:${process.env.PORT ?? 8080}`).replace(/\/$/, '');
+const server = findServer({ url: values.url, urlVar: 'ADMIN_URL', dataDir: values['data-dir'] });
+const base = server.base;
 const need = (v, what) => {
   if (!v) {
     console.error(`${command}: ${what} is required\n\n${USAGE}`);
@@ -85,7 +92,7 @@ const routes = {
   projects: () => ['GET', '/admin/projects'],
   'create-project': () => (need(values.name, '--name'), ['POST', '/admin/projects', body()]),
   'get-project': () => ['GET', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}`],
-  'update-project': () => ['PATCH', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}`, body()],
+  'update-project': async () => ['PATCH', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}`, await originChange(body())],
   'create-key': () => ['POST', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}/keys`, { kind: need(values.kind, '--kind'), ...(values.env ? { env: values.env } : {}) }],
   'revoke-key': () => ['DELETE', `/admin/keys/${encodeURIComponent(need(arg, 'PREFIX'))}`],
   keys: () => ['GET', `/admin/projects/${encodeURIComponent(need(arg, 'ID'))}/keys`],
@@ -97,39 +104,6 @@ const routes = {
   invite: () => ['POST', `/admin/orgs/${encodeURIComponent(need(values.org, '--org'))}/invitations`, { email: need(values.email, '--email'), role: values.role ?? 'viewer' }],
   'reset-password': () => ['POST', '/admin/password-resets', { email: need(values.email, '--email') }],
 };
-
-/** One line from a pipe, or typed on the terminal without echo (raw mode: each key read, none written back). */
-async function readSecret(prompt) {
-  if (!process.stdin.isTTY) {
-    const lines = createInterface({ input: process.stdin });
-    for await (const line of lines) {
-      lines.close();
-      return line;
-    }
-    return '';
-  }
-  process.stderr.write(prompt);
-  process.stdin.setRawMode(true);
-  process.stdin.setEncoding('utf8');
-  process.stdin.resume();
-  return new Promise((resolveSecret) => {
-    let secret = '';
-    const onData = (chunk) => {
-      for (const c of chunk) {
-        if (c === '\u0003') process.exit(130);
-        if (c === '\r' || c === '\n' || c === '\u0004') {
-          process.stdin.setRawMode(false);
-          process.stdin.pause();
-          process.stdin.off('data', onData);
-          process.stderr.write('\n');
-          return resolveSecret(secret);
-        }
-        secret = c === '\u007f' || c === '\b' ? secret.slice(0, -1) : secret + c;
-      }
-    };
-    process.stdin.on('data', onData);
-  });
-}
 
 /** The new user's password: 10 to 256 characters, typed twice on a terminal. */
 async function newPassword() {
@@ -144,6 +118,67 @@ async function newPassword() {
   }
   return password;
 }
+
+/** An origin as the server keeps it (lowercase, no default port or trailing slash), to find it in the stored list. */
+function sameOrigin(a, b) {
+  const norm = (v) => {
+    const t = v.trim();
+    return URL.canParse(t) && !t.includes('*') ? new URL(t).origin : t.toLowerCase().replace(/\/+$/, '');
+  };
+  return norm(a) === norm(b);
+}
+
+/** Sends a request to the server; one that does not answer ends the command (exit 1) naming the URL and how it was found. */
+async function call(method, path, payload) {
+  try {
+    return await fetchServer(server, path, {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      body: payload ? JSON.stringify(payload) : undefined,
+    }, { tool: 'admin', urlVar: 'ADMIN_URL', onRetry: (m) => console.error(m) });
+  } catch (e) {
+    console.error(e instanceof ServerUnreachable ? e.message : `admin: ${e.message}`);
+    process.exit(1);
+  }
+}
+
+/** What update-project changed in allowed_origins, told once the server took it. */
+let originNote;
+
+/**
+ * update-project's origins. --add-origin and --remove-origin change the project's list as it is now (read first, then
+ * sent whole: the API takes the list); --origin replaces it, and what it replaced is printed. Not both at once.
+ */
+async function originChange(patch) {
+  const add = values['add-origin'] ?? [];
+  const remove = values['remove-origin'] ?? [];
+  if (values.origin && (add.length || remove.length)) {
+    console.error(`update-project: --origin replaces the whole list; use it alone, or --add-origin/--remove-origin to change one entry\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (!values.origin && !add.length && !remove.length) return patch;
+  const res = await call('GET', `/admin/projects/${encodeURIComponent(arg)}`);
+  const text = await res.text();
+  if (!res.ok) {
+    console.log(text);
+    process.exit(1);
+  }
+  const before = JSON.parse(text).project.allowed_origins;
+  const shown = (list) => (list.length ? list.join(' ') : '(none)');
+  if (values.origin) {
+    originNote = `update-project: allowed_origins replaced: was ${shown(before)}; now ${shown(values.origin)} (--add-origin and --remove-origin change one entry)`;
+    return patch;
+  }
+  let after = before.filter((o) => !remove.some((r) => sameOrigin(o, r)));
+  for (const r of remove) if (!before.some((o) => sameOrigin(o, r))) console.error(`update-project: ${r} is not in allowed_origins (${shown(before)}): nothing to remove`);
+  for (const a of add) {
+    if (after.some((o) => sameOrigin(o, a))) console.error(`update-project: ${a} is already in allowed_origins`);
+    else after = [...after, a];
+  }
+  originNote = `update-project: allowed_origins was ${shown(before)}; now ${shown(after)}`;
+  return { ...patch, allowed_origins: after };
+}
+
 if (!routes[command]) {
   console.error(`unknown command ${command}\n\n${USAGE}`);
   process.exit(2);
@@ -151,12 +186,8 @@ if (!routes[command]) {
 
 const bearer = token();
 const [method, path, payload] = await routes[command]();
+const res = await call(method, path, payload);
 try {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
-    body: payload ? JSON.stringify(payload) : undefined,
-  });
   const text = await res.text();
   const answer = text.startsWith('{') ? JSON.parse(text) : undefined;
   // setup signs the new user in: the token is theirs, for a browser, not for this terminal.
@@ -164,6 +195,7 @@ try {
   else if (text) console.log(answer ? JSON.stringify(answer, null, 2) : text);
   else console.log(`${res.status} ${res.statusText}`);
   if (command === 'reset-password' && res.ok) console.log(`\nHand this link to ${answer.user.email} (one use, until ${answer.expires_at}):\n${answer.reset_url}`);
+  if (originNote && res.ok) console.error(originNote);
   if (command === 'invite' && res.ok) console.log(`\nHand this link to ${answer.invitation.email} (one use, until ${answer.invitation.expires_at}):\n${answer.accept_url}`);
   process.exit(res.ok ? 0 : 1);
 } catch (e) {

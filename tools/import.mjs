@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Sends an export (GET /v1/export, format=ndjson or csv) back through POST /v1/batch, 1000 events a batch.
-//   npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
-// Server: --url or IMPORT_URL (default http://localhost:$PORT or 8080), as `npm run admin` finds it.
+//   ANALYTICS_KEY=<sk_key> npm run import -- [--url <base> | --data-dir <dir>] [--batch N] [--restart] <file.ndjson|file.csv>
+// Key: ANALYTICS_KEY, else asked on the terminal (not shown); --key still works but shows the key in process lists and on
+// npm's echo line (`> node tools/import.mjs --key sk_live_...`), and says so.
+// Server (tools/server-address.mjs): --url, then IMPORT_URL, then the note npm start keeps in DATA_DIR/server.json
+// (--data-dir or DATA_DIR, default ./.data), then http://localhost:$PORT, then http://localhost:8080. One that does not
+// answer is named, with how it was found, after about 1.5 s (the state file keeps the position).
 // Kept: event, timestamp, event_id, anonymous_id, user_id, session_id, url, path, referrer, properties. Recomputed by the
 // server (as for any event): source, medium, campaign, source_confidence, channel (from url and referrer), country, device_type,
 // browser and os (from the sender's address and User-Agent: this machine's), ip_hash.
@@ -15,16 +19,20 @@ import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSy
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { readSecret } from './read-secret.mjs';
+import { ServerUnreachable, fetchServer, findServer, precedence } from './server-address.mjs';
 
-const USAGE = `usage: npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
-  --key      an sk_ key of the project to import into
-  --url      the server (default IMPORT_URL, else http://localhost:$PORT or 8080)
-  --batch    events per POST /v1/batch (1..1000, default 1000)
-  --restart  ignore a saved position (<file>.import-state) and start from the beginning`;
+const USAGE = `usage: ANALYTICS_KEY=<sk_key> npm run import -- [--url <base>] [--data-dir <dir>] [--batch N] [--restart] <file.ndjson|file.csv>
+  ANALYTICS_KEY  an sk_ key of the project to import into; unset, it is asked on the terminal (not shown).
+                 --key <sk_key> works too, but shows the key in process lists and on npm's echo line.
+  --url          the server; --data-dir the DATA_DIR it was started with (its note server.json names it)
+                 (${precedence('IMPORT_URL')})
+  --batch        events per POST /v1/batch (1..1000, default 1000)
+  --restart      ignore a saved position (<file>.import-state) and start from the beginning`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { key: { type: 'string' }, url: { type: 'string' }, batch: { type: 'string' }, restart: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  options: { key: { type: 'string' }, url: { type: 'string' }, 'data-dir': { type: 'string' }, batch: { type: 'string' }, restart: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
 });
 if (values.help) {
   console.log(USAGE);
@@ -36,12 +44,25 @@ const usage = (why) => {
 };
 const file = positionals[0];
 if (!file || positionals.length > 1) usage('one file to import');
-if (!values.key) usage('--key is required');
 if (!existsSync(file)) usage(`${file}: no such file`);
 const format = /\.csv$/i.test(file) ? 'csv' : /\.(nd)?jsonl?$/i.test(file) ? 'ndjson' : usage(`${file}: .ndjson or .csv expected (a parquet export cannot be imported)`);
 const batchSize = Number(values.batch ?? 1000);
 if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) usage('--batch must be 1..1000');
-const base = (values.url ?? process.env.IMPORT_URL ?? `http://localhost:${process.env.PORT ?? 8080}`).replace(/\/$/, '');
+const server = findServer({ url: values.url, urlVar: 'IMPORT_URL', dataDir: values['data-dir'] });
+
+/** The sk_ key: ANALYTICS_KEY, or typed on a terminal without echo; --key still works, with a warning. */
+async function apiKey() {
+  if (values.key) {
+    console.error("import: warning: --key shows the key in process lists and on npm's echo line (`> node tools/import.mjs --key ...`, in the terminal and its scrollback, CI logs); set ANALYTICS_KEY instead, or leave both out to be asked for it");
+    return values.key;
+  }
+  if (process.env.ANALYTICS_KEY) return process.env.ANALYTICS_KEY;
+  if (process.stdin.isTTY) {
+    const typed = (await readSecret('sk_ key of the project to import into (not shown): ')).trim();
+    if (typed) return typed;
+  }
+  return usage('no key: set ANALYTICS_KEY=<sk_key> (or run on a terminal to be asked for it)');
+}
 
 const size = statSync(file).size;
 const stateFile = `${file}.import-state`;
@@ -90,9 +111,12 @@ async function* records(start) {
 /** The `'` the export put before a cell a spreadsheet would run as a formula (`'`s, then = + - @ tab or CR). */
 const FORMULA_GUARD = /^'(?='*[-=+@\t\r])/;
 
-/** One CSV record (RFC 4180, csv-parse) into its fields; an unquoted \N is null, as ClickHouse writes it; guards off. */
+/**
+ * One CSV record (RFC 4180, csv-parse) into its fields, guards off. A null is an unquoted empty field (the export writes
+ * every string quoted, `""` for an empty one), or an unquoted \N in an export made before nulls were empty fields.
+ */
 function csvFields(text) {
-  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value.replace(FORMULA_GUARD, '')) })[0] ?? [];
+  return parseCsv(text, { cast: (value, { quoting }) => (!quoting && (value === '' || value === '\\N') ? null : value.replace(FORMULA_GUARD, '')) })[0] ?? [];
 }
 
 /** The CSV header, read from the start of the file whatever the resume position. */
@@ -128,22 +152,24 @@ function toEvent(row, where) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** POST /v1/batch until acknowledged: 429 and 5xx and an unreachable server are retried (backoff), other 4xx are fatal. */
-async function send(events) {
+/**
+ * POST /v1/batch until acknowledged: 429 and 5xx are retried (backoff, after Retry-After), each retry said; a server
+ * that does not answer is tried for about 1.5 s (fetchServer), then named; other 4xx are fatal.
+ */
+async function send(events, key) {
+  const onRetry = (message) => {
+    if (tty) process.stderr.write('\n');
+    console.error(message);
+  };
   for (let attempt = 0; ; attempt++) {
-    let res;
-    try {
-      res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${values.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
-    } catch (e) {
-      if (attempt >= 8) throw new Error(`${base} unreachable: ${e.cause?.message ?? e.message}`);
-      await sleep(Math.min(30_000, 500 * 2 ** attempt));
-      continue;
-    }
+    const res = await fetchServer(server, '/v1/batch', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) }, { tool: 'import', urlVar: 'IMPORT_URL', onRetry });
     const body = await res.text();
     if (res.status === 202) return;
     if ((res.status === 429 || res.status >= 500) && attempt < 8) {
       const retryAfter = Number(res.headers.get('retry-after'));
-      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 500 * 2 ** attempt));
+      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 500 * 2 ** attempt);
+      onRetry(`import: POST /v1/batch answered ${res.status}; trying again in ${(wait / 1000).toFixed(1)} s`);
+      await sleep(wait);
       continue;
     }
     throw new Error(`POST /v1/batch answered ${res.status}: ${body.slice(0, 2000)}`);
@@ -166,6 +192,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {
 });
 
 async function main() {
+  const key = await apiKey();
   const state = loadState();
   let columns;
   let start = state.offset;
@@ -182,7 +209,7 @@ async function main() {
   let batchEnd = start;
   const flush = async () => {
     if (batch.length === 0) return;
-    await send(batch);
+    await send(batch, key);
     events += batch.length;
     batch = [];
     saveState(batchEnd, events);
@@ -221,7 +248,7 @@ async function main() {
 
 main().catch((e) => {
   if (tty) process.stderr.write('\n');
-  console.error(`import: ${e.message}`);
+  console.error(e instanceof ServerUnreachable ? e.message : `import: ${e.message}`);
   if (existsSync(stateFile)) console.error(`import: the position of the last acknowledged batch is saved in ${stateFile}: rerun to resume`);
   process.exit(1);
 });

@@ -732,6 +732,27 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(problems).toEqual([]);
   });
 
+  it('Export CSV keeps the event filter and says which filters on the page it does not apply', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}&f=event_name:is:signup&f=country:is:GB`);
+    const note = page.locator('#export-scope');
+    await note.waitFor({ state: 'visible' });
+    expect(await note.textContent()).toMatch(/applies the range and Event is signup, not Country is GB/i);
+    expect(await page.getAttribute('#export-csv', 'title')).toContain('not Country is GB');
+    const exports: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/export')) exports.push(r.url());
+    });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+    expect(exports).toEqual([`${base}/v1/export?from=${RANGE.from}&to=${RANGE.to}&event=signup&format=csv`]);
+    const saved = readFileSync((await download.path())!, 'utf8');
+    expect(saved.trimEnd().split('\n').length - 1).toBe(await single({ ...RANGE, event: 'signup' }));
+    // Without filters beyond the event, nothing is left out: no note.
+    await page.goto(`${base}/?from=${RANGE.from}&to=${RANGE.to}&f=event_name:is:signup`);
+    await page.waitForFunction(() => document.getElementById('export-scope')?.hidden === true);
+    expect(problems).toEqual([]);
+  });
+
   // Last: it adds an event to today's traffic, which the range tests above count.
   it('refreshes the visitors of the last 30 minutes every 30 s', async () => {
     const { page, problems } = await openPage();

@@ -18,6 +18,7 @@ import {
   conditionsOf,
   dayString,
   eventOf,
+  exportScopeOf,
   flagOf,
   intervalFor,
   parseDay,
@@ -226,6 +227,18 @@ function renderFilters(state: ViewState): void {
     }),
     ...(state.filters.length > 1 ? [el('button', { type: 'button', className: 'link', id: 'clear-filters', onclick: () => navigate({ ...state, filters: [] }) }, 'Clear all')] : []),
   );
+  renderExportScope(state);
+}
+
+/** Says what Export CSV applies: the range and the event filter; a filter it cannot apply is named, never dropped silently. */
+function renderExportScope(state: ViewState): void {
+  const { applied, skipped } = exportScopeOf(state.filters);
+  const keeps = ['the range', ...applied.map(filterText)].join(' and ');
+  const text = skipped.length === 0 ? `Export CSV: every event of ${keeps}.` : `Export CSV applies ${keeps}, not ${skipped.map(filterText).join(', ')} (the export filters by range and event only).`;
+  $('export-csv').title = `${text} GET /v1/export`;
+  const note = $('export-scope');
+  note.textContent = text;
+  note.hidden = skipped.length === 0;
 }
 
 /**
@@ -434,13 +447,13 @@ function renderControls(state: ViewState): void {
   compare.onchange = () => navigate({ ...state, compare: compare.checked });
 }
 
-/** The Export button: the range shown (and its event filter) as a CSV download, fetched with the key, saved by the browser. */
+/** The Export button: the range shown and its event filter (exportScopeOf; the note says what it leaves out) as a CSV download, fetched with the key, saved by the browser. */
 async function exportCsv(api: Api, state: ViewState): Promise<void> {
   const button = $<HTMLButtonElement>('export-csv');
   button.disabled = true;
   button.textContent = 'Exporting…';
   try {
-    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: eventOf(state) });
+    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: exportScopeOf(state.filters).event });
     const url = URL.createObjectURL(blob);
     const link = el('a', { href: url, download: name });
     document.body.append(link);

@@ -1,4 +1,4 @@
-import { COUNT_STEPS, DAY_MS, type ViewState, conditionsOf, formatGoal, goalFilters, goalOf, parseGoal, withGoal, withStep, withoutGoal, withoutStep, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+import { COUNT_STEPS, DAY_MS, type ViewState, conditionsOf, exportScopeOf, formatGoal, goalFilters, goalOf, parseGoal, withGoal, withStep, withoutGoal, withoutStep, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
 const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
@@ -153,5 +153,17 @@ describe('dashboard view state', () => {
     expect(legendValue(null, false, 1234)).toBe('1,234 in range');
     expect(legendValue(7, true, 1234)).toBe('7');
     expect(legendValue(null, true, 1234)).toBe('–');
+  });
+});
+
+describe('what the Export button applies', () => {
+  it('applies the event filter and names every other filter as not applied (the export has the range and event only)', () => {
+    expect(exportScopeOf([])).toEqual({ applied: [], skipped: [] });
+    const filters = [
+      { dimension: 'source', value: 'google' },
+      { dimension: 'event_name', value: 'signup' },
+      { dimension: 'prop:plan', value: 'pro' },
+    ];
+    expect(exportScopeOf(filters)).toEqual({ event: 'signup', applied: [filters[1]], skipped: [filters[0], filters[2]] });
   });
 });

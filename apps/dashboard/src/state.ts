@@ -232,6 +232,17 @@ export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, s
 export const eventOf = (state: ViewState): string | undefined => state.filters.find((f) => f.dimension === 'event_name')?.value;
 
 /**
+ * What the Export button's file keeps of the page's filters. GET /v1/export filters by the event's own columns; of the
+ * panels' filters only `event_name` means the same there (the panels' source, medium, campaign and channel are a
+ * visit's entry values, the export's an event's own; the others it has no parameter for), so the rest are named as not
+ * applied instead of being applied differently.
+ */
+export function exportScopeOf(filters: readonly Filter[]): { event?: string; applied: Filter[]; skipped: Filter[] } {
+  const applied = filters.filter((f) => f.dimension === 'event_name');
+  return { ...(applied[0] ? { event: applied[0].value } : {}), applied, skipped: filters.filter((f) => f.dimension !== 'event_name') };
+}
+
+/**
  * The state a URL's query string names; a missing or unusable range is the last 7 days. `event=<name>` (the links of
  * earlier versions) reads as an `event_name` filter.
  */

@@ -28,7 +28,7 @@ export function createIngestRouter(deps: IngestRouterDeps): Router {
       return result;
     }),
     defineRoute(routes.batch, async ({ body }, auth, { req, res }) => {
-      const { count } = await deps.ingest.batch(context(req, auth), body.events);
+      const { count } = await deps.ingest.batch(context(req, auth), body.events, body.sent_at);
       countIngested(res, count);
       return { ok: true, count };
     }),

@@ -103,8 +103,12 @@ async function queryRows(key: string, query: Record<string, string> = {}): Promi
   return rows.sort((x, y) => (x.timestamp! < y.timestamp! ? -1 : x.timestamp! > y.timestamp! ? 1 : x.event_id! < y.event_id! ? -1 : 1));
 }
 
-/** RFC 4180 (csv-parse), with ClickHouse's unquoted \N for null. */
-const parseCsv = (text: string): Array<Array<string | null>> => parse(text, { cast: (value, { quoting }) => (!quoting && value === '\\N' ? null : value) });
+/** RFC 4180 (csv-parse), an unquoted empty field being null (every string, an empty one too, is quoted). */
+const parseCsv = (text: string): Array<Array<string | null>> => parse(text, { cast: (value, { quoting }) => (!quoting && value === '' ? null : value) });
+
+/** A Parquet export's rows as chDB reads them back, `timestamp` (a timestamp there) in /v1/query's ISO 8601 form. */
+const parquetRows = (file: string): Promise<Row[]> =>
+  stores.events.select<Row>(`SELECT * REPLACE (concat(replaceOne(toString(timestamp), ' ', 'T'), 'Z') AS timestamp) FROM file({f:String}, 'Parquet')`, { f: file });
 
 describe('GET /v1/export', () => {
   it('ndjson: the rows of /v1/query, oldest first (timestamp then event_id), with attachment headers', async () => {
@@ -134,6 +138,9 @@ describe('GET /v1/export', () => {
     // properties is JSON text: its quotes doubled by CSV, its newline the JSON escape; user_id has a comma and quotes.
     expect(text).toContain('\\""quotes\\"", and a\\nnewline');
     expect(text).toContain('"u,""3"""');
+    // A null (user_id, campaign of the first row) is an empty field, never ClickHouse's \N.
+    expect(text).not.toContain('\\N');
+    expect(text.split('\n')[1]).toMatch(/^"[^"]+","\$pageview","a-1",,"newsletter","email",/);
     const [header, ...records] = parseCsv(text);
     expect(header).toEqual([...QUERY_SELECT_COLUMNS]);
     const rows = records.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]])));
@@ -151,8 +158,14 @@ describe('GET /v1/export', () => {
     try {
       const file = join(dir, 'a.parquet');
       writeFileSync(file, body);
-      const rows = await stores.events.select<Row>(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file });
-      expect(rows).toEqual(await queryRows(a.rk));
+      expect(await parquetRows(file)).toEqual(await queryRows(a.rk));
+      // timestamp is Parquet's timestamp (milliseconds, UTC), not a string; every other column a string.
+      const types = await stores.events.select<{ name: string; type: string }>(`DESCRIBE file({f:String}, 'Parquet')`, { f: file });
+      const typeOf = Object.fromEntries(types.map((t) => [t.name, t.type]));
+      expect(typeOf['timestamp']).toMatch(/^(Nullable\()?DateTime64\(3, 'UTC'\)\)?$/);
+      expect(Object.entries(typeOf).filter(([name]) => name !== 'timestamp').every(([, type]) => /^(Nullable\()?String\)?$/.test(type))).toBe(true);
+      const [first] = await stores.events.select<{ t: string; ts: string }>(`SELECT toTypeName(timestamp) AS t, toString(timestamp) AS ts FROM file({f:String}, 'Parquet') LIMIT 1`, { f: file });
+      expect(first).toEqual({ t: typeOf['timestamp'], ts: (await queryRows(a.rk))[0]!.timestamp!.replace('T', ' ').replace('Z', '') });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -278,7 +291,7 @@ describe('GET /v1/export: cells a spreadsheet would run as formulas', () => {
     try {
       const file = join(dir, 'formulas.parquet');
       writeFileSync(file, parquet.body as Buffer);
-      const back = await stores.events.select<Row>(`SELECT * FROM file({f:String}, 'Parquet')`, { f: file });
+      const back = await parquetRows(file);
       expect(back.map((r) => Object.fromEntries(STRING_COLUMNS.map((c) => [c, r[c]])))).toEqual(CASES.map((_, i) => expected(i, (v) => v)));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { buildApp } from './app';
 import { standaloneConfig } from './config';
 import { firstMinuteBlock } from './first-minute';
 import { resolveSecrets } from './secrets';
+import { SERVER_NOTE_FILE, writeServerNote } from './server-note';
 
 async function main() {
   const env = standaloneConfig.load();
@@ -28,12 +29,21 @@ async function main() {
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const accounts = openAccounts(stores, env, logger, secrets.ADMIN_TOKEN);
   const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR });
+  let removeNote = () => {};
   const server = await serve(app, env, logger, async () => {
+    // No longer listening: the tools stop finding this server at once.
+    removeNote();
     await building.stop();
     await stores.close();
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
+  // DATA_DIR/server.json: npm run admin, import and backup find this server from its DATA_DIR alone.
+  try {
+    removeNote = writeServerNote(dataDir, port).remove;
+  } catch (e) {
+    logger.warn({ err: e }, `could not write ${join(dataDir, SERVER_NOTE_FILE)}: the tools find this server through --url or PORT`);
+  }
   const projectCount = (await stores.keyStore.listProjects()).length;
   const hasUsers = await accounts.signIn.anyUser();
   process.stderr.write(`${firstMinuteBlock({ port, secretsFile: env.ADMIN_TOKEN ? undefined : join(dataDir, 'secrets.json'), projectCount, hasUsers })}\n`);

@@ -117,3 +117,33 @@ describe('docs examples', () => {
     expect(readOutput('/v1/retention')).toEqual({ cohorts: [{ cohort: new Date().toISOString().slice(0, 10), size: 1, returned: [1] }] });
   });
 });
+
+// The SDKs are not on the npm registry (publishing is a release step): every page that tells a user how to install one
+// gives the tarball `npm run pack:sdks` writes, by its real name, and none gives a registry install that fails.
+describe('SDK install instructions', () => {
+  const ROOT = resolve(__dirname, '../../..');
+  const read = (page: string) => readFileSync(join(ROOT, page), 'utf8');
+  const INSTALL_PAGES = { 'sdk-node': ['README.md', 'docs/sdks.md', 'libs/sdk-node/README.md'], 'sdk-browser': ['libs/sdk-browser/README.md'] } as const;
+
+  it('name the tarball npm run pack:sdks writes (dist/packages/<name>-<version>.tgz) after npm run pack:sdks', () => {
+    const pack = read('tools/pack-sdks/pack.mjs');
+    expect(pack).toContain("join(root, 'dist/packages')");
+    expect(pack).toContain('pack-sdks: dist/packages/${filename}');
+    for (const [sdk, pages] of Object.entries(INSTALL_PAGES)) {
+      const { name, version } = JSON.parse(read(`libs/${sdk}/package.json`)) as { name: string; version: string };
+      // npm pack's file name for an unscoped package.
+      const tarball = `dist/packages/${name}-${version}.tgz`;
+      for (const page of pages) {
+        const text = read(page);
+        expect({ page, packs: text.includes('npm run pack:sdks') }).toEqual({ page, packs: true });
+        expect({ page, installs: new RegExp(`npm install \\S*/${tarball.replaceAll('.', '\\.')}`).test(text) }).toEqual({ page, installs: true });
+      }
+    }
+  });
+
+  it('never give the registry install by name, which fails until the packages are published', () => {
+    const pages = [...new Set(Object.values(INSTALL_PAGES).flat())];
+    for (const page of pages) expect({ page, bare: /npm (install|i) event-analytics-(node|browser)\b/.test(read(page)) }).toEqual({ page, bare: false });
+    expect(read('docs/sdks.md')).toMatch(/not on the registry yet[\s\S]{0,300}release step/);
+  });
+});

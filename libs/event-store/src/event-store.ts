@@ -256,7 +256,8 @@ export class EventStore {
     try {
       await this.reads.export(projectId, sink.signal, async (turn) => {
         try {
-          for await (const chunk of source(stmt, turn.settings, turn.signal)) {
+          const settings = stmt.settings ? `${turn.settings}, ${stmt.settings}` : turn.settings;
+          for await (const chunk of source(stmt, settings, turn.signal)) {
             for (let at = 0; at < chunk.length; at += EXPORT_SLICE_BYTES) await turn.consumed(sink.write(chunk.subarray(at, at + EXPORT_SLICE_BYTES)));
           }
         } catch (e) {

@@ -2,6 +2,7 @@ import { ApiError, type BrowserIdentifyInput, type EventInput, identifyInputSche
 import { type RequestContext, createEnricher, derivedAnonymousId } from '@analytics/enrichment';
 import { type EventStore, farMonthCount } from '@analytics/event-store';
 import type { BucketRule, RateLimiter } from '@analytics/service-kit';
+import { clockSkewOf, withClockSkewCorrected } from './clock-skew';
 
 export interface RateRules {
   track: BucketRule;
@@ -46,8 +47,11 @@ export class IngestService {
   /**
    * A batch costs one token, or one per month partition it writes outside the live months when that is more (at most
    * the bucket's burst): each such month is a part of its own in the store, as if it were a batch of its own.
+   * With `sentAtMs` (the body's `sent_at`), the timestamps of a device whose clock is off by more than
+   * LIMITS.clockSkewToleranceMs are moved to the server's clock (clock-skew.ts); without it they stay as sent (the spec).
    */
-  async batch(ctx: RequestContext, inputs: EventInput[]): Promise<{ count: number }> {
+  async batch(ctx: RequestContext, sent: EventInput[], sentAtMs?: number): Promise<{ count: number }> {
+    const inputs = withClockSkewCorrected(sent, clockSkewOf(sentAtMs, ctx.nowMs));
     await this.rateLimit(ctx.projectId, 'batch', Math.max(1, farMonthCount(inputs.map((e) => e.timestamp), ctx.nowMs)));
     const enrich = createEnricher(ctx);
     const rows = inputs.map(enrich);

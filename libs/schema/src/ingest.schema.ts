@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from './iso-date';
+import { isoDate, parseIsoDate } from './iso-date';
 import { LIMITS } from './limits';
 
 // Optional fields accept null as "absent": SDKs commonly serialise unset values that way.
@@ -73,8 +73,23 @@ export const eventInputSchema = z.object({
   properties: optional(propertiesSchema.describe('Free-form JSON object, at most 8 KB once stringified. Never put emails, names or addresses here.')),
 });
 
+/** When the client sent the batch, by the same clock that stamped its events: any year, so a wrong clock is still read. */
+const sentAtSchema = z
+  .string()
+  .max(64)
+  .transform((raw, ctx) => {
+    const ms = parseIsoDate(raw.trim());
+    if (ms !== null) return ms;
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date-time: when the client sent the batch, by its own clock' });
+    return z.NEVER;
+  })
+  .describe(
+    `Optional (additive): when the client sent this batch, ISO 8601 by the clock that stamped its events. When it differs from the arrival time by more than ${LIMITS.clockSkewToleranceMs / 1000} s, every sent timestamp of the batch is moved by that difference (a device with a wrong clock); without it timestamps stay as sent.`,
+  );
+
 export const batchInputSchema = z.object({
   events: z.array(eventInputSchema).min(1).max(LIMITS.batchMax),
+  sent_at: optional(sentAtSchema),
 });
 
 export const identifyInputSchema = z.object({

@@ -17,4 +17,9 @@ export const LIMITS = {
    * 1970; every table and bucket holds all of it (Date ends in 2149, DateTime in 2106, a Monday week can start before).
    */
   timestamp: { min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) },
+  /**
+   * A batch's `sent_at` further than this from its arrival came from a device with a wrong clock (its timestamps are
+   * moved); closer, the difference is the network's (upload, queueing) and the timestamps stay exactly as sent.
+   */
+  clockSkewToleranceMs: 5_000,
 } as const;

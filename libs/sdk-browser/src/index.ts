@@ -207,7 +207,8 @@ function send(events: WireEvent[], keepalive?: boolean): Promise<void> {
     wait = Math.min(Math.max(wait * 2 || cfg!.flushInterval, seconds * 1000), MAX_WAIT);
     schedule();
   };
-  return post('/v1/batch', { events }, keepalive).then((res) => {
+  // sent_at: this device's clock at the send, as its events' timestamps; the server corrects them by the difference.
+  return post('/v1/batch', { events, sent_at: new Date().toISOString() }, keepalive).then((res) => {
     if (res.status >= 500 || res.status === 429) retry(+res.headers.get('retry-after')! || 0);
     else wait = 0; // 2xx; any other 4xx is final (the batch is all-or-nothing): retrying unchanged cannot help
   }, () => retry());

@@ -156,6 +156,29 @@ CHROMIUM.describe('browser SDK in headless Chromium against the real service', (
       expect(rows[0]!.url).toBe(`${pages.origin}/ad?esm&gclid=abc123&fbclid=fb1&ttclid=tt1&msclkid=ms1&li_fat_id=li1`);
     });
 
+    it("a device clock a day ahead: each batch carries sent_at by that clock, and the server stores today's time", async () => {
+      const { key, projectId } = await newProject('wrong-clock');
+      const { page } = await openPage(key, LOCAL);
+      const DAY = 86_400_000;
+      await page.clock.setSystemTime(Date.now() + DAY); // only Date moves: the page's timers run on real time
+      await page.goto(`${pages.origin}/ahead`);
+      await page.evaluate(() => window.analytics.track('later'));
+      const before = Date.now();
+      await page.evaluate(() => window.analytics.flush());
+      const [batch] = batches(key);
+      const body = batch!.body as { events: WireEvent[]; sent_at: string };
+      // sent_at and the timestamps are by the page's clock (a day ahead), sent_at the latest of them.
+      expect(Date.parse(body.sent_at) - batch!.at).toBeGreaterThan(DAY - 60_000);
+      for (const e of body.events) expect(Date.parse(body.sent_at) - Date.parse(e.timestamp)).toBeGreaterThanOrEqual(0);
+      const rows = await rowsOf(projectId);
+      expect(rows.map((r) => r.event_name)).toEqual(['$pageview', 'later']);
+      for (const r of rows) {
+        const stored = Date.parse(`${r.timestamp!.replace(' ', 'T')}Z`);
+        expect(stored).toBeGreaterThan(before - 60_000);
+        expect(stored).toBeLessThanOrEqual(batch!.at);
+      }
+    });
+
     it('emits $pageview on pushState, replaceState, popstate and bfcache restores (not on same-URL or fragment-only changes)', async () => {
       const { key, projectId } = await newProject('spa');
       const { page } = await openPage(key, LOCAL);

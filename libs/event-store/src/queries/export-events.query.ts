@@ -19,11 +19,16 @@ export interface ExportStatement {
   sql: string;
   params: Record<string, unknown>;
   format: ExportClickHouseFormat;
+  /** Output format settings (`name = value, ...`, constants only), added to the export's SETTINGS clause. */
+  settings?: string;
 }
 
+/** A CSV null is an empty unquoted field (every string, even an empty one, is quoted: `""` stays an empty string). */
+const CSV_SETTINGS = "format_csv_null_representation = ''";
+
 /**
- * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string; in CSV every
- * other column formula-safe), oldest first (timestamp, event_id: the table's sort key after project_id, so the engine
+ * The SELECT behind GET /v1/export: the /v1/query row's columns (timestamp as the same ISO 8601 string in NDJSON and
+ * CSV, Parquet's own timestamp type in Parquet; in CSV every other column formula-safe, a null an empty field), oldest first (timestamp, event_id: the table's sort key after project_id, so the engine
  * reads in order and never sorts the range), no limit. The columns are read qualified (`e.`): the output column
  * `timestamp` is a string and must not be what the WHERE and ORDER BY compare.
  */
@@ -37,9 +42,11 @@ export function buildExportEvents(eventsTable: string, projectId: string, params
     bound[param] = value;
   }
   const csv = params.format === 'csv';
-  const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? "concat(replaceOne(toString(e.timestamp), ' ', 'T'), 'Z') AS timestamp" : `${csv ? csvSafe(`e.${c}`) : `e.${c}`} AS ${c}`));
+  // Parquet keeps DateTime64(3, 'UTC') (a TIMESTAMP(MILLIS, UTC) column); the text formats write the /v1/query string.
+  const timestamp = params.format === 'parquet' ? 'e.timestamp' : "concat(replaceOne(toString(e.timestamp), ' ', 'T'), 'Z')";
+  const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? `${timestamp} AS timestamp` : `${csv ? csvSafe(`e.${c}`) : `e.${c}`} AS ${c}`));
   const sql = `SELECT ${columns.join(', ')} FROM ${eventsTable} AS e WHERE ${where.join(' AND ')} ORDER BY e.timestamp ASC, e.event_id ASC`;
-  return { sql, params: bound, format: EXPORT_CLICKHOUSE_FORMAT[params.format] };
+  return { sql, params: bound, format: EXPORT_CLICKHOUSE_FORMAT[params.format], ...(csv ? { settings: CSV_SETTINGS } : {}) };
 }
 
 /** Where an export's bytes go: `write` resolves when the consumer wants more (backpressure). */

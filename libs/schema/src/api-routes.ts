@@ -327,7 +327,7 @@ export const routes = {
     mcp: {
       tool: 'get_stats',
       title: 'Aggregate statistics',
-      description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
+      description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Every stored event, bots included; source and channel are each event's own, not the visit's entry. Dashboard figures: query_insights. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
         group_by: {
@@ -348,8 +348,9 @@ export const routes = {
     mcp: {
       tool: 'top_sources',
       title: 'Top traffic sources',
-      description: `Top traffic sources by sessions' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
+      description: `Top traffic sources in [from, to), like GET /v1/sources: each session counts whole under its entry source/medium; uniques = visitors. Bots included unless include_bots false; then uniques by source = the dashboard's Sources list. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      inputOverrides: { include_bots: { anyOf: undefined, type: 'boolean', description: 'Default true.' } },
       result: sourcesResponseSchema.extend({ rows: z.array(sourcesRowSchema.loose()), truncated }),
       cap: 'rows',
       chart: true,
@@ -365,7 +366,7 @@ export const routes = {
     mcp: {
       tool: 'query_insights',
       title: 'Insights: metrics by dimensions',
-      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
       // written as plain arrays (prefixItems and recursion are not portable).

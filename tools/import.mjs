@@ -1,10 +1,16 @@
 #!/usr/bin/env node
-// Sends an export (GET /v1/export, format=ndjson or csv) back through POST /v1/batch, 1000 events a batch.
+// Sends an export (GET /v1/export, format=ndjson or csv) back, 1000 events a batch, through one of two routes:
+//   ADMIN_TOKEN=<token> npm run import -- --project <id> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
 //   npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
+// With --project: POST /admin/projects/<id>/import, as the project's admin (IMPORT_TOKEN: a user token ses_… of an admin
+// or owner of the project's organization) or the operator (IMPORT_TOKEN or ADMIN_TOKEN: the server's ADMIN_TOKEN). Every
+// exported column is kept as it was stored: country, device_type (bots stay bots), browser, os, source, medium, campaign,
+// source_confidence, channel; a row the project already holds (same event_id and timestamp) is skipped.
+// With --key (an sk_ key): POST /v1/batch, as any client sends events. Kept: event, timestamp, event_id, anonymous_id,
+// user_id, session_id, url, path, referrer, properties. Recomputed by the server (as for any event): source, medium,
+// campaign, source_confidence, channel (from url and referrer), country, device_type, browser and os (from the sender's
+// address and User-Agent: this machine's), ip_hash.
 // Server: --url or IMPORT_URL (default http://localhost:$PORT or 8080), as `npm run admin` finds it.
-// Kept: event, timestamp, event_id, anonymous_id, user_id, session_id, url, path, referrer, properties. Recomputed by the
-// server (as for any event): source, medium, campaign, source_confidence, channel (from url and referrer), country, device_type,
-// browser and os (from the sender's address and User-Agent: this machine's), ip_hash.
 // CSV: the export's formula guard (a `'` before a cell starting with = + - @ tab or CR, or with `'`s and one of those)
 // comes off, so every value is imported as it was sent.
 // Resumable: after each acknowledged batch, <file>.import-state holds the byte offset reached; a rerun continues from
@@ -16,15 +22,22 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseCsv } from 'csv-parse/sync';
 
-const USAGE = `usage: npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file.ndjson|file.csv>
-  --key      an sk_ key of the project to import into
+const USAGE = `usage: ADMIN_TOKEN=<token> npm run import -- --project <id> [--url <base>] [--batch N] [--restart] <file>
+       npm run import -- --key <sk_key> [--url <base>] [--batch N] [--restart] <file>
+  <file>     an export of this service: .ndjson or .csv
+  --project  the id of the project to import into, through POST /admin/projects/<id>/import: every exported column is
+             kept as stored (country, device, bots, sources); a row the project holds already is skipped. Credential:
+             IMPORT_TOKEN (a user token ses_… of the project's admin, or the operator's ADMIN_TOKEN), else ADMIN_TOKEN
+  --key      an sk_ key of the project to import into, through POST /v1/batch: country, device_type, browser, os
+             (bots too) are computed again from this machine's address and User-Agent, source and medium from the url
+             and referrer
   --url      the server (default IMPORT_URL, else http://localhost:$PORT or 8080)
   --batch    events per POST /v1/batch (1..1000, default 1000)
   --restart  ignore a saved position (<file>.import-state) and start from the beginning`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { key: { type: 'string' }, url: { type: 'string' }, batch: { type: 'string' }, restart: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  options: { key: { type: 'string' }, project: { type: 'string' }, url: { type: 'string' }, batch: { type: 'string' }, restart: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
 });
 if (values.help) {
   console.log(USAGE);
@@ -36,7 +49,7 @@ const usage = (why) => {
 };
 const file = positionals[0];
 if (!file || positionals.length > 1) usage('one file to import');
-if (!values.key) usage('--key is required');
+const target = importTarget();
 if (!existsSync(file)) usage(`${file}: no such file`);
 const format = /\.csv$/i.test(file) ? 'csv' : /\.(nd)?jsonl?$/i.test(file) ? 'ndjson' : usage(`${file}: .ndjson or .csv expected (a parquet export cannot be imported)`);
 const batchSize = Number(values.batch ?? 1000);
@@ -109,6 +122,39 @@ function csvHeader() {
   }
 }
 
+/**
+ * Where the batches go, and as whom: --project (the admin route, every exported column kept) or --key (/v1/batch,
+ * enrichment computed again). The credential of the admin route comes from the environment, never the command line
+ * (npm prints the command line).
+ */
+function importTarget() {
+  if (values.project !== undefined && values.key !== undefined) usage('--project (the admin route) or --key (POST /v1/batch), not both');
+  if (values.project !== undefined) {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(values.project)) usage(`--project ${values.project}: a project id (a UUID) expected`);
+    const token = process.env.IMPORT_TOKEN || process.env.ADMIN_TOKEN;
+    if (!token) usage('--project needs a credential in the environment: IMPORT_TOKEN (a user token ses_… of the project\'s admin, or the operator\'s ADMIN_TOKEN) or ADMIN_TOKEN');
+    return { path: `/admin/projects/${values.project}/import`, token, accepted: 200, toBody: toImportedRow };
+  }
+  if (!values.key) usage('--project <id> (with IMPORT_TOKEN or ADMIN_TOKEN) or --key <sk_key> is required');
+  return { path: '/v1/batch', token: values.key, accepted: 202, toBody: toEvent };
+}
+
+/** The columns of an export row (a /v1/query row) the admin route stores; the nullable ones read an empty CSV field as null. */
+const EXPORT_COLUMNS = ['timestamp', 'event_name', 'event_id', 'anonymous_id', 'user_id', 'session_id', 'source', 'medium', 'campaign', 'source_confidence', 'channel', 'referrer', 'url', 'path', 'country', 'device_type', 'browser', 'os', 'properties'];
+const NULLABLE_COLUMNS = new Set(['user_id', 'campaign', 'referrer', 'url', 'path']);
+
+/** An exported row for POST /admin/projects/<id>/import: every exported column as it was stored (the server validates them). */
+function toImportedRow(row, where) {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new Error(`${where}: not an exported row`);
+  const out = {};
+  for (const column of EXPORT_COLUMNS) {
+    if (!(column in row)) continue;
+    const v = row[column];
+    out[column] = NULLABLE_COLUMNS.has(column) && v === '' ? null : v;
+  }
+  return out;
+}
+
 /** An exported row as a /v1/batch event: what a client may send; the rest the server computes again. */
 function toEvent(row, where) {
   const text = (k) => (typeof row[k] === 'string' && row[k] !== '' ? row[k] : undefined);
@@ -128,25 +174,28 @@ function toEvent(row, where) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** POST /v1/batch until acknowledged: 429 and 5xx and an unreachable server are retried (backoff), other 4xx are fatal. */
+/**
+ * One batch to the target's route until acknowledged (the answer's JSON): 429 and 5xx and an unreachable server are
+ * retried (backoff), other 4xx are fatal.
+ */
 async function send(events) {
   for (let attempt = 0; ; attempt++) {
     let res;
     try {
-      res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${values.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+      res = await fetch(`${base}${target.path}`, { method: 'POST', headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
     } catch (e) {
       if (attempt >= 8) throw new Error(`${base} unreachable: ${e.cause?.message ?? e.message}`);
       await sleep(Math.min(30_000, 500 * 2 ** attempt));
       continue;
     }
     const body = await res.text();
-    if (res.status === 202) return;
+    if (res.status === target.accepted) return JSON.parse(body);
     if ((res.status === 429 || res.status >= 500) && attempt < 8) {
       const retryAfter = Number(res.headers.get('retry-after'));
       await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 500 * 2 ** attempt));
       continue;
     }
-    throw new Error(`POST /v1/batch answered ${res.status}: ${body.slice(0, 2000)}`);
+    throw new Error(`POST ${target.path} answered ${res.status}: ${body.slice(0, 2000)}`);
   }
 }
 
@@ -176,14 +225,19 @@ async function main() {
     start = Math.max(start, header.end);
   }
   if (state.offset > 0) console.error(`import: resuming ${file} at byte ${state.offset} (${state.events} events already imported)`);
+  if (target.path === '/v1/batch') {
+    console.error('import: through POST /v1/batch with an sk_ key: country, device_type, browser and os (bots included) are computed again from this machine\'s address and User-Agent, source and medium from each url and referrer. To keep the exported values: --project <id> with IMPORT_TOKEN or ADMIN_TOKEN (docs/export-import.md).');
+  }
   let events = state.events;
+  let skipped = 0;
   let batch = [];
   let line = 0;
   let batchEnd = start;
   const flush = async () => {
     if (batch.length === 0) return;
-    await send(batch);
+    const answer = await send(batch);
     events += batch.length;
+    skipped += answer?.skipped ?? 0;
     batch = [];
     saveState(batchEnd, events);
     progress(batchEnd, events);
@@ -202,7 +256,7 @@ async function main() {
     } catch (e) {
       throw new Error(`${where}: ${e.message}`);
     }
-    batch.push(toEvent(row, where));
+    batch.push(target.toBody(row, where));
     batchEnd = record.end;
     if (batch.length === batchSize) {
       await flush();
@@ -216,7 +270,7 @@ async function main() {
   await flush();
   progress(size, events, true);
   rmSync(stateFile, { force: true });
-  console.log(JSON.stringify({ ok: true, file, events_imported: events - state.events, events_total: events }));
+  console.log(JSON.stringify({ ok: true, file, route: target.path, events_imported: events - state.events, events_total: events, ...(target.path === '/v1/batch' ? {} : { events_skipped: skipped }) }));
 }
 
 main().catch((e) => {

@@ -30,7 +30,7 @@ async function track(args: Record<string, unknown>, ua: string) {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'track_event', arguments: args } }),
   });
   expect(res.status).toBe(200);
-  expect((await res.json()).result.isError).toBeFalsy();
+  expect(((await res.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
 }
 
 beforeAll(async () => {

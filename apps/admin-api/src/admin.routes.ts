@@ -91,12 +91,15 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       await audit.record({ orgOfProject: projectId }, { action: 'key.revoked', actor: actorOf(caller), target: { type: 'key', id: prefix, name: null }, details: {} });
     }),
     defineRoute(routes.deleteProject, async ({ params }, caller) => deleteProject(deps, params.id, caller)),
-    defineRoute(routes.importEvents, async ({ body, params }) => {
-      found(await deps.keyStore.getProject(params.id));
+    defineRoute(routes.importEvents, async ({ body, params }, caller) => {
+      const project = found(await deps.keyStore.getProject(params.id));
       if (!deps.importEvents) {
         throw new ApiError('not_ready', { details: 'this admin-api has no event store to import into: start it with CLICKHOUSE_URL (as the other apps), or import through npm start' });
       }
-      return deps.importEvents(params.id, body.events);
+      const answer = await deps.importEvents(params.id, body.events);
+      // A batch sent again that wrote nothing is not an entry of its own.
+      if (answer.count > 0) await audit.record({ orgOfProject: project.id }, { action: 'project.imported', actor: actorOf(caller), target: projectTarget(project), details: { count: answer.count, skipped: answer.skipped } });
+      return answer;
     }),
   ]);
   // Any other path or method under /admin needs a credential too: 401 before its 404 or 405.

@@ -168,6 +168,19 @@ describe.each(keyStoreBackends())('every /admin and /auth route x every caller o
     expect(got).toEqual(want);
   }, 120_000);
 
+  it("the project's admin imports rows as exported, audited as project.imported (a batch sent again: skipped, no entry)", async () => {
+    const token = await p.tokenOf('admin');
+    const since = new Date(p.clock.now - 1000).toISOString();
+    const rows = [importedRow(), { ...importedRow(), device_type: 'bot', browser: 'Googlebot', country: 'JP' }];
+    const first = await request(p.app).post(`/admin/projects/${p.projectId}/import`).set('authorization', `Bearer ${token}`).send({ events: rows });
+    expect(first.body).toEqual({ ok: true, count: 2, skipped: 0 });
+    const again = await request(p.app).post(`/admin/projects/${p.projectId}/import`).set('authorization', `Bearer ${token}`).send({ events: rows });
+    expect(again.body).toEqual({ ok: true, count: 0, skipped: 2 });
+    const audit = await request(p.app).get(`/admin/orgs/${p.orgId}/audit`).query({ from: since, limit: 50 }).set('authorization', `Bearer ${await p.tokenOf('owner')}`);
+    const imports = audit.body.entries.filter((e: { action: string }) => e.action === 'project.imported');
+    expect(imports).toEqual([expect.objectContaining({ actor: expect.objectContaining({ type: 'user', id: p.users.admin.id }), target: expect.objectContaining({ type: 'project', id: p.projectId }), details: { count: 2, skipped: 0 } })]);
+  });
+
   it('an ended session is refused with 401 invalid_session on every route that takes a user token', async () => {
     const token = await p.tokenOf('owner');
     await p.accounts.sessions.end(await userIdOfToken(p, token), { only: [token.split('_')[1]!] });

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import { type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
-import { ApiError, type Caller, allowedOriginsInputSchema, createProjectInputSchema, patchProjectInputSchema, routes } from '@analytics/schema';
+import { ApiError, type Caller, type ImportResponse, type ImportedEvent, allowedOriginsInputSchema, createProjectInputSchema, patchProjectInputSchema, routes } from '@analytics/schema';
 import { defineRoute, presentsAdminToken, routerOf } from '@analytics/service-kit';
 
 export interface AdminRouterDeps {
@@ -24,6 +24,11 @@ export interface AdminRouterDeps {
    * (admin-api alone) it waits in project_deletions for the retention worker's next run.
    */
   deleteProjectEvents?: (projectId: string) => Promise<void>;
+  /**
+   * POST /admin/projects/{id}/import: writes rows of our own export as stored (libs/ingest importEvents). A process
+   * with the event store has it (npm start; admin-api alone with CLICKHOUSE_URL); without, the route answers 503 not_ready.
+   */
+  importEvents?: (projectId: string, events: ImportedEvent[]) => Promise<ImportResponse>;
 }
 
 // The bodies are libs/schema's; each origin is then normalised by libs/auth's rules (wildcards, public suffixes).
@@ -86,6 +91,16 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       await audit.record({ orgOfProject: projectId }, { action: 'key.revoked', actor: actorOf(caller), target: { type: 'key', id: prefix, name: null }, details: {} });
     }),
     defineRoute(routes.deleteProject, async ({ params }, caller) => deleteProject(deps, params.id, caller)),
+    defineRoute(routes.importEvents, async ({ body, params }, caller) => {
+      const project = found(await deps.keyStore.getProject(params.id));
+      if (!deps.importEvents) {
+        throw new ApiError('not_ready', { details: 'this admin-api has no event store to import into: start it with CLICKHOUSE_URL (as the other apps), or import through npm start' });
+      }
+      const answer = await deps.importEvents(params.id, body.events);
+      // A batch sent again that wrote nothing is not an entry of its own.
+      if (answer.count > 0) await audit.record({ orgOfProject: project.id }, { action: 'project.imported', actor: actorOf(caller), target: projectTarget(project), details: { count: answer.count, skipped: answer.skipped } });
+      return answer;
+    }),
   ]);
   // Any other path or method under /admin needs a credential too: 401 before its 404 or 405.
   router.use('/admin', (req, _res, next) => {

@@ -1,5 +1,8 @@
 import { InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPgPort, migrateKeyStore } from '@analytics/auth';
+import { EventStore } from '@analytics/event-store';
+import { importEvents } from '@analytics/ingest';
 import { openAccounts, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
+import type { ImportedEvent } from '@analytics/schema';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { adminApiConfig } from './config';
@@ -23,11 +26,18 @@ async function main() {
   const keyStore = new KeyStore(db);
   // Sign-in failures are counted in Redis when it is set, so the bound holds across admin-api instances.
   const accounts = openAccounts({ keyDb: db, keyStore, bus, redis, epoch }, env, logger, env.ADMIN_TOKEN);
-  // No event store here: a deleted project's events wait in project_deletions for the retention worker.
-  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL }) });
+  // The event store when CLICKHOUSE_URL is set (the split deployment gives every app the same settings): only
+  // POST /admin/projects/{id}/import writes through it (without it, that route answers 503 not_ready). A deleted
+  // project's events still wait in project_deletions for the retention worker.
+  const events = env.CLICKHOUSE_URL
+    ? await EventStore.open({ url: env.CLICKHOUSE_URL, username: env.CLICKHOUSE_USER, password: env.CLICKHOUSE_PASSWORD, database: env.CLICKHOUSE_DATABASE, cluster: env.CLICKHOUSE_CLUSTER })
+    : undefined;
+  const importing = events ? { importEvents: (id: string, rows: ImportedEvent[]) => importEvents(events, id, rows) } : {};
+  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL, ...importing }) });
   await serve(app, env, logger, async () => {
     redis?.disconnect();
     subscriber?.disconnect();
+    await events?.close().catch((e: unknown) => logger.error({ err: e }, 'closing event store'));
     await db.close();
   });
 }

@@ -1,5 +1,7 @@
 import request from 'supertest';
 import { keyStoreBackends } from '@analytics/auth/testing';
+import { importEvents } from '@analytics/ingest';
+import { openTestStores } from '@analytics/testing';
 import { API_ROUTES, type ApiRoute, type RouteName, ROLES, type Role, roleAtLeast, routes } from '@analytics/schema';
 import { ADMIN_TOKEN, PASSWORD, type People, setUpPeople, uniqueEmail } from './test-people';
 
@@ -35,6 +37,13 @@ const invitation = async (p: People) => {
   );
   return rows[0]!.id;
 };
+let imported = 0;
+/** One row of an export (GET /v1/export), a new event_id each time. */
+const importedRow = () => ({
+  timestamp: '2026-03-02T10:00:00.000Z', event_name: '$pageview', event_id: `roles-${imported++}`, anonymous_id: 'a-1', user_id: null, session_id: 's-1',
+  source: 'google', medium: 'organic', campaign: null, source_confidence: 'medium', channel: 'organic_search', referrer: 'https://www.google.com/',
+  url: 'https://shop.example.com/', path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', properties: '{}',
+});
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -46,6 +55,7 @@ const TABLE: Record<string, Row> = {
   revokeKey: { call: async (p) => ({ path: `/admin/keys/${await key(p)}` }) },
   listKeys: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/keys` }) },
   deleteProject: { call: async (p) => ({ path: `/admin/projects/${await project(p)}` }) },
+  importEvents: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/import`, body: { events: [importedRow()] } }) },
   backup: { call: async () => ({ path: '/admin/backup', body: { dir: '/tmp/x' } }), standaloneOnly: true },
   // Setup is done: the operator gets 409 already_set_up.
   authSetup: { call: async () => ({ path: '/auth/setup', body: { email: uniqueEmail('setup'), password: PASSWORD } }), success: 409 },
@@ -124,10 +134,17 @@ describe('the people routes in the table', () => {
   });
 });
 
+// The event store POST /admin/projects/{id}/import writes into (embedded chDB, as npm start's).
+let events: Awaited<ReturnType<typeof openTestStores>>;
+beforeAll(async () => {
+  events = await openTestStores();
+}, 120_000);
+afterAll(() => events.close());
+
 describe.each(keyStoreBackends())('every /admin and /auth route x every caller on %s', (_name, open) => {
   let p: People;
   beforeAll(async () => {
-    p = await setUpPeople(await open());
+    p = await setUpPeople(await open(), { importEvents: (id, rows) => importEvents(events.events, id, rows) });
   }, 120_000);
   afterAll(() => p.db.close());
 
@@ -150,6 +167,19 @@ describe.each(keyStoreBackends())('every /admin and /auth route x every caller o
     }
     expect(got).toEqual(want);
   }, 120_000);
+
+  it("the project's admin imports rows as exported, audited as project.imported (a batch sent again: skipped, no entry)", async () => {
+    const token = await p.tokenOf('admin');
+    const since = new Date(p.clock.now - 1000).toISOString();
+    const rows = [importedRow(), { ...importedRow(), device_type: 'bot', browser: 'Googlebot', country: 'JP' }];
+    const first = await request(p.app).post(`/admin/projects/${p.projectId}/import`).set('authorization', `Bearer ${token}`).send({ events: rows });
+    expect(first.body).toEqual({ ok: true, count: 2, skipped: 0 });
+    const again = await request(p.app).post(`/admin/projects/${p.projectId}/import`).set('authorization', `Bearer ${token}`).send({ events: rows });
+    expect(again.body).toEqual({ ok: true, count: 0, skipped: 2 });
+    const audit = await request(p.app).get(`/admin/orgs/${p.orgId}/audit`).query({ from: since, limit: 50 }).set('authorization', `Bearer ${await p.tokenOf('owner')}`);
+    const imports = audit.body.entries.filter((e: { action: string }) => e.action === 'project.imported');
+    expect(imports).toEqual([expect.objectContaining({ actor: expect.objectContaining({ type: 'user', id: p.users.admin.id }), target: expect.objectContaining({ type: 'project', id: p.projectId }), details: { count: 2, skipped: 0 } })]);
+  });
 
   it('an ended session is refused with 401 invalid_session on every route that takes a user token', async () => {
     const token = await p.tokenOf('owner');

@@ -6,6 +6,7 @@ import { type InvalidationBus, KeyStore, LocalRevocationEpoch, type SqlPort, mig
 import type { Role, User } from '@analytics/schema';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
+import type { AdminRouterDeps } from './admin.routes';
 import { adminWiring } from './wiring';
 
 export const ADMIN_TOKEN = 'admin-token-people-tests-0123456789';
@@ -38,6 +39,8 @@ export interface PeopleOptions extends Partial<Pick<AccountsOptions, 'hasher' | 
   trustProxy?: boolean | string[];
   /** The clock the accounts read (another part under test may share it). */
   clock?: { now: number };
+  /** POST /admin/projects/{id}/import's writer (an event store's importEvents); unset: that route answers 503 not_ready. */
+  importEvents?: AdminRouterDeps['importEvents'];
 }
 
 let counter = 0;
@@ -65,7 +68,9 @@ export async function setUpPeople(db: SqlPort, options: PeopleOptions = {}): Pro
     now: () => clock.now,
     onKeysRevoked: options.bus ? (prefix) => options.bus!.keyRevoked(prefix) : undefined,
   });
-  const wiring = options.bus ? adminWiring({ keyStore, bus: options.bus, accounts, epoch: new LocalRevocationEpoch() }, ADMIN_TOKEN, { publicUrl: options.publicUrl }) : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl };
+  const wiring = options.bus
+    ? adminWiring({ keyStore, bus: options.bus, accounts, epoch: new LocalRevocationEpoch() }, ADMIN_TOKEN, { publicUrl: options.publicUrl, importEvents: options.importEvents })
+    : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl, importEvents: options.importEvents };
   const app = buildApp({ logger: createLogger({ level: 'silent' }), trustProxy: options.trustProxy, ...wiring });
   const project = await request(app).post('/admin/projects').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'before setup' });
   const setup = await request(app).post('/auth/setup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ email: uniqueEmail('owner'), password: PASSWORD, name: 'Owner' });

@@ -26,7 +26,7 @@ async function advanceEpoch(epoch: RevocationEpoch, what: string): Promise<void>
 export function adminWiring(
   stores: { keyStore: KeyStore; bus: InvalidationBus; epoch: RevocationEpoch; accounts: Accounts },
   adminToken: string,
-  options: { publicUrl?: string; deleteProjectEvents?: (projectId: string) => Promise<void> } = {},
+  options: Pick<AdminRouterDeps, 'publicUrl' | 'deleteProjectEvents' | 'importEvents'> = {},
 ): AdminRouterDeps {
   return {
     keyStore: stores.keyStore,
@@ -34,6 +34,7 @@ export function adminWiring(
     adminToken,
     publicUrl: options.publicUrl,
     deleteProjectEvents: options.deleteProjectEvents,
+    importEvents: options.importEvents,
     onKeyRevoked: async (prefix) => {
       await advanceEpoch(stores.epoch, 'The revocation');
       void stores.bus.keyRevoked(prefix);

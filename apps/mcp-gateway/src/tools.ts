@@ -8,7 +8,11 @@ import { CHART_TOOL_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 function inputSchemaOf(schema: z.ZodType, overrides: Record<string, Record<string, unknown>> = {}) {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, Record<string, unknown>>; $schema?: string };
   delete json.$schema;
-  for (const [name, prop] of Object.entries(json.properties ?? {})) Object.assign(prop, overrides[name] ?? {});
+  for (const [name, prop] of Object.entries(json.properties ?? {})) {
+    Object.assign(prop, overrides[name] ?? {});
+    // An override of `undefined` removes the key (e.g. a query string's boolean-or-text union shown as a boolean).
+    for (const [k, v] of Object.entries(prop)) if (v === undefined) delete prop[k];
+  }
   return portable(json, saysSomething) as { type: 'object'; properties?: Record<string, object>; required?: string[] };
 }
 

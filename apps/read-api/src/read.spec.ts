@@ -274,3 +274,38 @@ describe('concurrent reads', () => {
     expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
   });
 });
+
+describe('GET /v1/sources include_bots', () => {
+  // One session (same session_id and anonymous_id) a crawler entered from a search engine, then a person from a
+  // newsletter: a day after every other event of these specs, in project B.
+  const day = D0 + 8 * DAY;
+  const range = { from: new Date(day).toISOString(), to: new Date(day + DAY).toISOString() };
+  beforeAll(async () => {
+    const at = (min: number) => new Date(day + 3_600_000 + min * 60_000).toISOString();
+    await batch(b.sk, [{ event: '$pageview', anonymous_id: 'mix-1', session_id: 'mix-s', timestamp: at(0), referrer: 'https://www.bing.com/' }], '133.242.0.1', UA.googlebot);
+    await batch(b.sk, [
+      { event: '$pageview', anonymous_id: 'mix-1', session_id: 'mix-s', timestamp: at(1), url: `${ORIGIN}/?utm_source=newsletter&utm_medium=email` },
+      { event: 'signup', anonymous_id: 'mix-1', session_id: 'mix-s', timestamp: at(2), url: `${ORIGIN}/signup` },
+    ], '81.2.69.160');
+  });
+
+  it('counts every event by default (true); false leaves the bot event out and the session is entered by its first other event', async () => {
+    const all = { breakdown: 'source_medium', rows: [{ source: 'bing', medium: 'organic', events: 3, uniques: 1, paid_share: 0 }] };
+    expect((await get('/v1/sources', b.rk, range)).body).toEqual(all);
+    expect((await get('/v1/sources', b.rk, { ...range, include_bots: 'true' })).body).toEqual(all);
+    expect((await get('/v1/sources', b.rk, { ...range, include_bots: 'false' })).body).toEqual({
+      breakdown: 'source_medium',
+      rows: [{ source: 'newsletter', medium: 'email', events: 2, uniques: 1, paid_share: 0 }],
+    });
+    // the same on a sub-day range (sessions read directly, not sources_daily)
+    const sub = { from: new Date(day + 3_600_000).toISOString(), to: new Date(day + 2 * 3_600_000).toISOString() };
+    expect((await get('/v1/sources', b.rk, { ...sub, include_bots: 'false', breakdown: 'source' })).body.rows).toEqual([{ source: 'newsletter', events: 2, uniques: 1, paid_share: 0 }]);
+  });
+
+  it.each(['yes', '1', '', 'FALSE'])('include_bots=%j -> 400 invalid_params naming include_bots', async (value) => {
+    const res = await get('/v1/sources', b.rk, { ...range, include_bots: value });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_params');
+    expect(res.body.details.fieldErrors).toEqual({ include_bots: ['true or false expected'] });
+  });
+});

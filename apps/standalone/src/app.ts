@@ -6,7 +6,7 @@ import { createMcpRouter, mcpWiring } from '@analytics/mcp-gateway';
 import { createReadRouter, readWiring } from '@analytics/read-api';
 import { createRetentionRouter, retentionWiring } from '@analytics/retention-worker';
 import { failedAuthKeyOf } from '@analytics/auth';
-import type { RateRules } from '@analytics/ingest';
+import { type RateRules, importEvents } from '@analytics/ingest';
 import { type Stores, openAccounts } from '@analytics/runtime';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createBackupRouter } from './backup.route';
@@ -38,7 +38,11 @@ export function buildApp(deps: StandaloneDeps): Express {
   const ingest = ingestWiring(stores, { ipHashSecret: secrets.IP_HASH_SECRET, rateRules: deps.rateRules, clock });
   const accounts = deps.accounts ?? openAccounts(stores, { PUBLIC_URL: deps.mcp?.publicUrl }, deps.logger, secrets.ADMIN_TOKEN);
   // The event store is here: a deleted project's events are submitted for deletion at once (as a forget).
-  const admin = adminWiring({ ...stores, accounts }, secrets.ADMIN_TOKEN, { publicUrl: deps.mcp?.publicUrl, deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id) });
+  const admin = adminWiring({ ...stores, accounts }, secrets.ADMIN_TOKEN, {
+    publicUrl: deps.mcp?.publicUrl,
+    deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id),
+    importEvents: (id, events) => importEvents(stores.events, id, events),
+  });
   return createServiceApp({
     name: 'standalone',
     logger: deps.logger,

@@ -6,7 +6,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
-import { API_ROUTES, type ApiApp, openApiDocument } from '@analytics/schema';
+import { API_ROUTES, type ApiApp, openApiDocument, routes } from '@analytics/schema';
 import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from './app';
 import { sdkBuildFixture } from './test-service';
@@ -348,6 +348,13 @@ function peopleCases(): Case[] {
     ['patch', '/admin/projects/{id}', 403, () => send('patch', `/admin/projects/${keys.projectId}`, viewer(), { retention_days: 30 })],
     ['post', '/admin/projects/{id}/keys', 403, () => post(`/admin/projects/${keys.projectId}/keys`, viewer(), { kind: 'rk' })],
     ['delete', '/admin/keys/{prefix}', 403, () => send('delete', `/admin/keys/${keys.sk}`, viewer())],
+    ['post', '/admin/projects/{id}/import', 200, () => post(`/admin/projects/${keys.projectId}/import`, owner(), routes.importEvents.example)],
+    ['post', '/admin/projects/{id}/import', 400, () => post(`/admin/projects/${keys.projectId}/import`, owner(), { events: [] })],
+    ['post', '/admin/projects/{id}/import', 401, () => post(`/admin/projects/${keys.projectId}/import`, {}, routes.importEvents.example)],
+    ['post', '/admin/projects/{id}/import', 403, () => post(`/admin/projects/${keys.projectId}/import`, viewer(), routes.importEvents.example)],
+    ['post', '/admin/projects/{id}/import', 404, () => post(`/admin/projects/${NO_ORG}/import`, owner(), routes.importEvents.example)],
+    ['post', '/admin/projects/{id}/import', 413, () => post(`/admin/projects/${keys.projectId}/import`, { ...owner(), 'content-type': 'application/json' }, 'x'.repeat(16 * 1024 * 1024 + 1))],
+    ['post', '/admin/projects/{id}/import', 415, () => post(`/admin/projects/${keys.projectId}/import`, { ...owner(), 'content-type': 'application/json', 'content-encoding': 'snappy' }, '{}')],
     ['delete', '/admin/projects/{id}', 401, () => send('delete', `/admin/projects/${keys.projectId}`)],
     ['delete', '/admin/projects/{id}', 403, () => send('delete', `/admin/projects/${keys.projectId}`, viewer())],
     ['delete', '/admin/projects/{id}', 404, () => send('delete', `/admin/projects/${NO_ORG}`, owner())],

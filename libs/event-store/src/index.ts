@@ -25,6 +25,7 @@ export * from './queries/export-events.query';
 export * from './queries/stats.planner';
 export * from './queries/stats.query';
 export * from './queries/sources.query';
+export * from './queries/stored-event-keys.query';
 export * from './queries/insights.query';
 export * from './queries/properties.query';
 export * from './queries/funnel.query';

@@ -2,3 +2,4 @@ export * from './ingest.service';
 export * from './request-context';
 export * from './capabilities';
 export * from './clock-skew';
+export * from './import';

@@ -167,6 +167,7 @@ export const AUDIT_ACTIONS = [
   'project.created',
   'project.updated',
   'project.deleted',
+  'project.imported',
   'key.created',
   'key.revoked',
   'backup.created',

@@ -53,6 +53,7 @@ import { CALLER_DATA_NOTE } from './event-columns';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { funnelBodySchema, funnelResponseSchema, retentionBodySchema, retentionResponseSchema } from './conversions.schema';
 import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
+import { importBatchInputSchema, importResponseSchema } from './import.schema';
 import { FILTERS_JSON, GOAL_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
@@ -327,7 +328,7 @@ export const routes = {
     mcp: {
       tool: 'get_stats',
       title: 'Aggregate statistics',
-      description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
+      description: `Event counts or unique visitors in [from, to), optionally grouped and bucketed, like GET /v1/stats. Every stored event, bots included; source and channel are each event's own, not the visit's entry. Dashboard figures: query_insights. Needs an rk_ key. Returns { metric, rows } with value per row. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
         group_by: {
@@ -348,8 +349,9 @@ export const routes = {
     mcp: {
       tool: 'top_sources',
       title: 'Top traffic sources',
-      description: `Top traffic sources by sessions' entry source/medium in [from, to), like GET /v1/sources. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
+      description: `Top traffic sources in [from, to), like GET /v1/sources: each session counts whole under its entry source/medium; uniques = visitors. Bots included unless include_bots false; then uniques by source = the dashboard's Sources list. Needs an rk_ key. Returns { breakdown, rows: [{ source, medium?, events, uniques, paid_share }] }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      inputOverrides: { include_bots: { anyOf: undefined, type: 'boolean', description: 'Default true.' } },
       result: sourcesResponseSchema.extend({ rows: z.array(sourcesRowSchema.loose()), truncated }),
       cap: 'rows',
       chart: true,
@@ -365,7 +367,7 @@ export const routes = {
     mcp: {
       tool: 'query_insights',
       title: 'Insights: metrics by dimensions',
-      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
       // written as plain arrays (prefixItems and recursion are not portable).
@@ -470,6 +472,20 @@ export const routes = {
   listKeys: {
     method: 'get', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: "A project's keys: prefix, kind, when created, last used and revoked; never a secret", auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, responses: { 200: keyListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  // Issue 50: our own export imported with its enrichment columns (country, device, bots, sources) kept, as stored.
+  importEvents: {
+    method: 'post', path: '/admin/projects/{id}/import', app: 'admin-api',
+    summary: "Import rows of this service's own export (GET /v1/export) into a project, keeping their stored columns (country, device_type, browser, os, source, medium, campaign, channel): the project's admin or ADMIN_TOKEN; a row whose event_id and timestamp the project already holds is skipped",
+    auth: roleOf('admin', 'project'), pathParams: PROJECT_ID, body: importBatchInputSchema, responses: { 200: importResponseSchema },
+    errors: [...ROLE_ERRORS, ...BODY_ERRORS, 'not_ready', ...ALWAYS],
+    example: {
+      events: [{
+        timestamp: '2026-03-01T09:30:00.000Z', event_name: '$pageview', event_id: '3f1e2d4c-5b6a-4789-9abc-def012345678', anonymous_id: 'a-7f3c', user_id: null, session_id: 'a-7f3c-985432',
+        source: 'google', medium: 'organic', campaign: null, source_confidence: 'medium', channel: 'organic_search', referrer: 'https://www.google.com/',
+        url: 'https://shop.example.com/pricing', path: '/pricing', country: 'GB', device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', properties: '{}',
+      }],
+    },
   },
   deleteProject: {
     method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),

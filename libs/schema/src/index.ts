@@ -5,6 +5,7 @@ export * from './ingest.schema';
 export * from './catalog';
 export * from './group-by';
 export * from './read.schema';
+export * from './import.schema';
 export * from './insights.schema';
 export * from './conversions.schema';
 export * from './validate';

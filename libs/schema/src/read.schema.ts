@@ -56,9 +56,27 @@ export const statsParamsSchema = range
   .transform(clampRange)
   .transform(withParsedGroupBy);
 
+/**
+ * A yes/no query parameter: `true` or `false` in a query string, a JSON boolean from an MCP tool call (whose arguments
+ * are parsed with the same schema).
+ */
+const queryBoolean = (dflt: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'true or false expected' })
+    .default(dflt);
+
+/**
+ * /v1/sources counts every stored event by default, bots included (the spec's answer: `events` is every event of the
+ * group); `include_bots=false` leaves out events whose device_type is bot, as insights and the dashboard do.
+ */
+export const SOURCES_INCLUDE_BOTS_DEFAULT = true;
+
 export const sourcesParamsSchema = range
   .extend({
     breakdown: z.enum(['source_medium', 'source']).default('source_medium').describe('source_medium (default: one row per source and medium) or source.'),
+    include_bots: queryBoolean(SOURCES_INCLUDE_BOTS_DEFAULT).describe(
+      'true (default, the answer /v1/sources always gave): every stored event counts, device_type bot included. false: events of device_type bot are left out (a session is then its other events, entered by the first of them), as POST /v1/insights and the dashboard count by default.',
+    ),
     limit: limit(LIMITS.sourcesLimit.max, LIMITS.sourcesLimit.default),
   })
   .refine(rangeIsOrdered, rangeMessage)

@@ -282,8 +282,10 @@ describe('the cluster topology answers like a single node', () => {
       expect(after[0]!.length).toBe(3);
       expect(after).toEqual(before);
       expect(after[1]).toEqual(after[0]);
-      both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', limit: 200 }));
-      both((t) => buildSources(t, P, { ...range, breakdown: 'source', limit: 200 }));
+      both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', include_bots: true, limit: 200 }));
+      both((t) => buildSources(t, P, { ...range, breakdown: 'source', include_bots: true, limit: 200 }));
+      // include_bots=false reads the Distributed visits (bot = 0)
+      both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', include_bots: false, limit: 200 }));
       // insights from the visits aggregate (whole days, visit dimensions) read through the Distributed visits
       for (const body of [
         { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'] },

@@ -223,6 +223,8 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   listKeys: (f) => ({ params: { id: f.id } }),
   // Another project than the fixture's: the calls after this one still read with the fixture's keys.
   deleteProject: async (f) => ({ params: { id: (await createProject(f.port)).id } }),
+  // The declaration's example row, written by admin-api through its own event store (CLICKHOUSE_URL, as every app's).
+  importEvents: (f) => ({ params: { id: f.id } }),
   authSetup: (f) => ({
     body: OWNER,
     after: (r) => {

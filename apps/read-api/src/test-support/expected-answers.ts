@@ -96,6 +96,8 @@ export function expectedSources(rows: EventRow[], projectId: string, p: SourcesP
   const sessions = new Map<string, Session>();
   for (const r of rows) {
     if (r.project_id !== projectId) continue;
+    // include_bots=false: a session is its events that are not bots' (entered by the first of them).
+    if (!p.include_bots && r.device_type === 'bot') continue;
     const key = JSON.stringify([r.session_id, r.anonymous_id]);
     const ms = msOf(r);
     const s = sessions.get(key);

@@ -153,6 +153,7 @@ const STATS: Case[] = [
 const SOURCES: Case[] = [
   ['from sessions, source_medium (default)', () => buildSources(SERVER, P, sourcesParamsSchema.parse(PARTIAL))],
   ['from sessions, source, limit', () => buildSources(SERVER, P, sourcesParamsSchema.parse({ ...WEEK, breakdown: 'source', limit: '10' }))],
+  ['from visits without bots (include_bots=false)', () => buildSources(EMBEDDED, P, sourcesParamsSchema.parse({ ...WEEK, include_bots: 'false' }))],
   ['sources_daily: fresh days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: ['2026-03-02', '2026-03-03', '2026-03-04'], stale: [] })!],
   ['sources_daily: stale days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: [], stale: ['2026-03-07', '2026-03-08'] })!],
   ['sources_daily: fresh and stale days, source', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse({ ...WEEK, breakdown: 'source' }), { fresh: ['2026-03-02', '2026-03-03'], stale: ['2026-03-08'] })!],

@@ -23,7 +23,7 @@ const stats = async (p: string, o: Partial<StatsParams>, force?: StatsSource) =>
   if (!force) return queryStats(store, p, params);
   return { metric: params.metric, rows: await runStatsPlan(store, planStats(readTablesOf(store), p, params, params.group_by ?? [], force)) };
 };
-const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(store, p, { ...range(T0, T0 + 7 * DAY), breakdown: 'source_medium', limit: 50, ...o });
+const sources = (p: string, o: Partial<SourcesParams> = {}) => querySources(store, p, { ...range(T0, T0 + 7 * DAY), breakdown: 'source_medium', include_bots: true, limit: 50, ...o });
 const query = (p: string, o: Partial<QueryParams> = {}) => queryEvents(store, p, { ...range(T0, T0 + 7 * DAY), limit: 100, ...o });
 
 describe('migrations', () => {

@@ -1,9 +1,9 @@
 import type { SourcesParams, SourcesResponse } from '@analytics/schema';
-import { SESSION_ENTRY } from '../tables/aggregates';
+import { SESSION_ENTRY, VISIT_ENTRY } from '../tables/aggregates';
 import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import type { ReadTables } from '../tables/read-tables';
 import type { Reader } from './reader';
-import { addDays, dayOf, dayStartMs, sessionsInRangeSql } from '../tables/session-days';
+import { addDays, dayOf, dayStartMs, humanSessionsInRangeSql, sessionsInRangeSql } from '../tables/session-days';
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
@@ -36,14 +36,27 @@ const liveGroups = (tables: ReadTables, extraHaving = '') =>
   ].join('\n');
 
 /**
+ * include_bots=false: the range's sessions as their events that are not bots make them (the `visits` aggregate keeps
+ * a session's bot and other events in separate rows, bot = 0 or 1), so a session's entry is its first event that is
+ * not a bot's, its events and visitor those of its other events, exactly as insights count visits without bots.
+ */
+const humanGroups = (tables: ReadTables) =>
+  [
+    `SELECT ${VISIT_ENTRY.source('session_entry')} AS source, ${VISIT_ENTRY.medium('session_entry')} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
+    `FROM (${humanSessionsInRangeSql(tables.visits)})`,
+    'GROUP BY source, medium',
+  ].join('\n');
+
+/**
  * GET /v1/sources from `sessions` alone. Sessions belong to the range by their first event; each session counts
  * whole (all its events) under its ENTRY source/medium. The inner query merges a session's per-day rows; `day`
  * bounds (range widened by SESSION_SPAN_MS) prune the scan, the HAVING on the merged first timestamp decides
- * membership. A server (no sources_daily) and ranges not on UTC midnights are answered this way.
+ * membership. A server (no sources_daily) and ranges not on UTC midnights are answered this way; include_bots=false
+ * reads the `visits` aggregate the same way (humanGroups).
  */
 export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): Query {
   return {
-    sql: outerSelect(params, liveGroups(tables)),
+    sql: outerSelect(params, params.include_bots ? liveGroups(tables) : humanGroups(tables)),
     params: {
       p: projectId,
       from: toClickHouseTime(params.from),
@@ -133,7 +146,8 @@ export async function querySources(reader: SourcesReader, projectId: string, par
   // are not told to it; its own ranges and its start mark them (engines/write/sources-daily-refresh.ts).
   const cache = reader.sourcesDaily;
   let q: Query | undefined;
-  if (tables.sourcesDaily && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
+  // sources_daily counts every event (no bot flag): without bots, every range is read from the visits aggregate.
+  if (tables.sourcesDaily && params.include_bots && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
     const days = await planSourceDays(reader, tables, projectId, params);
     if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
     q = buildSourcesFromDays(tables, projectId, params, days);

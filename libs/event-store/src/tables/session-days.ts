@@ -20,3 +20,18 @@ export function sessionsInRangeSql(sessionsTable: string, extraHaving = ''): str
     `HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}${extraHaving}`,
   ].join('\n');
 }
+
+/**
+ * sessionsInRangeSql without bots: the same rows from the `visits` aggregate's rows of non-bot events (bot = 0), so a
+ * session's first event, events and visitor are those of its events whose device_type is not bot. visits.entry starts
+ * as sessions.entry does (epoch ms, source length, source), so `min` picks the same first event.
+ */
+export function humanSessionsInRangeSql(visitsTable: string): string {
+  return [
+    'SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
+    `FROM ${visitsTable}`,
+    'WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date} AND bot = 0',
+    'GROUP BY session_key',
+    "HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}",
+  ].join('\n');
+}

@@ -6,7 +6,10 @@ import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
 import { $, durationText, el, setNumber } from './dom';
-import { readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
+import { currentProject, readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
+import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './saved';
+import { segmentOf, withKnownSaved } from './saved-state';
+import { setUpShareDialog, showShareButton } from './share-dialog';
 import {
   DAY_MS,
   PRESETS,
@@ -168,7 +171,7 @@ function stopLive(): void {
 
 async function refreshLive(api: Api, state: ViewState): Promise<void> {
   const now = Date.now();
-  const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters) });
+  const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters), ...segmentOf(state) });
   setNumber($('stat-live').querySelector<HTMLElement>('.value')!, num(answer.rows[0], 'visitors'));
 }
 
@@ -208,12 +211,25 @@ const DIMENSION_LABELS: Readonly<Record<string, string>> = {
 const dimensionLabel = (d: string) => (d.startsWith('prop:') ? `Property ${d.slice(5)}` : (DIMENSION_LABELS[d] ?? d));
 const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.value || '(empty)'}`;
 
+/** The applied segment's pill (a button that stops applying it), none without one. */
+function segmentPill(state: ViewState): HTMLElement[] {
+  if (state.segment === undefined) return [];
+  const id = state.segment;
+  const name = savedLists().segments.find((s) => s.id === id)?.name ?? id;
+  const { segment: _, ...without } = state;
+  const pill = el('button', { type: 'button', className: 'pill segment-pill', onclick: () => navigate(without) }, `Segment ${name}`, el('span', { ariaHidden: 'true', className: 'pill-x' }, ' ×'));
+  pill.setAttribute('aria-label', `Remove segment: ${name}`);
+  pill.dataset['segment'] = id;
+  return [pill];
+}
+
 /** The filter pills: one per condition, each a button that removes it. */
 function renderFilters(state: ViewState): void {
   const box = $('filters');
-  box.hidden = state.filters.length === 0;
+  box.hidden = state.filters.length === 0 && state.segment === undefined;
   box.replaceChildren(
     el('span', { className: 'filters-title' }, 'Filtered to'),
+    ...segmentPill(state),
     ...state.filters.map((f) => {
       const pill = el('button', { type: 'button', className: 'pill', onclick: () => navigate(withoutFilter(state, f.dimension)) }, filterText(f), el('span', { ariaHidden: 'true', className: 'pill-x' }, ' ×'));
       pill.setAttribute('aria-label', `Remove filter: ${filterText(f)}`);
@@ -230,7 +246,7 @@ async function load(api: Api, state: ViewState): Promise<void> {
   $('load-error').hidden = true;
   const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
   const filters = conditionsOf(state.filters);
-  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters] });
+  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters], ...segmentOf(state) });
   const interval = intervalFor(state.range);
   const current = () => mine === generation;
   /** A click on a row with a value adds it as a filter; rows without one (null) cannot be filtered (`is` never holds for null). */
@@ -412,7 +428,7 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
   button.disabled = true;
   button.textContent = 'Exporting…';
   try {
-    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: eventOf(state) });
+    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: eventOf(state), ...segmentOf(state) });
     const url = URL.createObjectURL(blob);
     const link = el('a', { href: url, download: name });
     document.body.append(link);
@@ -442,7 +458,19 @@ function navigatePart(state: ViewState, part: 'goals' | 'view'): void {
   history.pushState(null, '', writeState(state));
   shownState = state;
   renderControls(state);
+  renderSaved(state);
   void (part === 'goals' ? loadGoals(shownApi, state, nav) : loadView(shownApi, state, nav));
+}
+
+/** The state drawn again after a saved one changed (saved, renamed, deleted): the goals and the open view asked again. */
+function redraw(state: ViewState, push: boolean): void {
+  if (!shownApi) return navigate(state);
+  history[push ? 'pushState' : 'replaceState'](null, '', writeState(state));
+  shownState = state;
+  renderControls(state);
+  renderSaved(state);
+  void loadGoals(shownApi, state, nav);
+  void loadView(shownApi, state, nav);
 }
 
 const nav: Nav = {
@@ -458,7 +486,12 @@ async function show(): Promise<void> {
   const key = signedIn() ? await readKey() : sessionStorage.getItem(KEY_ITEM);
   if (!key) return signedIn() ? undefined : showSignIn();
   const api = createApi(key);
-  const state = readState(location.search, Date.now());
+  const project = signedIn() ? currentProject() : undefined;
+  await loadSaved(project ? { projectId: project.id } : { api, key });
+  // Saved ids the project no longer has (deleted meanwhile) leave the view and the address.
+  const read = readState(location.search, Date.now());
+  const state = withKnownSaved(read, savedLists());
+  if (state !== read) history.replaceState(null, '', writeState(state));
   shownState = state;
   shownApi = api;
   showOnly('dashboard');
@@ -466,6 +499,8 @@ async function show(): Promise<void> {
   $('export-csv').hidden = false;
   $('export-csv').onclick = () => void exportCsv(api, state);
   renderControls(state);
+  renderSaved(state);
+  showShareButton(true);
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
   void load(api, state);
@@ -484,6 +519,8 @@ function start(): void {
   });
   $('sign-out').addEventListener('click', signOut);
   setUpConversionForms(nav);
+  setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
+  setUpShareDialog(() => nav.now().segment);
   $('custom-range').addEventListener('submit', (e) => {
     e.preventDefault();
     const from = parseDay($<HTMLInputElement>('custom-from').value);
@@ -497,7 +534,12 @@ function start(): void {
     clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
   });
-  void startPeople({ showDashboard: () => void show(), leaveDashboard: stopLive }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
+  const leaveDashboard = () => {
+    stopLive();
+    showShareButton(false);
+    forgetSaved();
+  };
+  void startPeople({ showDashboard: () => void show(), leaveDashboard }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
 }
 
 start();

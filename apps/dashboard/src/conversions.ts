@@ -3,7 +3,7 @@
 import type { FunnelResponse, RetentionResponse } from '@analytics/schema';
 import type { Api } from './api';
 import { $, durationText, el, setNumber, setShare } from './dom';
-import { savedGoalName, savedLists } from './saved';
+import { savedGoalName, savedLists, stepText } from './saved';
 import { funnelDefinition, goalBodyOf, segmentOf } from './saved-state';
 import {
   FUNNEL_BREAKDOWNS,
@@ -162,8 +162,8 @@ function renderFunnel(state: ViewState, nav: Nav, answer: FunnelResponse | undef
   const list = el('ol', { className: 'funnel' });
   steps.forEach((g, i) => {
     const remove = el('button', { type: 'button', className: 'remove', onclick: () => nav.part(withoutStep(nav.now(), i), 'view') }, '×');
-    remove.setAttribute('aria-label', `Remove step ${i + 1}: ${goalText(g)}`);
-    const li = el('li', {}, el('div', { className: 'step-head' }, el('span', { className: 'step-name' }, `${i + 1}. ${goalText(g)}`), remove));
+    remove.setAttribute('aria-label', `Remove step ${i + 1}: ${stepText(g)}`);
+    const li = el('li', {}, el('div', { className: 'step-head' }, el('span', { className: 'step-name' }, `${i + 1}. ${stepText(g)}`), remove));
     li.dataset['index'] = String(i + 1);
     const s = answer?.steps[i];
     if (s) {

@@ -89,3 +89,16 @@ describe('saved goals, funnels and segments in the view state', () => {
     expect(expiresAtOf('2026-02-30', NOW)).toBeNull();
   });
 });
+
+describe('a saved funnel whose steps name saved goals', () => {
+  it('shows such a step as its goal and asks it as { id }', () => {
+    const f: SavedFunnel = { id: 'f-2', name: 'Signup then pay', steps: [{ id: GOAL_ID }, { event: 'pay' }, { id: 'unlisted' }], ...META };
+    const lists = { ...LISTS, funnels: [f] };
+    const opened = funnelOfSaved(f, readState('', NOW).funnel, lists);
+    expect(opened.steps).toEqual([{ event: 'signup' }, { event: 'pay' }, { id: 'unlisted' }]);
+    expect(opened.window).toBe(86_400);
+    expect(funnelDefinition(opened, lists).steps).toEqual([{ id: GOAL_ID }, { event: 'pay' }, { id: 'unlisted' }]);
+    // Through the URL: an unlisted goal step stays a saved reference (fs=saved:<id>).
+    expect(readState(writeState({ ...readState('', NOW), funnel: opened }), NOW).funnel.steps).toEqual(opened.steps);
+  });
+});

@@ -5,11 +5,12 @@ import { type FunnelCountBy, type FunnelState, FUNNEL_WINDOW, type Goal, type Vi
 /** A filter condition as the API takes it (`[op, dimension, values]`); saved ones may use any operator. */
 export type Condition = [string, string, unknown[]];
 
-/** A goal definition as insights take it. */
+/** A goal definition as insights take it; a saved funnel's step may instead be `{ id }` of a saved goal. */
 export interface GoalDefinition {
   event?: string;
   path?: string;
   filters?: Condition[];
+  id?: string;
 }
 interface SavedMeta {
   id: string;
@@ -49,6 +50,9 @@ export const definitionOfGoal = (g: GoalDefinition): GoalDefinition => ({
   ...(g.filters?.length ? { filters: g.filters } : {}),
 });
 
+/** A saved funnel's step as the funnel call takes it: `{ id }` of a saved goal, or the goal. */
+const stepDefinition = (s: GoalDefinition): GoalDefinition => (s.id !== undefined ? { id: s.id } : definitionOfGoal(s));
+
 /** The goal body of a goal shown in the panel: a saved one's definition, or the typed goal; undefined for a saved id not in the list. */
 export function goalBodyOf(g: Goal, lists: SavedLists): GoalDefinition | undefined {
   if (g.id === undefined) return goalBody(g);
@@ -56,10 +60,17 @@ export function goalBodyOf(g: Goal, lists: SavedLists): GoalDefinition | undefin
   return saved ? definitionOfGoal(saved) : undefined;
 }
 
+/** A step as shown (event and page): a step `{ id }` is its saved goal's (itself when that goal is not listed). */
+export function stepOf(s: GoalDefinition, lists: SavedLists): Goal {
+  const g = s.id === undefined ? s : (lists.goals.find((x) => x.id === s.id) ?? s);
+  if (g.event === undefined && g.path === undefined) return { id: s.id ?? '' };
+  return { ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) };
+}
+
 /** The funnel state a saved funnel opens as: its steps (shown as event and page), window and count; the breakdown kept. */
-export function funnelOfSaved(f: SavedFunnel, current: FunnelState): FunnelState {
+export function funnelOfSaved(f: SavedFunnel, current: FunnelState, lists: SavedLists = NO_SAVED): FunnelState {
   return {
-    steps: f.steps.map((s) => ({ ...(s.event !== undefined ? { event: s.event } : {}), ...(s.path !== undefined ? { path: s.path } : {}) })),
+    steps: f.steps.map((s) => stepOf(s, lists)),
     window: f.window_s ?? FUNNEL_WINDOW.default,
     countBy: f.count_by ?? 'visitor',
     ...(current.breakdown ? { breakdown: current.breakdown } : {}),
@@ -73,7 +84,7 @@ export function funnelOfSaved(f: SavedFunnel, current: FunnelState): FunnelState
  */
 export function funnelDefinition(f: FunnelState, lists: SavedLists): { steps: GoalDefinition[]; filters: Condition[] } {
   const saved = f.saved === undefined ? undefined : lists.funnels.find((s) => s.id === f.saved);
-  if (saved) return { steps: saved.steps.map(definitionOfGoal), filters: saved.filters ?? [] };
+  if (saved) return { steps: saved.steps.map(stepDefinition), filters: saved.filters ?? [] };
   return { steps: f.steps.map(goalBody), filters: [] };
 }
 

@@ -22,10 +22,11 @@ import {
   funnelOfSaved,
   funnelToSave,
   nameOf,
+  stepOf,
   withKnownSaved,
 } from './saved-state';
 import { atLeast, call } from './session';
-import { FUNNEL_STEPS, type ViewState, goalBody, goalOf, goalText, withGoal } from './state';
+import { FUNNEL_STEPS, type Goal, type ViewState, goalBody, goalOf, goalText, withGoal } from './state';
 
 /** How the saved lists change the view (main.ts). */
 export interface SavedHooks {
@@ -93,6 +94,9 @@ export function forgetSaved(): void {
 
 /** A saved goal's name for the Goals panel (its id when it is not listed). */
 export const savedGoalName = (id: string): string => lists.goals.find((g) => g.id === id)?.name ?? `Saved goal ${id}`;
+
+/** A goal or a step in words; a saved goal by its name. */
+export const stepText = (g: Goal): string => (g.id === undefined ? goalText(g) : savedGoalName(g.id));
 
 /** POST, PATCH or DELETE of a saved one with the user token. */
 function write<T>(method: 'POST' | 'PATCH' | 'DELETE', kind: SavedKind, id?: string, body?: unknown): Promise<T> {
@@ -214,11 +218,11 @@ export function renderSaved(state: ViewState): void {
       'funnel',
       byName(lists.funnels).map((f) => ({
         item: f,
-        detail: `${f.steps.length} steps: ${f.steps.map((s) => goalText(definitionOfGoal(s))).join(' → ')}`,
+        detail: `${f.steps.length} steps: ${f.steps.map((s) => stepText(stepOf(s, lists))).join(' → ')}`,
         on: state.funnel.saved === f.id,
         choose: () => {
           const now = hooks.now();
-          hooks.part({ ...now, view: 'funnel', funnel: funnelOfSaved(f, now.funnel) }, 'view');
+          hooks.part({ ...now, view: 'funnel', funnel: funnelOfSaved(f, now.funnel, lists) }, 'view');
         },
       })),
       editor,

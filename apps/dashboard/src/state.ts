@@ -227,7 +227,7 @@ export const parseShownGoal = (raw: string): Goal | undefined => {
 export const goalText = (g: Goal): string => (g.id !== undefined ? `Saved goal ${g.id}` : g.event === undefined ? `Page ${g.path}` : g.path === undefined ? g.event : `${g.event} on ${g.path}`);
 
 /** The goal as the API takes it (`{ event?, path? }`). */
-export const goalBody = (g: Goal): Goal => ({ ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
+export const goalBody = (g: Goal): Goal => (g.id !== undefined ? { id: g.id } : { ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
 
 /**
  * The filters a click on a goal adds: `event_name is <event>` and `path is <path>` (the events that complete it);
@@ -291,7 +291,7 @@ export function readState(search: string, now: number): ViewState {
       const g = parseShownGoal(part.slice(2));
       if (g) state = withGoal(state, g);
     } else if (part.startsWith('fs=')) {
-      const steps = part.slice(3).split(',').map(parseGoal);
+      const steps = part.slice(3).split(',').map(parseShownGoal);
       // A funnel with a step that does not parse is dropped whole: its other steps would be another funnel.
       if (steps.every((g): g is Goal => g !== undefined) && steps.length <= FUNNEL_STEPS.max) state.funnel.steps = steps;
     }

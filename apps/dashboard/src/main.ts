@@ -446,6 +446,8 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
 
 function navigate(state: ViewState): void {
   history.pushState(null, '', writeState(state));
+  // What is on screen is the previous view's until the new load begins (after the read key and the saved lists).
+  document.body.dataset['state'] = 'loading';
   void show();
 }
 

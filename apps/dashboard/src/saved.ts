@@ -267,6 +267,12 @@ export function setUpSaved(savedHooks: SavedHooks): void {
       return (s) => withGoal(s, { id: answer.goal.id });
     });
   });
+  // Enter in the name field saves (the form's own Enter adds the goal to this page only).
+  $('goal-name').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    $('goal-save').click();
+  });
   $('funnel-save-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const input = $<HTMLInputElement>('funnel-name');

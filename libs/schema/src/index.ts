@@ -16,3 +16,4 @@ export * from './mcp-args';
 export * from './api-routes';
 export * from './oauth-routes';
 export * from './openapi';
+export * from './saved.schema';

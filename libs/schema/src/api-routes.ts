@@ -479,7 +479,7 @@ export const routes = {
   createShare: {
     method: 'post', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "Make a share link of a project's dashboard (read-only, optional password, expiry, segment and embedding origins)", auth: roleOf('editor', 'project'),
     pathParams: PROJECT_ID, body: shareInputSchema, responses: { 201: createdShareResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
-    example: { name: 'For the agency', expires_at: '2026-12-31T00:00:00Z', embed_origins: ['https://agency.example.com'] },
+    example: { name: 'For the agency', expires_at: '2099-12-31T00:00:00Z', embed_origins: ['https://agency.example.com'] },
   },
   listShares: {
     method: 'get', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "A project's live share links (never their tokens)", auth: roleOf('editor', 'project'),

@@ -35,6 +35,7 @@ const invitation = async (p: People) => {
   );
   return rows[0]!.id;
 };
+const share = async (p: People, input: { password?: string } = {}) => p.accounts.shares.create(p.projectId, input, { createdBy: null, baseUrl: 'http://localhost' });
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -95,9 +96,15 @@ const TABLE: Record<string, Row> = {
   orgAudit: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/audit`, query: { limit: '5' } }) },
   listUsers: { call: async () => ({ path: '/admin/users' }) },
   createPasswordReset: { call: async (p) => ({ path: '/admin/password-resets', body: { email: p.users.viewer.email } }) },
+  createShare: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares`, body: { name: 'table' } }) },
+  listShares: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares` }) },
+  deleteShare: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares/${(await share(p)).share.id}` }) },
+  // No credential: the link's token is the body's (any bearer token sent is ignored).
+  shareUnlock: { call: async (p) => ({ path: '/v1/share/unlock', body: { token: (await share(p)).url.split('/share/')[1] } }) },
 };
 
-const PEOPLE_ROUTES = Object.entries(routes as Record<RouteName, ApiRoute>).filter(([, r]) => r.path.startsWith('/admin') || r.path.startsWith('/auth'));
+// Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).
+const PEOPLE_ROUTES = Object.entries(routes as Record<RouteName, ApiRoute>).filter(([, r]) => r.path.startsWith('/admin') || r.path.startsWith('/auth') || r.app === 'admin-api');
 
 /** The status the declaration promises `who`. */
 function expected(route: ApiRoute, row: Row, who: Who): number {

@@ -9,6 +9,7 @@ import { $, durationText, el, setNumber } from './dom';
 import { currentProject, readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
 import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './saved';
 import { segmentOf, withKnownSaved } from './saved-state';
+import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
 import {
   DAY_MS,
@@ -314,17 +315,28 @@ async function load(api: Api, state: ViewState): Promise<void> {
       const rows = foldRows(a.rows, 'browser', 'events', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
       renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
-    loadProperties(api, state, range, ask, current, select),
+    // A share link with a segment cannot read the property keys (that read takes no filters): the panel is left out.
+    ...(inShare() && shareHasSegment() ? [] : [loadProperties(api, state, range, ask, current, select)]),
     loadGoals(api, state, nav),
-    api.query({ ...range, event: eventOf(state), limit: 20 }).then((a) => {
-      if (current()) renderRecent(a.rows);
-    }),
+    // No raw events through a share link.
+    ...(inShare()
+      ? []
+      : [
+          api.query({ ...range, event: eventOf(state), limit: 20 }).then((a) => {
+            if (current()) renderRecent(a.rows);
+          }),
+        ]),
   ];
   const outcomes = await Promise.allSettled(panels);
   if (!current()) return;
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     const e = failure.reason;
+    if (e instanceof ApiRefusal && e.keyRefused && inShare()) {
+      // The link was revoked or has expired, or its unlock's hour is over: opened again (or said to be invalid).
+      stopLive();
+      return shareRefused(() => void show());
+    }
     if (e instanceof ApiRefusal && e.keyRefused && signedIn()) {
       // The session's read key expired or was revoked: a new one, or access has ended.
       stopLive();
@@ -485,6 +497,7 @@ const nav: Nav = {
 
 /** The dashboard, read with the pasted key or (signed in) the session's read key of the current project. */
 async function show(): Promise<void> {
+  if (inShare()) return showShared();
   const key = signedIn() ? await readKey() : sessionStorage.getItem(KEY_ITEM);
   if (!key) return signedIn() ? undefined : showSignIn();
   const api = createApi(key);
@@ -500,9 +513,27 @@ async function show(): Promise<void> {
   $('sign-out').hidden = false;
   $('export-csv').hidden = false;
   $('export-csv').onclick = () => void exportCsv(api, state);
-  renderControls(state);
   renderSaved(state);
   showShareButton(true);
+  showView(api, state);
+}
+
+/** A share link's dashboard (share.ts): its credential, the goals and funnel saved for the project, no export. */
+async function showShared(): Promise<void> {
+  const key = shareCredential();
+  if (!key) return;
+  const api = createApi(key);
+  const state = await withSavedDefinitions(readState(location.search, Date.now()));
+  shownState = state;
+  shownApi = api;
+  $('dashboard').hidden = false;
+  renderShareSegment();
+  showView(api, state);
+}
+
+/** The controls, the live figure and every panel of `state`, read with `api`. */
+function showView(api: Api, state: ViewState): void {
+  renderControls(state);
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
   void load(api, state);
@@ -510,6 +541,7 @@ async function show(): Promise<void> {
 }
 
 function start(): void {
+  if (inShare()) return startShared();
   const keyWasInUrl = dropKeyFromUrl();
   $('key-form').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -542,6 +574,20 @@ function start(): void {
     forgetSaved();
   };
   void startPeople({ showDashboard: () => void show(), leaveDashboard }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
+}
+
+/** A share link's page (/share/<token>): no sign-in, no keys; the dashboard's controls and panels, read-only. */
+function startShared(): void {
+  setUpConversionForms(nav);
+  $('custom-range').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const from = parseDay($<HTMLInputElement>('custom-from').value);
+    const last = parseDay($<HTMLInputElement>('custom-to').value);
+    if (from === undefined || last === undefined || last < from) return;
+    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+  });
+  window.addEventListener('popstate', () => void show());
+  startShare(() => void show());
 }
 
 start();

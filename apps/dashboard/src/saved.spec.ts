@@ -330,9 +330,9 @@ CHROMIUM.describe('saved goals, funnels, segments and the Share dialog (Chromium
     await page.waitForSelector('#shares tbody tr');
     expect(await page.textContent('#shares tbody')).toContain('No links yet');
     // The applied segment is chosen by default.
-    expect(await page.$eval('#share-segment', (s) => (s as HTMLSelectElement).value)).toBe(segment.id);
+    expect(await page.$eval('#share-link-segment', (s) => (s as HTMLSelectElement).value)).toBe(segment.id);
     await page.fill('#share-name', 'For the client');
-    await page.fill('#share-password', 'client passphrase 1');
+    await page.fill('#share-link-password', 'client passphrase 1');
     const made = page.waitForResponse((r) => r.url() === `${base}/admin/projects/${projectId}/shares` && r.request().method() === 'POST');
     await page.click('#share-create');
     const answer = (await (await made).json()) as { share: { id: string; has_password: boolean; segment: { id: string } }; url: string };

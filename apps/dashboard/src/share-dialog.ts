@@ -49,7 +49,7 @@ async function renderShares(): Promise<void> {
   try {
     shares = (await call<{ shares: ShareLink[] }>('GET', `/admin/projects/${encodeURIComponent(project.id)}/shares`)).shares;
   } catch (e) {
-    say('share-error', message(e));
+    say('share-dialog-error', message(e));
     return;
   }
   body.replaceChildren(
@@ -61,7 +61,7 @@ async function renderShares(): Promise<void> {
           say('share-status', `Revoked ${label}: the link no longer opens the dashboard.`);
           await renderShares();
         } catch (e) {
-          say('share-error', message(e));
+          say('share-dialog-error', message(e));
         }
       });
       const row = el(
@@ -85,14 +85,14 @@ async function renderShares(): Promise<void> {
 function open(): void {
   const dialog = $<HTMLDialogElement>('share-dialog');
   const project = currentProject();
-  $('share-title').textContent = project ? `Share ${project.name}` : 'Share';
-  for (const id of ['share-error', 'share-status']) say(id, '');
-  for (const id of ['share-name', 'share-password', 'share-expires', 'share-origins']) $<HTMLInputElement>(id).value = '';
+  $('share-dialog-title').textContent = project ? `Share ${project.name}` : 'Share';
+  for (const id of ['share-dialog-error', 'share-status']) say(id, '');
+  for (const id of ['share-name', 'share-link-password', 'share-expires', 'share-origins']) $<HTMLInputElement>(id).value = '';
   $<HTMLInputElement>('share-expires').min = new Date(Date.now()).toISOString().slice(0, 10);
   $<HTMLInputElement>('share-url').value = '';
   $('share-result').hidden = true;
   const applied = appliedSegment();
-  $<HTMLSelectElement>('share-segment').replaceChildren(
+  $<HTMLSelectElement>('share-link-segment').replaceChildren(
     el('option', { value: '', textContent: 'None: everything' }),
     ...byName(savedLists().segments).map((s) => el('option', { value: s.id, textContent: s.name, selected: s.id === applied })),
   );
@@ -112,17 +112,17 @@ export function setUpShareDialog(segment: () => string | undefined): void {
     e.preventDefault();
     const project = currentProject();
     if (!project) return;
-    for (const id of ['share-error', 'share-status']) say(id, '');
+    for (const id of ['share-dialog-error', 'share-status']) say(id, '');
     const name = $<HTMLInputElement>('share-name').value.trim();
-    const password = $<HTMLInputElement>('share-password').value;
+    const password = $<HTMLInputElement>('share-link-password').value;
     const expires = expiresAtOf($<HTMLInputElement>('share-expires').value, Date.now());
-    const segment = $<HTMLSelectElement>('share-segment').value;
+    const segment = $<HTMLSelectElement>('share-link-segment').value;
     const origins = $<HTMLInputElement>('share-origins').value.split(/[\s,]+/).filter(Boolean);
-    if (expires === null) return say('share-error', 'The last day must be today or later (UTC).');
+    if (expires === null) return say('share-dialog-error', 'The last day must be today or later (UTC).');
     const body = { ...(name ? { name } : {}), ...(password ? { password } : {}), ...(expires ? { expires_at: expires } : {}), ...(segment ? { segment } : {}), ...(origins.length ? { embed_origins: origins } : {}) };
     call<{ share: ShareLink; url: string }>('POST', `/admin/projects/${encodeURIComponent(project.id)}/shares`, body)
       .then(async (answer) => {
-        $<HTMLInputElement>('share-password').value = '';
+        $<HTMLInputElement>('share-link-password').value = '';
         $<HTMLInputElement>('share-url').value = answer.url;
         $('share-result').hidden = false;
         say('share-status', `Created ${answer.share.name || 'a link'}${answer.share.has_password ? ', with a password' : ''}. Copy it now: it is shown only once.`);
@@ -130,7 +130,7 @@ export function setUpShareDialog(segment: () => string | undefined): void {
         $<HTMLInputElement>('share-url').select();
         await renderShares();
       })
-      .catch((err: unknown) => say('share-error', message(err)));
+      .catch((err: unknown) => say('share-dialog-error', message(err)));
   });
   $('share-copy').addEventListener('click', () => {
     const input = $<HTMLInputElement>('share-url');

@@ -4,6 +4,7 @@ import { type EventStore, READ_CAPABILITIES, readCapabilities } from '@analytics
 import { NO_SAVED, type ReadCapability, type SavedLookup, routes } from '@analytics/schema';
 import { type Logger, type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
+import { heldToShare } from './share-scope';
 
 export interface ReadRouterDeps {
   authenticator: Authenticator;
@@ -19,7 +20,11 @@ function capabilityRoute<K extends ReadCapability>(name: K, events: EventStore, 
   const route: (typeof routes)[ReadCapability] = routes[name];
   // Typed by the map (a read route without its function does not compile); its input is what the route parsed.
   const run: (reader: EventStore, projectId: string, input: never, saved: SavedLookup) => Promise<unknown> = readCapabilities[name];
-  return defineRoute(route, async ({ body, query }, auth) => (await run(events, auth.projectId, ('body' in route ? body : query) as never, saved)) as never);
+  return defineRoute(route, async ({ body, query }, auth) => {
+    const input = 'body' in route ? body : query;
+    // A share link's credential: its segment's filters held to the read (share-scope.ts).
+    return (await run(events, auth.projectId, (auth.share ? heldToShare(name, input, auth.share) : input) as never, saved)) as never;
+  });
 }
 
 /**

@@ -65,6 +65,7 @@ import {
   savedSegmentListSchema,
   savedSegmentResponseSchema,
 } from './saved.schema';
+import { createdShareResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -168,9 +169,11 @@ export interface SessionAuth {
 /**
  * Who may call a route. `api_key`: the kinds the document lists and the access the key is checked for (`ak_` keys
  * also pass `ingest` and `forget`); without an access the route authorizes each call itself (MCP: per tool).
- * `session`: a user token, with a role where the declaration names one (SessionAuth).
+ * `session`: a user token, with a role where the declaration names one (SessionAuth). `share: true`: a share link's
+ * credential (`shr_…`, docs/saved-and-shared.md) is accepted too, pinned to its project with its segment's filters;
+ * every route without it refuses that credential with 403 insufficient_scope.
  */
-export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess } | SessionAuth | 'admin_token' | 'internal_secret' | 'none';
+export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess; share?: true } | SessionAuth | 'admin_token' | 'internal_secret' | 'none';
 
 /** The organization a role route named and the caller's role in it (null for the operator, who holds none). */
 export interface OrgAccess {
@@ -189,6 +192,14 @@ export interface AuthContext {
   project: Project;
   kind: KeyKind;
   prefix: string;
+  /** Set when the credential is a share link's (`shr_…`): the share and the segment its reads are held to. */
+  share?: ShareScope;
+}
+
+/** What a share credential carries to the routes that take it (`share: true`): its share, and its segment's snapshot. */
+export interface ShareScope {
+  id: string;
+  segment: { id: string; name: string; filters: unknown[] } | null;
 }
 
 /**
@@ -340,7 +351,7 @@ export const routes = {
     },
   },
   stats: {
-    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read', share: true },
     query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...READ_ERRORS, 'invalid_group_by', ...ALWAYS],
     mcp: {
       tool: 'get_stats',
@@ -361,7 +372,7 @@ export const routes = {
     },
   },
   sources: {
-    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read', share: true },
     query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'top_sources',
@@ -374,7 +385,7 @@ export const routes = {
     },
   },
   insights: {
-    method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read' },
+    method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read', share: true },
     body: insightsRequestSchema, responses: { 200: insightsResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: {
       from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z', metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'],
@@ -403,7 +414,7 @@ export const routes = {
     },
   },
   funnel: {
-    method: 'post', path: '/v1/funnel', app: 'read-api', summary: 'Conversion funnel: entities reaching each of 2 to 10 ordered steps within a window, optionally broken down', auth: { api_key: ['rk'], access: 'read' },
+    method: 'post', path: '/v1/funnel', app: 'read-api', summary: 'Conversion funnel: entities reaching each of 2 to 10 ordered steps within a window, optionally broken down', auth: { api_key: ['rk'], access: 'read', share: true },
     body: funnelRequestSchema, responses: { 200: funnelResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: {
       from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z',
@@ -431,7 +442,7 @@ export const routes = {
     },
   },
   retention: {
-    method: 'post', path: '/v1/retention', app: 'read-api', summary: 'Retention cohorts: entities by the period of their first start event, and how many came back each period after', auth: { api_key: ['rk'], access: 'read' },
+    method: 'post', path: '/v1/retention', app: 'read-api', summary: 'Retention cohorts: entities by the period of their first start event, and how many came back each period after', auth: { api_key: ['rk'], access: 'read', share: true },
     body: retentionRequestSchema, responses: { 200: retentionResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: { from: '2026-01-05T00:00:00Z', to: '2026-03-02T00:00:00Z', period: 'week', count_by: 'user', start: { event: 'signup' } },
     mcp: {
@@ -451,7 +462,7 @@ export const routes = {
     },
   },
   properties: {
-    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read', share: true },
     query: propertiesParamsSchema, responses: { 200: propertiesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'list_properties',
@@ -515,6 +526,27 @@ export const routes = {
     method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
     errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
+  },
+  // Share links (docs/saved-and-shared.md, "Share links and embeds"): editors make and revoke them; the link's
+  // credential reads only the routes declared with `share: true`.
+  createShare: {
+    method: 'post', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "Make a share link of a project's dashboard (read-only, optional password, expiry, segment and embedding origins)", auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, body: shareInputSchema, responses: { 201: createdShareResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'For the agency', expires_at: '2099-12-31T00:00:00Z', embed_origins: ['https://agency.example.com'] },
+  },
+  listShares: {
+    method: 'get', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "A project's live share links (never their tokens)", auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: shareListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteShare: {
+    method: 'delete', path: '/admin/projects/{id}/shares/{share_id}', app: 'admin-api', summary: 'Revoke a share link: every credential of it is refused on every instance once this answers', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, share_id: 'Share id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  shareUnlock: {
+    method: 'post', path: '/v1/share/unlock', app: 'admin-api',
+    summary: "Open a share link: its credential, the project's name and the link (with its password when it has one; wrong guesses throttled per link and per address). An unknown, revoked or expired link: 404 not_found",
+    auth: 'none', body: shareUnlockInputSchema, responses: { 200: shareUnlockResponseSchema }, errors: ['not_found', 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+    example: { token: 'shr_4fQ9xZ2LmP0a_0123456789abcdefghijABCDEFGHIJKL', password: 'correct horse battery' },
   },
   revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: roleOf('admin', 'key'),

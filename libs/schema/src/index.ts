@@ -13,6 +13,7 @@ export * from './responses.schema';
 export * from './admin.schema';
 export * from './accounts.schema';
 export * from './mcp-args';
+export * from './shares.schema';
 export * from './api-routes';
 export * from './oauth-routes';
 export * from './openapi';

@@ -273,6 +273,15 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   listUsers: () => ({}),
   createPasswordReset: () => ({ body: { email: OWNER.email } }),
   mcp: () => ({ headers: { accept: 'application/json, text/event-stream' } }),
+  // Share links: the operator's token (credentialsFor) on the fixture's project; the deletion revokes the link made first.
+  createShare: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.shareId = (r.json() as Loose).share.id) }),
+  listShares: (f) => ({ params: { id: f.id } }),
+  deleteShare: (f) => ({ params: { id: f.id, share_id: f.saved.shareId! } }),
+  shareUnlock: async (f) => {
+    const r = await http(f.port, 'POST', `/admin/projects/${f.id}/shares`, bearer(ADMIN_TOKEN), json({ name: 'unlock' }));
+    expect(r.status).toBe(201);
+    return { body: { token: ((r.json() as Loose).url as string).split('/share/')[1] } };
+  },
 };
 
 /** The credential a route's `auth` takes, from the project's keys (a server key where it may be one). */

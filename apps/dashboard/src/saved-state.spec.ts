@@ -74,10 +74,11 @@ describe('saved goals, funnels and segments in the view state', () => {
     expect('segment' in none).toBe(false);
   });
 
-  it('names: trimmed, 1 to 200 characters; lists by name, case aside', () => {
+  it('names: trimmed, 1 to 100 characters (the API\'s limit); lists by name, case aside', () => {
     expect(nameOf('  Checkout ')).toBe('Checkout');
     expect(nameOf('   ')).toBeUndefined();
-    expect(nameOf('x'.repeat(201))).toBeUndefined();
+    expect(nameOf('x'.repeat(100))).toBe('x'.repeat(100));
+    expect(nameOf('x'.repeat(101))).toBeUndefined();
     expect(byName([{ name: 'b' }, { name: 'B' }, { name: 'a' }, { name: 'C' }]).map((x) => x.name)).toEqual(['a', 'B', 'b', 'C']);
   });
 

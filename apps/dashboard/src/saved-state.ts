@@ -34,8 +34,8 @@ export const NO_SAVED: SavedLists = { goals: [], funnels: [], segments: [] };
 /** The path segment and the answer's key of each kind: `/admin/projects/:id/goals` answers `{ goals }`, a write `{ goal }`. */
 export const PLURAL: Readonly<Record<SavedKind, 'goals' | 'funnels' | 'segments'>> = { goal: 'goals', funnel: 'funnels', segment: 'segments' };
 
-/** The longest name the dashboard sends (the API checks its own limit and says so). */
-export const MAX_NAME = 200;
+/** The longest name (characters, trimmed): the API's limit (libs/schema SAVED_LIMITS.name). */
+export const MAX_NAME = 100;
 
 /** A name as typed (trimmed); undefined when empty or over MAX_NAME. */
 export function nameOf(text: string): string | undefined {

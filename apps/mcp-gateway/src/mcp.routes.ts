@@ -224,9 +224,11 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
         if (e instanceof McpError) throw e;
         const apiError = toApiError(e);
         // Argument errors are results the model reads (SEP-1303), not protocol errors a client shows as opaque.
-        if (apiError.code === 'invalid_group_by' || apiError.code === 'invalid_params') {
+        // A saved id the project does not have (goal, funnel, segment) is the body's 400 invalid_payload over HTTP: an
+        // argument error here too.
+        if (apiError.code === 'invalid_group_by' || apiError.code === 'invalid_params' || apiError.code === 'invalid_payload') {
           const { details, ...rest } = apiError.extra as { details: Record<string, unknown> };
-          const error: ToolError = { error: apiError.code, details: { ...details, ...rest } };
+          const error: ToolError = { error: apiError.code === 'invalid_payload' ? 'invalid_params' : apiError.code, details: { ...details, ...rest } };
           return { isError: true, content: [{ type: 'text', text: toolErrorText(error) }], structuredContent: error };
         }
         if (apiError.status >= 500) deps.logger.error({ tool: tool.name, err: e }, 'mcp tool failed');

@@ -480,8 +480,10 @@ export const routes = {
     mcp: {
       tool: 'list_goals',
       title: 'Saved goals',
-      description: "The goals saved for the key's project: { goals: [{ id, name, event?, path?, filters }] }. Needs an rk_ key. Call it before query_insights or get_retention: pass a goal as { id }.",
+      description: `The goals saved for the key's project: { goals: [{ id, name, event?, path?, filters }] }. Needs an rk_ key. Call it before query_insights or get_retention: pass a goal as { id }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ goals: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
     },
   },
   funnels: {
@@ -490,8 +492,10 @@ export const routes = {
     mcp: {
       tool: 'list_funnels',
       title: 'Saved funnels',
-      description: "The funnels saved for the key's project: { funnels: [{ id, name, steps, window_s, count_by, filters }] }. Needs an rk_ key. Call it before get_funnel: run one with { id, from, to }.",
+      description: `The funnels saved for the key's project: { funnels: [{ id, name, steps, window_s, count_by, filters }] }. Needs an rk_ key. Call it before get_funnel: run one with { id, from, to }. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ funnels: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
     },
   },
   segments: {
@@ -500,8 +504,10 @@ export const routes = {
     mcp: {
       tool: 'list_segments',
       title: 'Saved segments',
-      description: "The segments (saved filters) of the key's project: { segments: [{ id, name, filters }] }. Needs an rk_ key. Call it before query_insights, get_funnel or get_retention: pass segment: <id>.",
+      description: `The segments (saved filters) of the key's project: { segments: [{ id, name, filters }] }. Needs an rk_ key. Call it before query_insights, get_funnel or get_retention: pass segment: <id>. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ segments: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
     },
   },
   createProject: {

@@ -73,7 +73,15 @@ const goalFields: Shape = {
   path: z.string().optional().describe('The path, exactly; ending in `*`: any path starting with what precedes it.'),
   filters: filterListSchema("Conditions the event must also meet, as /v1/insights' `filters`."),
 };
-const FIELDS: Record<SavedKind, Shape> = { goal: goalFields, funnel: funnelDefinitionFields, segment: { filters: filterListSchema(SEGMENT_FILTERS_TEXT) } };
+// The fields as the body's shape (documented, checked for their type); each kind's definition schema then checks them
+// as a whole (a funnel's steps are goals: their checks are the goal schema's, run once there).
+const funnelFields: Shape = {
+  steps: z.array(z.looseObject({})).describe(`${FUNNEL_LIMITS.steps.min} to ${FUNNEL_LIMITS.steps.max} steps, in order, each a goal { event?, path?, filters? }.`),
+  window_s: funnelDefinitionFields.window_s,
+  count_by: funnelDefinitionFields.count_by,
+  filters: funnelDefinitionFields.filters,
+};
+const FIELDS: Record<SavedKind, Shape> = { goal: goalFields, funnel: funnelFields, segment: { filters: filterListSchema(SEGMENT_FILTERS_TEXT) } };
 
 /** The issues of `schema` on `value` added to `ctx` (the body's paths), or its output. */
 function delegate<S extends z.ZodType>(schema: S, value: unknown, ctx: z.RefinementCtx): z.output<S> {

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { SavedDefinitions } from '@analytics/auth';
 import { openTestStores, silentLogger } from '@analytics/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard is tested against the whole service it ships with
 import { buildApp } from '../../standalone/src/app';
@@ -33,12 +34,12 @@ async function makeShare(body: object): Promise<{ id: string; url: string }> {
   return { id: (res.body.share as { id: string }).id, url: res.body.url as string };
 }
 /** The project's totals for the dashboard's default range (the last 7 days), from the API with the project's rk_ key. */
-async function totals(): Promise<Record<string, number>> {
+async function totals(filters: unknown[] = []): Promise<Record<string, number>> {
   const range = presetRange('7d', Date.now());
   const res = await fetch(`${base}/v1/insights`, {
     method: 'POST',
     headers: { authorization: `Bearer ${rk}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: dayString(range.from), to: dayString(range.to), metrics: HEADLINE, compare: 'previous_period' }),
+    body: JSON.stringify({ from: dayString(range.from), to: dayString(range.to), metrics: HEADLINE, compare: 'previous_period', filters }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { rows: Array<Record<string, number>> }).rows[0]!;
@@ -96,7 +97,7 @@ CHROMIUM.describe('share links in Chromium against the real service', () => {
       anonymous_id: `v-${i % 9}`,
       timestamp: new Date(now - (i % 4) * 86_400_000 - 3_600_000).toISOString(),
       url: `https://shop.example.com/${['', 'pricing', 'docs'][i % 3]}`,
-      properties: { plan: i % 2 ? 'pro' : 'free' },
+      properties: { plan: (i % 9) % 2 ? 'pro' : 'free' },
     }));
     const sent = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
     expect(sent.status).toBe(202);
@@ -127,6 +128,22 @@ CHROMIUM.describe('share links in Chromium against the real service', () => {
     expect(await page.isVisible('header.top')).toBe(true);
     expect(requests.filter((r) => /\/v1\/(query|export)|\/auth\/|\/admin\//.test(r))).toEqual([]);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(real(problems)).toEqual([]);
+  });
+
+  it("a link with a segment shows it applied, without a way to remove it, and every number held to it", async () => {
+    const filters = [['is', 'prop:plan', ['pro']]];
+    const segment = (await new SavedDefinitions(stores.keyDb).create(projectId, 'segment', { name: 'Pro plan', definition: { filters } }))!;
+    const { url } = await makeShare({ name: 'pro', segment: segment.id });
+    const { page, problems } = await freshPage();
+    await page.goto(url);
+    await loaded(page);
+    expect(await page.textContent('#share-segment')).toContain('Pro plan');
+    expect(await page.$$('#share-segment button')).toEqual([]);
+    const want = await totals(filters);
+    for (const m of HEADLINE) expect([m, await shown(page, m)]).toEqual([m, Number(want[m])]);
+    expect(want['visitors']).toBeLessThan((await totals())['visitors']!);
+    expect(await page.isVisible('#list-props')).toBe(false);
     expect(real(problems)).toEqual([]);
   });
 

@@ -527,6 +527,8 @@ async function showShared(): Promise<void> {
   shownState = state;
   shownApi = api;
   $('dashboard').hidden = false;
+  // A link's segment holds every read to it: the property keys cannot be (that read takes no filters).
+  $('list-props').hidden = shareHasSegment();
   renderShareSegment();
   showView(api, state);
 }

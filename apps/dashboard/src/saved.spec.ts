@@ -269,6 +269,10 @@ CHROMIUM.describe('saved goals, funnels, segments and the Share dialog (Chromium
     await page.waitForSelector('#saved-funnels li', { state: 'detached' });
     expect(await list('funnels')).toEqual([]);
     expect(page.url()).not.toContain('fid=');
+    // The funnel stays open as its steps (asked again, unsaved).
+    await viewLoaded(page);
+    await goalsLoaded(page);
+    expect(await page.$$eval('#funnel-body .funnel li', (items) => items.length)).toBe(2);
 
     await page.reload();
     await loaded(page);

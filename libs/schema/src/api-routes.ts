@@ -55,7 +55,7 @@ import { funnelBodySchema, funnelResponseSchema, retentionBodySchema, retentionR
 import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
 import { FILTERS_JSON, GOAL_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
-import { createdShareResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
+import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -494,6 +494,12 @@ export const routes = {
     summary: "Open a share link: its credential, the project's name and the link (with its password when it has one; wrong guesses throttled per link and per address). An unknown, revoked or expired link: 404 not_found",
     auth: 'none', body: shareUnlockInputSchema, responses: { 200: shareUnlockResponseSchema }, errors: ['not_found', 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
     example: { token: 'shr_4fQ9xZ2LmP0a_0123456789abcdefghijABCDEFGHIJKL', password: 'correct horse battery' },
+  },
+  // The production proxy serves GET /share/<token> itself and asks this, as an auth_request, for the page's framing.
+  shareFrameAncestors: {
+    method: 'get', path: '/v1/share/frame-ancestors', app: 'admin-api',
+    summary: "Who may frame a share link's page: with embed=1, a live link's embed_origins, else 'none' (the frame-ancestors the proxy sends with GET /share/<token>)",
+    auth: 'none', query: shareFrameQuerySchema, responses: { 200: shareFrameResponseSchema }, errors: ['invalid_params', ...ALWAYS],
   },
   revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: roleOf('admin', 'key'),

@@ -36,6 +36,21 @@ const invitation = async (p: People) => {
   return rows[0]!.id;
 };
 const share = async (p: People, input: { password?: string } = {}) => p.accounts.shares.create(p.projectId, input, { createdBy: null, baseUrl: 'http://localhost' });
+let named = 0;
+const uniqueName = (what: string) => `${what} ${++named}`;
+const SAVED_BODY = { goal: { event: 'signup' }, funnel: { steps: [{ event: 'a' }, { event: 'b' }] }, segment: { filters: [['is', 'country', ['FR']]] } } as const;
+const SAVED_DEFINITION = { goal: { event: 'signup', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 86400, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } };
+/** A saved definition of the table's project, fresh for each cell (an update or delete spends one). */
+const savedOf = async (p: People, kind: 'goal' | 'funnel' | 'segment') => (await p.keyStore.saved.create(p.projectId, kind, { name: uniqueName(kind), definition: SAVED_DEFINITION[kind] }))!.id;
+const savedRows = (kind: 'goal' | 'funnel' | 'segment', plural: string): Record<string, Row> => {
+  const cap = kind[0]!.toUpperCase() + kind.slice(1);
+  return {
+    [`list${cap}s`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}` }) },
+    [`create${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}`, body: { name: uniqueName(kind), ...SAVED_BODY[kind] } }) },
+    [`update${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}/${await savedOf(p, kind)}`, body: { name: uniqueName(kind) } }) },
+    [`delete${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}/${await savedOf(p, kind)}` }) },
+  };
+};
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -102,6 +117,10 @@ const TABLE: Record<string, Row> = {
   // No credential: the link's token is the body's (any bearer token sent is ignored).
   shareFrameAncestors: { call: async (p) => ({ path: '/v1/share/frame-ancestors', query: { token: (await share(p)).url.split('/share/')[1]!, embed: '1' } }) },
   shareUnlock: { call: async (p) => ({ path: '/v1/share/unlock', body: { token: (await share(p)).url.split('/share/')[1] } }) },
+  // Saved definitions (docs/saved-and-shared.md): any member lists, an editor saves, changes and deletes.
+  ...savedRows('goal', 'goals'),
+  ...savedRows('funnel', 'funnels'),
+  ...savedRows('segment', 'segments'),
 };
 
 // Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).

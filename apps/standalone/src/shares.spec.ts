@@ -34,6 +34,10 @@ const READS: Record<string, { query?: Record<string, string>; body?: Record<stri
   insights: { body: { ...RANGE, metrics: ['visitors', 'pageviews', 'events'], dimensions: ['path'] } },
   funnel: { body: { ...RANGE, steps: [{ event: '$pageview' }, { event: 'signup' }] } },
   retention: { body: { ...RANGE, period: 'day', count_by: 'visitor' } },
+  // The saved lists the shared page shows (goals and funnels); segments too, as an rk_ key reads them.
+  goals: {},
+  funnels: {},
+  segments: {},
 };
 const SHARE_ROUTES = Object.entries(routes as Record<string, ApiRoute>).filter(([, r]) => typeof r.auth === 'object' && 'api_key' in r.auth && r.auth.share === true);
 

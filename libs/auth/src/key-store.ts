@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
+import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
 import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
 
@@ -67,8 +68,12 @@ export function segmentOf(v: unknown): ShareScope['segment'] {
 /** Projects and API keys in Postgres. Secrets are stored only as SHA-256 hashes. */
 export class KeyStore {
   private readonly mintedListeners: Array<(prefix: string) => void> = [];
+  /** The projects' saved goals, funnels and segments (same database): whoever holds the key store reaches them. */
+  readonly saved: SavedDefinitions;
 
-  constructor(private readonly db: SqlPort) {}
+  constructor(private readonly db: SqlPort) {
+    this.saved = new SavedDefinitions(db);
+  }
 
   /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */
   onMinted(listener: (prefix: string) => void): void {

@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '@analytics/schema';
-import { isUuid } from './key-store';
+import { ApiError, SAVED_LIMITS, type SavedKind } from '@analytics/schema';
 import type { SqlPort, SqlQueryable } from './sql-port';
 
-/** The kinds of saved definitions (issue 46, docs/saved-and-shared.md). */
-export const SAVED_KINDS = ['goal', 'funnel', 'segment'] as const;
-export type SavedKind = (typeof SAVED_KINDS)[number];
+export { SAVED_KINDS, type SavedKind } from '@analytics/schema';
 
 /** At most this many definitions of each kind per project: the 201st is `409 limit_reached`. */
-export const SAVED_PER_KIND_LIMIT = 200;
+export const SAVED_PER_KIND_LIMIT = SAVED_LIMITS.perKind;
 
 /** One saved definition as stored: `definition` holds the kind's fields in their canonical request form. */
 export interface SavedRecord {
@@ -28,6 +25,9 @@ export interface ResolvedSegment {
   name: string;
   filters: unknown;
 }
+
+// Ids and project ids are UUIDs: anything else is not found without a query.
+const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 const COLUMNS = 'id, project_id, kind, name, definition, created_by, created_at, updated_at';
 

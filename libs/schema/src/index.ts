@@ -17,3 +17,4 @@ export * from './shares.schema';
 export * from './api-routes';
 export * from './oauth-routes';
 export * from './openapi';
+export * from './saved.schema';

@@ -214,6 +214,9 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   properties: () => ({ query: WINDOW }),
   funnel: () => ({}),
   retention: () => ({}),
+  goals: () => ({}),
+  funnels: () => ({}),
+  segments: () => ({}),
   createProject: () => ({}),
   listProjects: () => ({}),
   getProject: (f) => ({ params: { id: f.id } }),
@@ -223,6 +226,19 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   listKeys: (f) => ({ params: { id: f.id } }),
   // Another project than the fixture's: the calls after this one still read with the fixture's keys.
   deleteProject: async (f) => ({ params: { id: (await createProject(f.port)).id } }),
+  // Saved definitions of the fixture's project (the operator's token): each created one is renamed, then deleted.
+  listGoals: (f) => ({ params: { id: f.id } }),
+  createGoal: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.goalId = (r.json() as Loose).goal.id) }),
+  updateGoal: (f) => ({ params: { id: f.id, goal_id: f.saved.goalId! } }),
+  deleteGoal: (f) => ({ params: { id: f.id, goal_id: f.saved.goalId! } }),
+  listFunnels: (f) => ({ params: { id: f.id } }),
+  createFunnel: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.funnelId = (r.json() as Loose).funnel.id) }),
+  updateFunnel: (f) => ({ params: { id: f.id, funnel_id: f.saved.funnelId! } }),
+  deleteFunnel: (f) => ({ params: { id: f.id, funnel_id: f.saved.funnelId! } }),
+  listSegments: (f) => ({ params: { id: f.id } }),
+  createSegment: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.segmentId = (r.json() as Loose).segment.id) }),
+  updateSegment: (f) => ({ params: { id: f.id, segment_id: f.saved.segmentId! } }),
+  deleteSegment: (f) => ({ params: { id: f.id, segment_id: f.saved.segmentId! } }),
   authSetup: (f) => ({
     body: OWNER,
     after: (r) => {

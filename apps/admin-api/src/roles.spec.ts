@@ -115,6 +115,7 @@ const TABLE: Record<string, Row> = {
   listShares: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares` }) },
   deleteShare: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares/${(await share(p)).share.id}` }) },
   // No credential: the link's token is the body's (any bearer token sent is ignored).
+  shareFrameAncestors: { call: async (p) => ({ path: '/v1/share/frame-ancestors', query: { token: (await share(p)).url.split('/share/')[1]!, embed: '1' } }) },
   shareUnlock: { call: async (p) => ({ path: '/v1/share/unlock', body: { token: (await share(p)).url.split('/share/')[1] } }) },
   // Saved definitions (docs/saved-and-shared.md): any member lists, an editor saves, changes and deletes.
   ...savedRows('goal', 'goals'),

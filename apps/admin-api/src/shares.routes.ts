@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import { parseOriginEntry } from '@analytics/auth';
-import { routes, shareInputSchema } from '@analytics/schema';
+import { frameAncestorsOf, routes, shareInputSchema } from '@analytics/schema';
 import { defineRoute, publicBaseUrl, routerOf } from '@analytics/service-kit';
 
 export interface SharesRouterDeps {
@@ -48,5 +48,11 @@ export function createSharesRouter(deps: SharesRouterDeps): Router {
       await audit.record({ orgOfProject: params.id }, { action: 'share.revoked', actor: actorOf(caller), target: { type: 'share', id: share.id, name: share.name }, details: {} });
     }),
     defineRoute(routes.shareUnlock, async ({ body }, _auth, { req }) => shares.unlock(body.token, body.password, req.ip)),
+    defineRoute(routes.shareFrameAncestors, async ({ query }, _auth, { res }) => {
+      // Only an embed asks the store: every other page of a link is framed by nobody.
+      const frameAncestors = frameAncestorsOf(query.embed === '1' ? await shares.embedOrigins(query.token) : undefined);
+      res.set({ 'x-frame-ancestors': frameAncestors, 'cache-control': 'no-store' });
+      return { frame_ancestors: frameAncestors };
+    }),
   ]);
 }

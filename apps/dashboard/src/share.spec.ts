@@ -8,7 +8,7 @@ import { buildApp } from '../../standalone/src/app';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { dayString, presetRange } from './state';
-import { CHROMIUM, HEADLINE, launchChromium, listOf, loaded, shown, watch } from './test-support/page';
+import { CHROMIUM, type FunnelAnswer, HEADLINE, funnelOf, funnelRows, launchChromium, listOf, loaded, shown, viewLoaded, watch } from './test-support/page';
 
 const DIST = join(__dirname, '../../../dist/apps/dashboard');
 const SECRETS = { ADMIN_TOKEN: 'admin-token-share-page', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' };
@@ -128,6 +128,30 @@ CHROMIUM.describe('share links in Chromium against the real service', () => {
     expect(await page.isVisible('header.top')).toBe(true);
     expect(requests.filter((r) => /\/v1\/(query|export)|\/auth\/|\/admin\//.test(r))).toEqual([]);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(real(problems)).toEqual([]);
+  });
+
+  it('shows the goals and the funnel saved for the project, as the API answers them, without a way to change them', async () => {
+    const saved = new SavedDefinitions(stores.keyDb);
+    await saved.create(projectId, 'goal', { name: 'Signed up', definition: { event: 'signup', filters: [] } });
+    await saved.create(projectId, 'funnel', { name: 'Pricing to signup', definition: { steps: [{ event: '$pageview', path: '/pricing', prefix: false, filters: [] }, { event: 'signup', filters: [] }], window_s: 604_800, count_by: 'visitor', filters: [] } });
+    const { url } = await makeShare({ name: 'with goals' });
+    const { page, problems } = await freshPage();
+    await page.goto(url);
+    await loaded(page);
+    await page.waitForSelector('#list-goals[data-state="loaded"]');
+    const range = presetRange('7d', Date.now());
+    const window = { from: dayString(range.from), to: dayString(range.to) };
+    const ask = async (path: string, body: object) => (await (await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...window, ...body }) })).json()) as Record<string, unknown>;
+    const goal = ((await ask('/v1/insights', { metrics: ['conversions', 'conversion_rate'], goal: { event: 'signup' } })).rows as Array<Record<string, number>>)[0]!;
+    expect(await page.$$eval('#list-goals li', (items) => items.map((li) => [(li as HTMLElement).dataset['key'], Number((li.querySelector('.count') as HTMLElement).dataset['value'])]))).toEqual([['signup', goal['conversions']]]);
+    expect(await page.isVisible('#goal-form')).toBe(false);
+    expect(await page.isVisible('#list-goals .remove')).toBe(false);
+    await page.click('#view-funnel');
+    await viewLoaded(page);
+    const funnel = (await ask('/v1/funnel', { steps: [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }], window_s: 604_800, count_by: 'visitor' })) as unknown as FunnelAnswer;
+    expect(await funnelOf(page)).toEqual(funnelRows(funnel));
+    expect(await page.isVisible('#step-form')).toBe(false);
     expect(real(problems)).toEqual([]);
   });
 

@@ -1,12 +1,14 @@
 import { ApiError, type FilterIssue, type ShareScope, parseFilters } from '@analytics/schema';
 
-// Reads of events that take no filters: a share link with a segment cannot hold them to it, so it may not call them.
-const UNFILTERABLE: ReadonlySet<string> = new Set(['stats', 'sources', 'properties', 'query']);
+// The saved lists (GET /v1/goals, /v1/funnels, /v1/segments): definitions, no event read for a segment to hold.
+const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments']);
 
 /**
  * A read through a share link's credential (docs/saved-and-shared.md, "Share links and embeds"): the segment the link
- * was made with is ANDed to the request's own filters, server-side, so a caller cannot remove it. A link without a
- * segment reads as the project's rk_ key would; with one, the reads that take no filters are refused.
+ * was made with is ANDed to the request's own filters, server-side, so a caller cannot remove it (a saved id or
+ * `segment` the request names only narrows further: their conditions are added beside these). A link without a
+ * segment reads as the project's rk_ key would; with one, a read that takes no filters (stats, sources, properties)
+ * is refused: fail closed, a new read is refused too until it takes filters.
  */
 export function heldToShare(name: string, input: unknown, share: ShareScope): unknown {
   const segment = share.segment;
@@ -19,8 +21,6 @@ export function heldToShare(name: string, input: unknown, share: ShareScope): un
     if (!filters) throw new ApiError('invalid_payload', { details: { formErrors: [`the link's segment no longer applies: ${issues.map((i) => i.message).join('; ')}`], fieldErrors: {} } });
     return { ...(input as object), filters: [...own, ...filters] };
   }
-  if (UNFILTERABLE.has(name)) {
-    throw new ApiError('insufficient_scope', { required: 'read', got: 'share', details: 'a share link with a segment reads /v1/insights, /v1/funnel and /v1/retention only: this read cannot apply its filters' });
-  }
-  return input;
+  if (NO_EVENTS.has(name)) return input;
+  throw new ApiError('insufficient_scope', { required: 'read', got: 'share', details: 'a share link with a segment reads /v1/insights, /v1/funnel and /v1/retention (and the saved lists) only: this read cannot apply its filters' });
 }

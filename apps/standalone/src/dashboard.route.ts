@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { type Response, Router } from 'express';
+import { frameAncestorsOf } from '@analytics/schema';
 
 /**
  * The dashboard's Content-Security-Policy: its own scripts, styles, images and API only; no inline code, no other
@@ -13,8 +14,7 @@ export const DASHBOARD_CSP =
  * The CSP of a share link's page: the dashboard's, and with `?embed=1` on a link that lists embed_origins, those
  * origins as its frame-ancestors (every other page still may not frame it).
  */
-export const shareCsp = (embedOrigins: readonly string[] | undefined): string =>
-  embedOrigins && embedOrigins.length > 0 ? DASHBOARD_CSP.replace("frame-ancestors 'none'", `frame-ancestors ${embedOrigins.join(' ')}`) : DASHBOARD_CSP;
+export const shareCsp = (embedOrigins: readonly string[] | undefined): string => DASHBOARD_CSP.replace("frame-ancestors 'none'", `frame-ancestors ${frameAncestorsOf(embedOrigins)}`);
 
 function secureHeaders(res: Response, csp = DASHBOARD_CSP): void {
   res.setHeader('Content-Security-Policy', csp);

@@ -34,6 +34,10 @@ const READS: Record<string, { query?: Record<string, string>; body?: Record<stri
   insights: { body: { ...RANGE, metrics: ['visitors', 'pageviews', 'events'], dimensions: ['path'] } },
   funnel: { body: { ...RANGE, steps: [{ event: '$pageview' }, { event: 'signup' }] } },
   retention: { body: { ...RANGE, period: 'day', count_by: 'visitor' } },
+  // The saved lists the shared page shows (goals and funnels); segments too, as an rk_ key reads them.
+  goals: {},
+  funnels: {},
+  segments: {},
 };
 const SHARE_ROUTES = Object.entries(routes as Record<string, ApiRoute>).filter(([, r]) => typeof r.auth === 'object' && 'api_key' in r.auth && r.auth.share === true);
 
@@ -153,6 +157,16 @@ describe('what a share link reads', () => {
       const empty = await call(route, rk, { body: { ...body, filters: [['is_not', 'prop:plan', ['pro']], ...SEGMENT_FILTERS] } });
       expect({ name, body: widened.body }).toEqual({ name, body: empty.body });
     }
+    // A saved funnel or goal by id, or another segment named in the request, only narrows: the link's segment still holds.
+    const saved = new SavedDefinitions(stores.keyDb);
+    const funnel = (await saved.create(project.id, 'funnel', { name: 'Signup', definition: { steps: [{ event: '$pageview', filters: [] }, { event: 'signup', filters: [] }], window_s: 86_400, count_by: 'visitor', filters: [] } }))!;
+    const byId = await call(routes.funnel, token, { body: { ...RANGE, id: funnel.id } });
+    const byIdDirect = await call(routes.funnel, rk, { body: { ...RANGE, id: funnel.id, filters: SEGMENT_FILTERS } });
+    expect({ status: byId.status, body: byId.body }).toEqual({ status: 200, body: byIdDirect.body });
+    const everyone = (await saved.create(project.id, 'segment', { name: 'Everyone', definition: { filters: [['contains', 'path', ['/']]] } }))!;
+    const named = await call(routes.insights, token, { body: { ...READS.insights!.body!, segment: everyone.id } });
+    const namedDirect = await call(routes.insights, rk, { body: { ...READS.insights!.body!, segment: everyone.id, filters: SEGMENT_FILTERS } });
+    expect({ status: named.status, body: named.body }).toEqual({ status: 200, body: namedDirect.body });
     // The reads that cannot apply filters are refused to a link with a segment.
     for (const name of ['stats', 'sources', 'properties'] as const) {
       const res = await call(routes[name], token, READS[name]);

@@ -55,6 +55,7 @@ import { funnelRequestSchema, funnelResponseSchema, retentionRequestSchema, rete
 import { insightsRequestSchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
 import { FILTERS_JSON, GOAL_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
+import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import {
   savedFunnelListSchema,
   savedFunnelResponseSchema,
@@ -65,7 +66,6 @@ import {
   savedSegmentListSchema,
   savedSegmentResponseSchema,
 } from './saved.schema';
-import { createdShareResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -475,7 +475,7 @@ export const routes = {
   },
   // Saved definitions (issue 46, docs/saved-and-shared.md): the project's goals, funnels and segments, for its rk_ key.
   goals: {
-    method: 'get', path: '/v1/goals', app: 'read-api', summary: "The project's saved goals, oldest first (give one to /v1/insights or /v1/retention as { id })", auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/goals', app: 'read-api', summary: "The project's saved goals, oldest first (give one to /v1/insights or /v1/retention as { id })", auth: { api_key: ['rk'], access: 'read', share: true },
     query: SAVED_LIST_QUERY, responses: { 200: savedGoalListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'list_goals',
@@ -487,7 +487,7 @@ export const routes = {
     },
   },
   funnels: {
-    method: 'get', path: '/v1/funnels', app: 'read-api', summary: "The project's saved funnels, oldest first (run one with POST /v1/funnel { id, from, to })", auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/funnels', app: 'read-api', summary: "The project's saved funnels, oldest first (run one with POST /v1/funnel { id, from, to })", auth: { api_key: ['rk'], access: 'read', share: true },
     query: SAVED_LIST_QUERY, responses: { 200: savedFunnelListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'list_funnels',
@@ -499,7 +499,7 @@ export const routes = {
     },
   },
   segments: {
-    method: 'get', path: '/v1/segments', app: 'read-api', summary: "The project's saved segments, oldest first (give one's id as `segment` to insights, funnel, retention, export)", auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/segments', app: 'read-api', summary: "The project's saved segments, oldest first (give one's id as `segment` to insights, funnel, retention, export)", auth: { api_key: ['rk'], access: 'read', share: true },
     query: SAVED_LIST_QUERY, responses: { 200: savedSegmentListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'list_segments',
@@ -553,6 +553,12 @@ export const routes = {
     summary: "Open a share link: its credential, the project's name and the link (with its password when it has one; wrong guesses throttled per link and per address). An unknown, revoked or expired link: 404 not_found",
     auth: 'none', body: shareUnlockInputSchema, responses: { 200: shareUnlockResponseSchema }, errors: ['not_found', 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
     example: { token: 'shr_4fQ9xZ2LmP0a_0123456789abcdefghijABCDEFGHIJKL', password: 'correct horse battery' },
+  },
+  // The production proxy serves GET /share/<token> itself and asks this, as an auth_request, for the page's framing.
+  shareFrameAncestors: {
+    method: 'get', path: '/v1/share/frame-ancestors', app: 'admin-api',
+    summary: "Who may frame a share link's page: with embed=1, a live link's embed_origins, else 'none' (the frame-ancestors the proxy sends with GET /share/<token>)",
+    auth: 'none', query: shareFrameQuerySchema, responses: { 200: shareFrameResponseSchema }, errors: ['invalid_params', ...ALWAYS],
   },
   revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: roleOf('admin', 'key'),

@@ -81,3 +81,19 @@ export const shareUnlockResponseSchema = z
     share: shareSchema.omit({ created_at: true }),
   })
   .describe('What the shared dashboard needs: the credential, the project\'s name and the link.');
+
+/**
+ * The CSP `frame-ancestors` of a share link's page: the link's embed origins for `?embed=1` on a live link that lists
+ * some, else `'none'` (as the dashboard's own page). The origins were normalised when the link was made (no space, no `;`).
+ */
+export const frameAncestorsOf = (embedOrigins: readonly string[] | undefined): string => (embedOrigins && embedOrigins.length > 0 ? embedOrigins.join(' ') : "'none'");
+
+export const shareFrameQuerySchema = z
+  .object({
+    token: z.string().min(1).max(200).describe("The link's token (the last part of its page's address)."),
+    embed: z.string().max(8).optional().describe('`1` when the page was asked with ?embed=1; otherwise the answer is `\'none\'` without a lookup.'),
+  })
+  .describe("Whose page's framing to answer.");
+export const shareFrameResponseSchema = z
+  .object({ frame_ancestors: z.string().describe("The CSP frame-ancestors value (also the X-Frame-Ancestors header): the link's embed origins, or 'none'.") })
+  .describe("Who may frame a share link's page.");

@@ -293,6 +293,7 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   createShare: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.shareId = (r.json() as Loose).share.id) }),
   listShares: (f) => ({ params: { id: f.id } }),
   deleteShare: (f) => ({ params: { id: f.id, share_id: f.saved.shareId! } }),
+  shareFrameAncestors: () => ({ query: { token: 'shr_unknown_unknown', embed: '1' } }),
   shareUnlock: async (f) => {
     const r = await http(f.port, 'POST', `/admin/projects/${f.id}/shares`, bearer(ADMIN_TOKEN), json({ name: 'unlock' }));
     expect(r.status).toBe(201);

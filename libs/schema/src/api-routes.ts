@@ -53,7 +53,7 @@ import { CALLER_DATA_NOTE } from './event-columns';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { funnelRequestSchema, funnelResponseSchema, retentionRequestSchema, retentionResponseSchema } from './conversions.schema';
 import { insightsRequestSchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
-import { FILTERS_JSON, GOAL_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
+import { FILTERS_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
 import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import {

@@ -8,7 +8,7 @@ import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversio
 import { $, durationText, el, setNumber } from './dom';
 import { currentProject, readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
 import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './saved';
-import { segmentOf, withKnownSaved } from './saved-state';
+import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
 import {
@@ -241,7 +241,7 @@ function renderFilters(state: ViewState): void {
   );
 }
 
-async function load(api: Api, state: ViewState): Promise<void> {
+async function load(api: Api, state: ViewState, listing: Promise<void> = Promise.resolve()): Promise<void> {
   const mine = ++generation;
   document.body.dataset['state'] = 'loading';
   $('load-error').hidden = true;
@@ -318,6 +318,10 @@ async function load(api: Api, state: ViewState): Promise<void> {
     // A share link with a segment cannot read the property keys (that read takes no filters): the panel is left out.
     ...(inShare() && shareHasSegment() ? [] : [loadProperties(api, state, range, ask, current, select)]),
     loadGoals(api, state, nav),
+    // The saved lists (asked beside the panels unless the address names a saved one): drawn when they arrive.
+    listing.then(() => {
+      if (current()) renderSaved(nav.now());
+    }),
     // No raw events through a share link.
     ...(inShare()
       ? []
@@ -502,9 +506,11 @@ async function show(): Promise<void> {
   if (!key) return signedIn() ? undefined : showSignIn();
   const api = createApi(key);
   const project = signedIn() ? currentProject() : undefined;
-  await loadSaved(project ? { projectId: project.id } : { api, key });
-  // Saved ids the project no longer has (deleted meanwhile) leave the view and the address.
+  const listing = loadSaved(project ? { projectId: project.id } : { api, key });
+  // A view naming a saved one waits for the lists; saved ids the project no longer has (deleted meanwhile) leave the
+  // view and the address.
   const read = readState(location.search, Date.now());
+  if (namesSaved(read)) await listing;
   const state = withKnownSaved(read, savedLists());
   if (state !== read) history.replaceState(null, '', writeState(state));
   shownState = state;
@@ -515,7 +521,7 @@ async function show(): Promise<void> {
   $('export-csv').onclick = () => void exportCsv(api, state);
   renderSaved(state);
   showShareButton(true);
-  showView(api, state);
+  showView(api, state, listing);
 }
 
 /** A share link's dashboard (share.ts): its credential, the goals and funnel saved for the project, no export. */
@@ -534,11 +540,11 @@ async function showShared(): Promise<void> {
 }
 
 /** The controls, the live figure and every panel of `state`, read with `api`. */
-function showView(api: Api, state: ViewState): void {
+function showView(api: Api, state: ViewState, listing?: Promise<void>): void {
   renderControls(state);
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).catch(() => undefined), LIVE_REFRESH_MS);
-  void load(api, state);
+  void load(api, state, listing);
   void loadView(api, state, nav);
 }
 

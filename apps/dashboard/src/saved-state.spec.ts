@@ -1,4 +1,4 @@
-import { type SavedFunnel, type SavedGoal, type SavedLists, type SavedSegment, NO_SAVED, byName, expiresAtOf, filtersToSave, funnelDefinition, funnelOfSaved, funnelToSave, goalBodyOf, nameOf, segmentOf, withKnownSaved } from './saved-state';
+import { type SavedFunnel, type SavedGoal, type SavedLists, type SavedSegment, NO_SAVED, byName, expiresAtOf, filtersToSave, funnelDefinition, funnelOfSaved, funnelToSave, goalBodyOf, nameOf, namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { formatGoal, parseShownGoal, readState, withStep, withoutStep, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
@@ -101,5 +101,15 @@ describe('a saved funnel whose steps name saved goals', () => {
     expect(funnelDefinition(opened, lists).steps).toEqual([{ id: GOAL_ID }, { event: 'pay' }, { id: 'unlisted' }]);
     // Through the URL: an unlisted goal step stays a saved reference (fs=saved:<id>).
     expect(readState(writeState({ ...readState('', NOW), funnel: opened }), NOW).funnel.steps).toEqual(opened.steps);
+  });
+});
+
+describe('when a view needs the saved lists before it asks anything', () => {
+  it('only when it names a saved goal, funnel, step or segment', () => {
+    expect(namesSaved(readState('?g=signup&fs=a,b&f=source:is:google', NOW))).toBe(false);
+    expect(namesSaved(readState('?g=saved:x', NOW))).toBe(true);
+    expect(namesSaved(readState('?fs=a,saved:x', NOW))).toBe(true);
+    expect(namesSaved(readState('?fs=a,b&fid=f', NOW))).toBe(true);
+    expect(namesSaved(readState('?seg=s', NOW))).toBe(true);
   });
 });

@@ -120,6 +120,10 @@ export function withKnownSaved(state: ViewState, lists: SavedLists): ViewState {
   return { ...(segmentKnown ? state : rest), goals, funnel: funnelKnown ? state.funnel : funnel };
 }
 
+/** Whether the state names a saved one (then the lists are needed before anything is asked). */
+export const namesSaved = (state: ViewState): boolean =>
+  state.segment !== undefined || state.funnel.saved !== undefined || [...state.goals, ...state.funnel.steps].some((g) => g.id !== undefined);
+
 /** The saved ones of a kind in the order listed: by name (case-insensitive), as a person looks for them. */
 export const byName = <T extends { name: string }>(items: readonly T[]): T[] => [...items].sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || (a.name < b.name ? -1 : 1));
 

@@ -261,12 +261,15 @@ CHROMIUM.describe('saved goals, funnels, segments and the Share dialog (Chromium
     await page.fill('#saved-goals .saved-rename-input', 'Signup done');
     await page.press('#saved-goals .saved-rename-input', 'Enter');
     await page.waitForSelector('#saved-goals li[data-name="Signup done"]');
+    // Focus stays on the renamed one (keyboard users are not sent back to the top of the page).
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Signup done');
     await goalsLoaded(page);
     expect((await goalRows(page)).map((r) => r[1])).toEqual(['Signup done']);
     expect((await list('goals')).map((g) => g.name)).toEqual(['Signup done']);
 
     await confirmClick(page, '#saved-funnels li[data-name="Visit to signup"] .saved-delete');
     await page.waitForSelector('#saved-funnels li', { state: 'detached' });
+    await page.waitForFunction(() => document.activeElement?.id === 'saved-funnels-title');
     expect(await list('funnels')).toEqual([]);
     expect(page.url()).not.toContain('fid=');
     // The funnel stays open as its steps (asked again, unsaved).

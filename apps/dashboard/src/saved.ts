@@ -73,6 +73,8 @@ export async function loadSaved(from: SavedSource, force = false): Promise<void>
   const key = sourceKey(from);
   source = from;
   if (!force && listedFor === key) return;
+  // Another project's (or key's) lists are not shown meanwhile.
+  if (listedFor !== key) lists = NO_SAVED;
   try {
     const [goals, funnels, segments] = await Promise.all([listOf<SavedGoal>(from, 'goals'), listOf<SavedFunnel>(from, 'funnels'), listOf<SavedSegment>(from, 'segments')]);
     if (source !== from) return;
@@ -135,12 +137,15 @@ function renameButton(kind: SavedKind, item: { id: string; name: string }, holde
     input.setAttribute('aria-label', `New name of the ${WORD[kind]} ${item.name}`);
     const cancel = el('button', { type: 'button', className: 'secondary small', textContent: 'Cancel', onclick: () => renderSaved(hooks.now()) });
     const form = el('form', { className: 'inline-form saved-rename-form' }, input, el('button', { type: 'submit', className: 'small', textContent: 'Save name' }), cancel);
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') cancel.click();
+    });
     form.onsubmit = (e) => {
       e.preventDefault();
       const name = nameOf(input.value);
       if (!name) return say(statusId, `Give a name (1 to ${MAX_NAME} characters).`);
       if (name === item.name) return renderSaved(hooks.now());
-      void act(statusId, `Renamed to ${name}.`, () => write('PATCH', kind, item.id, { name }).then(() => undefined));
+      void act(statusId, `Renamed to ${name}.`, () => write('PATCH', kind, item.id, { name }).then(() => undefined)).then((ok) => ok && focusAfter(kind, item.id));
     };
     holder.replaceChildren(form);
     input.focus();
@@ -149,9 +154,18 @@ function renameButton(kind: SavedKind, item: { id: string; name: string }, holde
   return b;
 }
 
+/** Focus after a rename (the renamed one) or a delete (its list's title, or the segment picker): not lost to the page. */
+function focusAfter(kind: SavedKind, id?: string): void {
+  if (kind === 'segment') return $('segment-picker').focus();
+  const row = id === undefined ? null : document.querySelector<HTMLElement>(`#saved-${PLURAL[kind]} li[data-id="${CSS.escape(id)}"] .saved-apply`);
+  (row ?? $(`saved-${PLURAL[kind]}-title`)).focus();
+}
+
 const deleteButton = (kind: SavedKind, item: { id: string; name: string }, statusId: string) => {
   const b = confirmButton('Delete', `Delete the ${WORD[kind]} ${item.name}`, 'Confirm delete', () =>
-    act(statusId, `Deleted the ${WORD[kind]} ${item.name}.`, () => write('DELETE', kind, item.id).then(() => undefined)).then(() => undefined),
+    act(statusId, `Deleted the ${WORD[kind]} ${item.name}.`, () => write('DELETE', kind, item.id).then(() => undefined)).then((ok) => {
+      if (ok) focusAfter(kind);
+    }),
   );
   b.classList.add('saved-delete');
   return b;

@@ -595,6 +595,11 @@ function startShared(): void {
     navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
   });
   window.addEventListener('popstate', () => void show());
+  let resizeTimer: number | undefined;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
+  });
   startShare(() => void show());
 }
 

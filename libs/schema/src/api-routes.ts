@@ -537,7 +537,7 @@ export const routes = {
   // credential reads only the routes declared with `share: true`.
   createShare: {
     method: 'post', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "Make a share link of a project's dashboard (read-only, optional password, expiry, segment and embedding origins)", auth: roleOf('editor', 'project'),
-    pathParams: PROJECT_ID, body: shareInputSchema, responses: { 201: createdShareResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    pathParams: PROJECT_ID, body: shareInputSchema, responses: { 201: createdShareResponseSchema }, errors: [...ROLE_ERRORS, 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
     example: { name: 'For the agency', expires_at: '2099-12-31T00:00:00Z', embed_origins: ['https://agency.example.com'] },
   },
   listShares: {

@@ -44,6 +44,22 @@ const importedRow = () => ({
   source: 'google', medium: 'organic', campaign: null, source_confidence: 'medium', channel: 'organic_search', referrer: 'https://www.google.com/',
   url: 'https://shop.example.com/', path: '/', country: 'GB', device_type: 'desktop', browser: 'Chrome', os: 'Linux', properties: '{}',
 });
+const share = async (p: People, input: { password?: string } = {}) => p.accounts.shares.create(p.projectId, input, { createdBy: null, baseUrl: 'http://localhost' });
+let named = 0;
+const uniqueName = (what: string) => `${what} ${++named}`;
+const SAVED_BODY = { goal: { event: 'signup' }, funnel: { steps: [{ event: 'a' }, { event: 'b' }] }, segment: { filters: [['is', 'country', ['FR']]] } } as const;
+const SAVED_DEFINITION = { goal: { event: 'signup', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 86400, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } };
+/** A saved definition of the table's project, fresh for each cell (an update or delete spends one). */
+const savedOf = async (p: People, kind: 'goal' | 'funnel' | 'segment') => (await p.keyStore.saved.create(p.projectId, kind, { name: uniqueName(kind), definition: SAVED_DEFINITION[kind] }))!.id;
+const savedRows = (kind: 'goal' | 'funnel' | 'segment', plural: string): Record<string, Row> => {
+  const cap = kind[0]!.toUpperCase() + kind.slice(1);
+  return {
+    [`list${cap}s`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}` }) },
+    [`create${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}`, body: { name: uniqueName(kind), ...SAVED_BODY[kind] } }) },
+    [`update${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}/${await savedOf(p, kind)}`, body: { name: uniqueName(kind) } }) },
+    [`delete${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}/${await savedOf(p, kind)}` }) },
+  };
+};
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -105,9 +121,20 @@ const TABLE: Record<string, Row> = {
   orgAudit: { call: async (p) => ({ path: `/admin/orgs/${p.orgId}/audit`, query: { limit: '5' } }) },
   listUsers: { call: async () => ({ path: '/admin/users' }) },
   createPasswordReset: { call: async (p) => ({ path: '/admin/password-resets', body: { email: p.users.viewer.email } }) },
+  createShare: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares`, body: { name: 'table' } }) },
+  listShares: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares` }) },
+  deleteShare: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/shares/${(await share(p)).share.id}` }) },
+  // No credential: the link's token is the body's (any bearer token sent is ignored).
+  shareFrameAncestors: { call: async (p) => ({ path: '/v1/share/frame-ancestors', query: { token: (await share(p)).url.split('/share/')[1]!, embed: '1' } }) },
+  shareUnlock: { call: async (p) => ({ path: '/v1/share/unlock', body: { token: (await share(p)).url.split('/share/')[1] } }) },
+  // Saved definitions (docs/saved-and-shared.md): any member lists, an editor saves, changes and deletes.
+  ...savedRows('goal', 'goals'),
+  ...savedRows('funnel', 'funnels'),
+  ...savedRows('segment', 'segments'),
 };
 
-const PEOPLE_ROUTES = Object.entries(routes as Record<RouteName, ApiRoute>).filter(([, r]) => r.path.startsWith('/admin') || r.path.startsWith('/auth'));
+// Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).
+const PEOPLE_ROUTES = Object.entries(routes as Record<RouteName, ApiRoute>).filter(([, r]) => r.path.startsWith('/admin') || r.path.startsWith('/auth') || r.app === 'admin-api');
 
 /** The status the declaration promises `who`. */
 function expected(route: ApiRoute, row: Row, who: Who): number {

@@ -3,20 +3,23 @@
 import type { FunnelResponse, RetentionResponse } from '@analytics/schema';
 import type { Api } from './api';
 import { $, durationText, el, setNumber, setShare } from './dom';
+import { savedGoalName, savedLists, stepText } from './saved';
+import { funnelDefinition, goalBodyOf, segmentOf } from './saved-state';
 import {
   FUNNEL_BREAKDOWNS,
   FUNNEL_STEPS,
   type ConversionView,
   type Filter,
+  type Goal,
   type ViewState,
   conditionsOf,
   dayString,
   formatGoal,
-  goalBody,
   goalFilters,
   goalOf,
   goalText,
   withFilter,
+  unsaved,
   withGoal,
   withStep,
   withoutGoal,
@@ -82,25 +85,33 @@ export async function loadGoals(api: Api, state: ViewState, nav: Nav): Promise<v
       return;
     }
     const filters = conditionsOf(state.filters);
-    const answers = await Promise.all(state.goals.map((g) => api.insights({ ...rangeOf(state), metrics: ['conversions', 'conversion_rate'], goal: goalBody(g), filters })));
+    // A saved goal (issue 46) is asked with its definition as saved; one no longer listed is left out.
+    const saved = savedLists();
+    const goals = state.goals.flatMap((g) => {
+      const body = goalBodyOf(g, saved);
+      return body ? [{ g, body, text: g.id === undefined ? goalText(g) : savedGoalName(g.id) }] : [];
+    });
+    const answers = await Promise.all(goals.map(({ body }) => api.insights({ ...rangeOf(state), metrics: ['conversions', 'conversion_rate'], goal: body as Goal, filters, ...segmentOf(state) })));
     if (mine !== goalsGeneration) return;
     const list = el('ol', { className: 'bars' });
-    state.goals.forEach((g, i) => {
-      const row = answers[i]!.rows[0];
+    goals.forEach(({ g, body, text }, j) => {
+      const i = state.goals.indexOf(g);
+      const row = answers[j]!.rows[0];
       const conversions = Number(row?.['conversions'] ?? 0);
       const rate = Number(row?.['conversion_rate'] ?? 0);
       const bar = el('span', { className: 'bar' });
       bar.style.width = `${rate * 100}%`;
-      const adds = goalFilters(g);
+      // A saved goal with conditions of its own cannot be one click's filters (they are not all `is`).
+      const adds = body.filters?.length ? undefined : goalFilters(body);
       const label = adds
-        ? el('button', { type: 'button', className: 'link', title: 'Filter to the events that complete this goal', onclick: () => nav.full(adds.reduce((s: ViewState, f: Filter) => withFilter(s, f), nav.now())) }, goalText(g))
-        : el('span', { title: 'A page prefix cannot be a filter (filters match a page exactly)' }, goalText(g));
+        ? el('button', { type: 'button', className: 'link', title: 'Filter to the events that complete this goal', onclick: () => nav.full(adds.reduce((s: ViewState, f: Filter) => withFilter(s, f), nav.now())) }, text)
+        : el('span', { title: body.filters?.length ? 'A saved goal with conditions of its own cannot be a filter' : 'A page prefix cannot be a filter (filters match a page exactly)' }, text);
       const count = el('span', { className: 'count' });
       setNumber(count, conversions);
       const share = el('span', { className: 'extra rate' });
       setShare(share, rate);
       const remove = el('button', { type: 'button', className: 'remove', onclick: () => nav.part(withoutGoal(nav.now(), i), 'goals') }, '×');
-      remove.setAttribute('aria-label', `Remove goal ${goalText(g)}`);
+      remove.setAttribute('aria-label', `Remove goal ${text}`);
       const li = el('li', {}, bar, el('span', { className: 'label' }, label, share), el('span', { className: 'figures' }, count, remove));
       li.dataset['key'] = formatGoal(g);
       list.append(li);
@@ -134,8 +145,8 @@ function renderViewControls(state: ViewState, nav: Nav): void {
   }
   const f = state.funnel;
   const windows = WINDOWS.some(([w]) => w === f.window) ? WINDOWS : [...WINDOWS, [f.window, `${exact.format(f.window)} s`] as [number, string]];
-  fillSelect('funnel-window', windows.map(([w, t]) => [String(w), t]), String(f.window), (v) => nav.part({ ...nav.now(), funnel: { ...nav.now().funnel, window: Number(v) } }, 'view'));
-  fillSelect('funnel-count', [['visitor', 'Visitors'], ['user', 'Users'], ['session', 'Visits']], f.countBy, (v) => nav.part({ ...nav.now(), funnel: { ...nav.now().funnel, countBy: v as ViewState['funnel']['countBy'] } }, 'view'));
+  fillSelect('funnel-window', windows.map(([w, t]) => [String(w), t]), String(f.window), (v) => nav.part({ ...nav.now(), funnel: { ...unsaved(nav.now().funnel), window: Number(v) } }, 'view'));
+  fillSelect('funnel-count', [['visitor', 'Visitors'], ['user', 'Users'], ['session', 'Visits']], f.countBy, (v) => nav.part({ ...nav.now(), funnel: { ...unsaved(nav.now().funnel), countBy: v as ViewState['funnel']['countBy'] } }, 'view'));
   fillSelect('funnel-breakdown', [['', 'None'], ...FUNNEL_BREAKDOWNS.map((d): [string, string] => [d, nav.dimensionLabel(d)])], f.breakdown ?? '', (v) => {
     const { breakdown: _, ...funnel } = nav.now().funnel;
     nav.part({ ...nav.now(), funnel: v ? { ...funnel, breakdown: v } : funnel }, 'view');
@@ -151,8 +162,8 @@ function renderFunnel(state: ViewState, nav: Nav, answer: FunnelResponse | undef
   const list = el('ol', { className: 'funnel' });
   steps.forEach((g, i) => {
     const remove = el('button', { type: 'button', className: 'remove', onclick: () => nav.part(withoutStep(nav.now(), i), 'view') }, '×');
-    remove.setAttribute('aria-label', `Remove step ${i + 1}: ${goalText(g)}`);
-    const li = el('li', {}, el('div', { className: 'step-head' }, el('span', { className: 'step-name' }, `${i + 1}. ${goalText(g)}`), remove));
+    remove.setAttribute('aria-label', `Remove step ${i + 1}: ${stepText(g)}`);
+    const li = el('li', {}, el('div', { className: 'step-head' }, el('span', { className: 'step-name' }, `${i + 1}. ${stepText(g)}`), remove));
     li.dataset['index'] = String(i + 1);
     const s = answer?.steps[i];
     if (s) {
@@ -260,13 +271,15 @@ export async function loadView(api: Api, state: ViewState, nav: Nav): Promise<vo
       renderFunnel(state, nav, undefined);
       showNotes('funnel-notes', undefined, 'this funnel');
       if (f.steps.length >= FUNNEL_STEPS.min) {
-        const answer = await api.funnel({ ...rangeOf(state), steps: f.steps.map(goalBody), window_s: f.window, count_by: f.countBy, ...(f.breakdown ? { breakdown: f.breakdown } : {}), filters });
+        // A saved funnel open as saved is asked with its own steps and filters (its steps' conditions kept).
+        const saved = funnelDefinition(f, savedLists());
+        const answer = await api.funnel({ ...rangeOf(state), steps: saved.steps as Goal[], window_s: f.window, count_by: f.countBy, ...(f.breakdown ? { breakdown: f.breakdown } : {}), filters: [...saved.filters, ...filters] as typeof filters, ...segmentOf(state) });
         if (mine !== viewGeneration) return;
         renderFunnel(state, nav, answer);
         showNotes('funnel-notes', answer.notes, 'this funnel');
       }
     } else {
-      const answer = await api.retention({ ...rangeOf(state), period: state.retention.period, count_by: state.retention.countBy, filters });
+      const answer = await api.retention({ ...rangeOf(state), period: state.retention.period, count_by: state.retention.countBy, filters, ...segmentOf(state) });
       if (mine !== viewGeneration) return;
       renderRetention(state, answer);
       showNotes('retention-notes', answer.notes, 'this grid');

@@ -195,8 +195,8 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
     // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values),
-    // the property keys and the recent events; no goal, funnel or retention call.
-    expect(calls.sort()).toEqual(['GET /v1/properties', 'GET /v1/query', ...Array<string>(16).fill('POST /v1/insights')]);
+    // the property keys, the recent events and the saved goals, funnels and segments; no goal, funnel or retention call.
+    expect(calls.sort()).toEqual(['GET /v1/funnels', 'GET /v1/goals', 'GET /v1/properties', 'GET /v1/query', 'GET /v1/segments', ...Array<string>(16).fill('POST /v1/insights')]);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);

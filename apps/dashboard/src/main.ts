@@ -6,7 +6,11 @@ import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
 import { $, durationText, el, rendersFlagEmoji, setNumber } from './dom';
-import { readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
+import { currentProject, readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
+import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './saved';
+import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
+import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
+import { setUpShareDialog, showShareButton } from './share-dialog';
 import {
   DAY_MS,
   PRESETS,
@@ -172,7 +176,7 @@ function stopLive(): void {
 /** The last 30 minutes' visitors with the view's filters; returns what shows them (load() shows every panel at once). */
 async function refreshLive(api: Api, state: ViewState): Promise<() => void> {
   const now = Date.now();
-  const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters) });
+  const answer = await api.insights({ from: new Date(now - 30 * 60_000).toISOString(), to: new Date(now + 1000).toISOString(), metrics: ['visitors'], filters: conditionsOf(state.filters), ...segmentOf(state) });
   return () => setNumber($('stat-live').querySelector<HTMLElement>('.value')!, num(answer.rows[0], 'visitors'));
 }
 
@@ -213,12 +217,25 @@ const DIMENSION_LABELS: Readonly<Record<string, string>> = {
 const dimensionLabel = (d: string) => (d.startsWith('prop:') ? `Property ${d.slice(5)}` : (DIMENSION_LABELS[d] ?? d));
 const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.value || '(empty)'}`;
 
+/** The applied segment's pill (a button that stops applying it), none without one. */
+function segmentPill(state: ViewState): HTMLElement[] {
+  if (state.segment === undefined) return [];
+  const id = state.segment;
+  const name = savedLists().segments.find((s) => s.id === id)?.name ?? id;
+  const { segment: _, ...without } = state;
+  const pill = el('button', { type: 'button', className: 'pill segment-pill', onclick: () => navigate(without) }, `Segment ${name}`, el('span', { ariaHidden: 'true', className: 'pill-x' }, ' ×'));
+  pill.setAttribute('aria-label', `Remove segment: ${name}`);
+  pill.dataset['segment'] = id;
+  return [pill];
+}
+
 /** The filter pills: one per condition, each a button that removes it. */
 function renderFilters(state: ViewState): void {
   const box = $('filters');
-  box.hidden = state.filters.length === 0;
+  box.hidden = state.filters.length === 0 && state.segment === undefined;
   box.replaceChildren(
     el('span', { className: 'filters-title' }, 'Filtered to'),
+    ...segmentPill(state),
     ...state.filters.map((f) => {
       const pill = el('button', { type: 'button', className: 'pill', onclick: () => navigate(withoutFilter(state, f.dimension)) }, filterText(f), el('span', { ariaHidden: 'true', className: 'pill-x' }, ' ×'));
       pill.setAttribute('aria-label', `Remove filter: ${filterText(f)}`);
@@ -246,14 +263,14 @@ function renderExportScope(state: ViewState): void {
  * the page is marked loading (panels dimmed, "Updating…" beside the totals) and no panel shows one filter's numbers
  * beside another's. Each panel's promise resolves to what shows its answer.
  */
-async function load(api: Api, state: ViewState): Promise<void> {
+async function load(api: Api, state: ViewState, listing: Promise<void> = Promise.resolve()): Promise<void> {
   const mine = ++generation;
   document.body.dataset['state'] = 'loading';
   $('updating').hidden = false;
   $('load-error').hidden = true;
   const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
   const filters = conditionsOf(state.filters);
-  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters] });
+  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters], ...segmentOf(state) });
   const interval = intervalFor(state.range);
   const current = () => mine === generation;
   /** A click on a row with a value adds it as a filter; rows without one (null) cannot be filtered (`is` never holds for null). */
@@ -316,9 +333,15 @@ async function load(api: Api, state: ViewState): Promise<void> {
       const rows = foldRows(a.rows, 'browser', 'events', (browser) => (CRAWLER_OPERATOR.has(browser) ? browser : undefined));
       renderList('list-ai-crawlers', 'Hits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value, extra: CRAWLER_OPERATOR.get(r.key) })));
     }),
-    loadProperties(api, state, range, ask, current, select),
+    // A share link with a segment cannot read the property keys (that read takes no filters): the panel is left out.
+    ...(inShare() && shareHasSegment() ? [] : [loadProperties(api, state, range, ask, current, select)]),
     loadGoals(api, state, nav),
-    Promise.all([api.query({ ...range, event: eventOf(state), limit: 20 }), headline]).then(([a, totals]) => () => renderRecent(a.rows, num(totals.rows[0], 'events'))),
+    // The saved lists (asked beside the panels unless the address names a saved one): drawn when they arrive.
+    listing.then(() => {
+      if (current()) renderSaved(nav.now());
+    }),
+    // No raw events through a share link.
+    ...(inShare() ? [] : [Promise.all([api.query({ ...range, event: eventOf(state), limit: 20 }), headline]).then(([a, totals]) => () => renderRecent(a.rows, num(totals.rows[0], 'events')))]),
   ];
   const outcomes = await Promise.allSettled(panels);
   if (!current()) return;
@@ -327,6 +350,11 @@ async function load(api: Api, state: ViewState): Promise<void> {
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     const e = failure.reason;
+    if (e instanceof ApiRefusal && e.keyRefused && inShare()) {
+      // The link was revoked or has expired, or its unlock's hour is over: opened again (or said to be invalid).
+      stopLive();
+      return shareRefused(() => void show());
+    }
     if (e instanceof ApiRefusal && e.keyRefused && signedIn()) {
       // The session's read key expired or was revoked: a new one, or access has ended.
       stopLive();
@@ -453,7 +481,7 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
   button.disabled = true;
   button.textContent = 'Exporting…';
   try {
-    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: exportScopeOf(state.filters).event });
+    const { blob, name } = await api.exportCsv({ from: dayString(state.range.from), to: dayString(state.range.to), event: exportScopeOf(state.filters).event, ...segmentOf(state) });
     const url = URL.createObjectURL(blob);
     const link = el('a', { href: url, download: name });
     document.body.append(link);
@@ -471,6 +499,8 @@ async function exportCsv(api: Api, state: ViewState): Promise<void> {
 
 function navigate(state: ViewState): void {
   history.pushState(null, '', writeState(state));
+  // What is on screen is the previous view's until the new load begins (after the read key and the saved lists).
+  document.body.dataset['state'] = 'loading';
   void show();
 }
 
@@ -483,7 +513,19 @@ function navigatePart(state: ViewState, part: 'goals' | 'view'): void {
   history.pushState(null, '', writeState(state));
   shownState = state;
   renderControls(state);
+  renderSaved(state);
   void (part === 'goals' ? loadGoals(shownApi, state, nav) : loadView(shownApi, state, nav));
+}
+
+/** The state drawn again after a saved one changed (saved, renamed, deleted): the goals and the open view asked again. */
+function redraw(state: ViewState, push: boolean): void {
+  if (!shownApi) return navigate(state);
+  history[push ? 'pushState' : 'replaceState'](null, '', writeState(state));
+  shownState = state;
+  renderControls(state);
+  renderSaved(state);
+  void loadGoals(shownApi, state, nav);
+  void loadView(shownApi, state, nav);
 }
 
 const nav: Nav = {
@@ -496,24 +538,55 @@ const nav: Nav = {
 
 /** The dashboard, read with the pasted key or (signed in) the session's read key of the current project. */
 async function show(): Promise<void> {
+  if (inShare()) return showShared();
   const key = signedIn() ? await readKey() : sessionStorage.getItem(KEY_ITEM);
   if (!key) return signedIn() ? undefined : showSignIn();
   const api = createApi(key);
-  const state = readState(location.search, Date.now());
+  const project = signedIn() ? currentProject() : undefined;
+  const listing = loadSaved(project ? { projectId: project.id } : { api, key });
+  // A view naming a saved one waits for the lists; saved ids the project no longer has (deleted meanwhile) leave the
+  // view and the address.
+  const read = readState(location.search, Date.now());
+  if (namesSaved(read)) await listing;
+  const state = withKnownSaved(read, savedLists());
+  if (state !== read) history.replaceState(null, '', writeState(state));
   shownState = state;
   shownApi = api;
   showOnly('dashboard');
   $('sign-out').hidden = false;
   $('export-csv').hidden = false;
   $('export-csv').onclick = () => void exportCsv(api, state);
+  renderSaved(state);
+  showShareButton(true);
+  showView(api, state, listing);
+}
+
+/** A share link's dashboard (share.ts): its credential, the goals and funnel saved for the project, no export. */
+async function showShared(): Promise<void> {
+  const key = shareCredential();
+  if (!key) return;
+  const api = createApi(key);
+  const state = await withSavedDefinitions(readState(location.search, Date.now()));
+  shownState = state;
+  shownApi = api;
+  $('dashboard').hidden = false;
+  // A link's segment holds every read to it: the property keys cannot be (that read takes no filters).
+  $('list-props').hidden = shareHasSegment();
+  renderShareSegment();
+  showView(api, state);
+}
+
+/** The controls, the live figure and every panel of `state`, read with `api`. */
+function showView(api: Api, state: ViewState, listing?: Promise<void>): void {
   renderControls(state);
   stopLive();
   liveTimer = window.setInterval(() => void refreshLive(api, state).then((showLive) => showLive(), () => undefined), LIVE_REFRESH_MS);
-  void load(api, state);
+  void load(api, state, listing);
   void loadView(api, state, nav);
 }
 
 function start(): void {
+  if (inShare()) return startShared();
   const keyWasInUrl = dropKeyFromUrl();
   $('key-form').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -525,6 +598,8 @@ function start(): void {
   });
   $('sign-out').addEventListener('click', signOut);
   setUpConversionForms(nav);
+  setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
+  setUpShareDialog(() => nav.now().segment);
   $('custom-range').addEventListener('submit', (e) => {
     e.preventDefault();
     const from = parseDay($<HTMLInputElement>('custom-from').value);
@@ -538,7 +613,31 @@ function start(): void {
     clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
   });
-  void startPeople({ showDashboard: () => void show(), leaveDashboard: stopLive }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
+  const leaveDashboard = () => {
+    stopLive();
+    showShareButton(false);
+    forgetSaved();
+  };
+  void startPeople({ showDashboard: () => void show(), leaveDashboard }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
+}
+
+/** A share link's page (/share/<token>): no sign-in, no keys; the dashboard's controls and panels, read-only. */
+function startShared(): void {
+  setUpConversionForms(nav);
+  $('custom-range').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const from = parseDay($<HTMLInputElement>('custom-from').value);
+    const last = parseDay($<HTMLInputElement>('custom-to').value);
+    if (from === undefined || last === undefined || last < from) return;
+    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+  });
+  window.addEventListener('popstate', () => void show());
+  let resizeTimer: number | undefined;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
+  });
+  startShare(() => void show());
 }
 
 start();

@@ -77,7 +77,7 @@ function refused(e: unknown, errorId: string): void {
 }
 
 /** A button that acts on its second click (within 5 s): its text says what the second click does. */
-function confirmButton(label: string, aria: string, confirmText: string, act: () => Promise<void>): HTMLButtonElement {
+export function confirmButton(label: string, aria: string, confirmText: string, act: () => Promise<void>): HTMLButtonElement {
   const b = el('button', { type: 'button', className: 'secondary small', textContent: label });
   b.setAttribute('aria-label', aria);
   let armed: number | undefined;
@@ -260,6 +260,8 @@ const ORG_ITEM = 'analytics.org';
 
 /** The organization of the current project (its settings need admin there). */
 const projectOrg = (): Membership | undefined => me?.organizations.find((o) => o.id === currentProject()?.org_id);
+/** The signed-in user's role in the current project's organization (saved definitions and shares need editor). */
+export const projectRole = (): Role | undefined => projectOrg()?.role;
 
 /** The organization the members and audit pages are about: the one chosen there, else the current project's, else the first. */
 function currentOrg(): Membership | undefined {

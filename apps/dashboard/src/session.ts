@@ -53,6 +53,8 @@ const WORDS: Record<string, string> = {
   already_member: 'This person is a member already.',
   last_owner: 'The last owner of an organization can be neither demoted nor removed.',
   invalid_payload: 'Something in the form was refused.',
+  name_taken: 'This name is taken in this project: choose another.',
+  limit_reached: 'This project has as many of these as it may keep (200): delete one first.',
   server_busy: 'The service is busy: try again in a moment.',
   upstream_failed: 'The service cannot reach a store right now.',
   internal_error: 'The service failed to answer.',

@@ -24,6 +24,8 @@ export interface Filter {
 export interface Goal {
   event?: string;
   path?: string;
+  /** A goal saved for the project (issue 46): its id; its definition is the project's (`g=saved:<id>`). */
+  id?: string;
 }
 
 export type FunnelCountBy = 'visitor' | 'user' | 'session';
@@ -39,6 +41,8 @@ export interface FunnelState {
   countBy: FunnelCountBy;
   /** An insights dimension the funnel is broken down by. */
   breakdown?: string;
+  /** The saved funnel these steps, window and count came from (`fid=`); any change to them makes the funnel unsaved. */
+  saved?: string;
 }
 
 export interface RetentionState {
@@ -59,6 +63,8 @@ export interface ViewState {
   compare: boolean;
   /** The property key the properties panel shows (`prop=`); the most used key when absent. */
   prop?: string;
+  /** The saved segment applied (`seg=`): sent as `segment: "<id>"`, its filters ANDed with the pills' by the API. */
+  segment?: string;
 }
 
 export const PRESETS: ReadonlyArray<{ id: PresetId; label: string }> = [
@@ -192,13 +198,36 @@ export function parseGoal(raw: string): Goal | undefined {
   }
 }
 
-export const formatGoal = (g: Goal): string => `${g.event === undefined ? '' : encodePart(g.event)}${g.path === undefined ? '' : `@${encodePart(g.path)}`}`;
+export const formatGoal = (g: Goal): string =>
+  g.id !== undefined ? `${SAVED_GOAL}${encodeURIComponent(g.id)}` : `${g.event === undefined ? '' : encodePart(g.event)}${g.path === undefined ? '' : `@${encodePart(g.path)}`}`;
+
+// A saved goal in the URL is `g=saved:<id>`: a goal typed in the form never holds a raw `:` (encodePart writes %3A).
+const SAVED_GOAL = 'saved:';
+/** The longest saved id the dashboard takes from a link. */
+export const MAX_SAVED_ID = 128;
+
+/** A saved id as read from the URL (raw); undefined when it is empty, malformed or too long. */
+export function parseSavedId(raw: string): string | undefined {
+  try {
+    const id = decodeURIComponent(raw);
+    return id && id.length <= MAX_SAVED_ID ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `g=` value: a saved goal (`saved:<id>`) or a goal typed in the form. */
+export const parseShownGoal = (raw: string): Goal | undefined => {
+  if (!raw.startsWith(SAVED_GOAL)) return parseGoal(raw);
+  const id = parseSavedId(raw.slice(SAVED_GOAL.length));
+  return id === undefined ? undefined : { id };
+};
 
 /** A goal in words: `signup`, `$pageview on /pricing`, `any event on /blog/*`. */
-export const goalText = (g: Goal): string => (g.event === undefined ? `Page ${g.path}` : g.path === undefined ? g.event : `${g.event} on ${g.path}`);
+export const goalText = (g: Goal): string => (g.id !== undefined ? `Saved goal ${g.id}` : g.event === undefined ? `Page ${g.path}` : g.path === undefined ? g.event : `${g.event} on ${g.path}`);
 
 /** The goal as the API takes it (`{ event?, path? }`). */
-export const goalBody = (g: Goal): Goal => ({ ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
+export const goalBody = (g: Goal): Goal => (g.id !== undefined ? { id: g.id } : { ...(g.event !== undefined ? { event: g.event } : {}), ...(g.path !== undefined ? { path: g.path } : {}) });
 
 /**
  * The filters a click on a goal adds: `event_name is <event>` and `path is <path>` (the events that complete it);
@@ -209,7 +238,7 @@ export function goalFilters(g: Goal): Filter[] | undefined {
   return [...(g.event !== undefined ? [{ dimension: 'event_name', value: g.event }] : []), ...(g.path !== undefined ? [{ dimension: 'path', value: g.path }] : [])];
 }
 
-const sameGoal = (a: Goal, b: Goal) => a.event === b.event && a.path === b.path;
+const sameGoal = (a: Goal, b: Goal) => a.id === b.id && a.event === b.event && a.path === b.path;
 
 /** The state with goal `g` added at the end (a goal already there is not added twice; at most GOAL_LIMITS.goals). */
 export function withGoal(state: ViewState, g: Goal): ViewState {
@@ -221,9 +250,15 @@ export const withoutGoal = (state: ViewState, index: number): ViewState => ({ ..
 
 /** The funnel with step `g` added at the end (at most FUNNEL_STEPS.max; a step may repeat). */
 export const withStep = (state: ViewState, g: Goal): ViewState =>
-  state.funnel.steps.length >= FUNNEL_STEPS.max ? state : { ...state, funnel: { ...state.funnel, steps: [...state.funnel.steps, g] } };
+  state.funnel.steps.length >= FUNNEL_STEPS.max ? state : { ...state, funnel: { ...unsaved(state.funnel), steps: [...state.funnel.steps, g] } };
 
-export const withoutStep = (state: ViewState, index: number): ViewState => ({ ...state, funnel: { ...state.funnel, steps: state.funnel.steps.filter((_, i) => i !== index) } });
+export const withoutStep = (state: ViewState, index: number): ViewState => ({ ...state, funnel: { ...unsaved(state.funnel), steps: state.funnel.steps.filter((_, i) => i !== index) } });
+
+/** The funnel without its saved id: a changed step, window or count is no longer the saved funnel. */
+export function unsaved(f: FunnelState): FunnelState {
+  const { saved: _, ...rest } = f;
+  return rest;
+}
 
 /** The filters as insights conditions. */
 export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
@@ -264,10 +299,10 @@ export function readState(search: string, now: number): ViewState {
   // Goals and the funnel's steps are read from the raw address (like f=): their parts keep their own escapes.
   for (const part of search.replace(/^\?/, '').split('&')) {
     if (part.startsWith('g=')) {
-      const g = parseGoal(part.slice(2));
+      const g = parseShownGoal(part.slice(2));
       if (g) state = withGoal(state, g);
     } else if (part.startsWith('fs=')) {
-      const steps = part.slice(3).split(',').map(parseGoal);
+      const steps = part.slice(3).split(',').map(parseShownGoal);
       // A funnel with a step that does not parse is dropped whole: its other steps would be another funnel.
       if (steps.every((g): g is Goal => g !== undefined) && steps.length <= FUNNEL_STEPS.max) state.funnel.steps = steps;
     }
@@ -278,6 +313,10 @@ export function readState(search: string, now: number): ViewState {
   if (fc && FUNNEL_COUNT_BYS.includes(fc)) state.funnel.countBy = fc as FunnelCountBy;
   const fb = params.get('fb');
   if (fb && FUNNEL_BREAKDOWNS.includes(fb)) state.funnel.breakdown = fb;
+  const fid = params.get('fid');
+  if (fid && fid.length <= MAX_SAVED_ID && state.funnel.steps.length) state.funnel.saved = fid;
+  const seg = params.get('seg');
+  if (seg && seg.length <= MAX_SAVED_ID) state.segment = seg;
   const rp = params.get('rp');
   if (rp && RETENTION_PERIODS.includes(rp)) state.retention.period = rp as RetentionPeriod;
   const rc = params.get('rc');
@@ -298,6 +337,8 @@ export function writeState(state: ViewState): string {
   if (f.window !== DEFAULT_FUNNEL.window) parts.push(`fw=${f.window}`);
   if (f.countBy !== DEFAULT_FUNNEL.countBy) parts.push(`fc=${f.countBy}`);
   if (f.breakdown) parts.push(`fb=${f.breakdown}`);
+  if (f.saved !== undefined && f.steps.length) parts.push(`fid=${encodeURIComponent(f.saved)}`);
+  if (state.segment !== undefined) parts.push(`seg=${encodeURIComponent(state.segment)}`);
   if (state.retention.period !== DEFAULT_RETENTION.period) parts.push(`rp=${state.retention.period}`);
   if (state.retention.countBy !== DEFAULT_RETENTION.countBy) parts.push(`rc=${state.retention.countBy}`);
   if (state.view) parts.push(`view=${state.view}`);

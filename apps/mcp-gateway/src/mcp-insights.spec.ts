@@ -18,15 +18,19 @@ let http: HttpServer;
 let url: string;
 let readApp: ReturnType<typeof buildReadApp>;
 let keys: { pk: string; sk: string; rk: string };
+let projectId: string;
 const FROM = '2026-06-01T00:00:00Z';
 const TO = '2026-06-03T00:00:00Z';
 
 beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  readApp = buildReadApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events });
-  keys = (await stores.keyStore.createProject({ name: 'agents' })).keys;
+  const saved = stores.keyStore.saved;
+  const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, saved, ipHashSecret: 's' });
+  readApp = buildReadApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events, saved });
+  const created = await stores.keyStore.createProject({ name: 'agents' });
+  keys = created.keys;
+  projectId = created.project.id;
   http = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -158,6 +162,39 @@ describe('get_funnel and get_retention', () => {
     const result = await client.callTool({ name: 'get_funnel', arguments: { from: FROM, to: TO, steps: [{ event: 'signup' }] } });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^invalid_params: steps: a funnel has 2 to 10 steps/);
+    await client.close();
+  });
+});
+
+describe('saved goals, funnels and segments through MCP', () => {
+  it('list_goals, list_funnels and list_segments list the project\'s; query_insights, get_funnel and get_retention take their ids and answer as inline', async () => {
+    const saved = stores.keyStore.saved;
+    const goal = (await saved.create(projectId, 'goal', { name: 'Signup', definition: { event: 'signup', filters: [] } }))!;
+    const funnel = (await saved.create(projectId, 'funnel', { name: 'Pricing to signup', definition: { steps: [{ event: '$pageview', filters: [] }, { event: 'signup', filters: [] }], window_s: 86400, count_by: 'visitor', filters: [] } }))!;
+    const segment = (await saved.create(projectId, 'segment', { name: 'Pro', definition: { filters: [['is', 'prop:plan', ['pro']]] } }))!;
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    for (const name of ['query_insights', 'get_funnel', 'get_retention']) expect(tools.find((t) => t.name === name)!.description).toMatch(/list_(goals|funnels|segments)/);
+    const listed = async (tool: string, key: string) => ((await client.callTool({ name: tool, arguments: {} })).structuredContent as Record<string, Array<{ id: string }>>)[key]!.map((x) => x.id);
+    expect(await listed('list_goals', 'goals')).toEqual([goal.id]);
+    expect(await listed('list_funnels', 'funnels')).toEqual([funnel.id]);
+    expect(await listed('list_segments', 'segments')).toEqual([segment.id]);
+    const same = async (tool: string, path: string, byId: Record<string, unknown>, inline: Record<string, unknown>) => {
+      const r = await client.callTool({ name: tool, arguments: { from: FROM, to: TO, ...byId } });
+      expect(r.isError).toBeFalsy();
+      const http = await request(readApp).post(path).set('authorization', `Bearer ${keys.rk}`).send({ from: FROM, to: TO, ...inline });
+      expect(http.status).toBe(200);
+      expect(r.structuredContent).toEqual(http.body);
+      return http.body;
+    };
+    const insights = await same('query_insights', '/v1/insights', { metrics: ['visitors', 'conversions'], goal: { id: goal.id }, segment: segment.id }, { metrics: ['visitors', 'conversions'], goal: { event: 'signup' }, filters: [['is', 'prop:plan', ['pro']]] });
+    expect(insights.rows[0].conversions).toBe(1);
+    await same('get_funnel', '/v1/funnel', { id: funnel.id }, { steps: [{ event: '$pageview' }, { event: 'signup' }] });
+    await same('get_retention', '/v1/retention', { period: 'day', count_by: 'visitor', start: { id: goal.id }, segment: segment.id }, { period: 'day', count_by: 'visitor', start: { event: 'signup' }, filters: [['is', 'prop:plan', ['pro']]] });
+    // An id the project does not have: an argument error the model reads, naming the field.
+    const bad = await client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO, segment: '00000000-0000-4000-8000-000000000000' } });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ error: 'invalid_params', details: { issues: [{ path: 'segment' }] } });
     await client.close();
   });
 });

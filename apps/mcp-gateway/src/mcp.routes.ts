@@ -21,7 +21,7 @@ import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessTok
 import { type EventStore, isReadCapability, readCapabilities } from '@analytics/event-store';
 import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { z } from 'zod';
-import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, parseOrThrow, routeInputSchema, routes, unknownFieldWarnings, validationDetails } from '@analytics/schema';
+import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, NO_SAVED, type SavedLookup, parseOrThrow, routeInputSchema, routes, unknownFieldWarnings, validationDetails } from '@analytics/schema';
 import { ANSWERED, type Logger, MemoryRateLimiter, type RateLimiter, countIngested, defineRoute, publicBaseUrl, recordErrorCode, routerOf, toApiError } from '@analytics/service-kit';
 import { CHART_HTML, CHART_RESOURCE_META, CHART_URI, MCP_APP_MIME } from './chart-view';
 import { PROTECTED_RESOURCE_PATH, createOAuthRouter } from './oauth';
@@ -31,6 +31,8 @@ export interface McpRouterDeps {
   authenticator: Authenticator;
   ingest: IngestService;
   events: EventStore;
+  /** The projects' saved goals, funnels and segments (the key store's, mcpWiring): list_goals and the ids a read tool names. Unset: none. */
+  saved?: SavedLookup;
   ipHashSecret: string;
   logger: Logger;
   clock?: () => number;
@@ -170,7 +172,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }
     const name = tool.capability;
     const warned = <T extends object>(result: T) => (warnings.length > 0 ? { ...result, warnings } : result);
-    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input)), mcp.cap, maxBytes);
+    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input, deps.saved ?? NO_SAVED)), mcp.cap, maxBytes);
     const result = await writeCapabilities[name](deps.ingest, requestContextOf(req, auth), input);
     // track_event, the one write tool, adds one event.
     countIngested(req.res, 1);
@@ -234,9 +236,11 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
         if (e instanceof McpError) throw e;
         const apiError = toApiError(e);
         // Argument errors are results the model reads (SEP-1303), not protocol errors a client shows as opaque.
-        if (apiError.code === 'invalid_group_by' || apiError.code === 'invalid_params') {
+        // A saved id the project does not have (goal, funnel, segment) is the body's 400 invalid_payload over HTTP: an
+        // argument error here too.
+        if (apiError.code === 'invalid_group_by' || apiError.code === 'invalid_params' || apiError.code === 'invalid_payload') {
           const { details, ...rest } = apiError.extra as { details: Record<string, unknown> };
-          const error: ToolError = { error: apiError.code, details: { ...details, ...rest } };
+          const error: ToolError = { error: apiError.code === 'invalid_payload' ? 'invalid_params' : apiError.code, details: { ...details, ...rest } };
           return { isError: true, content: [{ type: 'text', text: toolErrorText(error) }], structuredContent: error };
         }
         if (apiError.status >= 500) deps.logger.error({ tool: tool.name, err: e }, 'mcp tool failed');

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { type EventStore, ExportIdleError, exportEvents } from '@analytics/event-store';
-import { type ExportFormat, type ExportParams, routes } from '@analytics/schema';
+import { type EventStore, ExportIdleError, exportEvents, resolveSegmentFilters } from '@analytics/event-store';
+import { type ExportFormat, type ExportParams, type SavedLookup, routes } from '@analytics/schema';
 import { ANSWERED, type Logger, type RouteDefinition, defineRoute } from '@analytics/service-kit';
 
 const CONTENT_TYPE: Record<ExportFormat, string> = {
@@ -24,9 +24,9 @@ export function exportFileName(projectName: string, params: Pick<ExportParams, '
  * before, a refusal or a limit (429, 400 query_too_expensive at EXPORT_MAX_EXECUTION_S) is a JSON error answer; after,
  * a failure, the wall-time limit or a client that took nothing for EXPORT_IDLE_TIMEOUT_S cuts the connection (the
  * client sees an incomplete transfer, never a file that looks whole). A client that goes away aborts the export: its
- * query is cancelled.
+ * query is cancelled. `segment` (a saved segment's id) is resolved before anything is sent: an unknown one is a 400.
  */
-export function exportRoute(events: EventStore, logger?: Logger): RouteDefinition {
+export function exportRoute(events: EventStore, saved: SavedLookup, logger?: Logger): RouteDefinition {
   return defineRoute(routes.export, async ({ query }, auth, { req, res }) => {
     const gone = new AbortController();
     const onClose = () => {
@@ -43,6 +43,7 @@ export function exportRoute(events: EventStore, logger?: Logger): RouteDefinitio
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
     };
+    const segment = await resolveSegmentFilters(saved, auth.projectId, query.segment);
     // HEAD (express serves it with the GET route): the headers of the file, without running the export for nothing.
     if (req.method === 'HEAD') {
       start();
@@ -50,7 +51,7 @@ export function exportRoute(events: EventStore, logger?: Logger): RouteDefinitio
       return ANSWERED;
     }
     try {
-      await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) });
+      await exportEvents(events, auth.projectId, query, { signal: gone.signal, write: (chunk) => write(res, gone.signal, start, chunk) }, segment);
     } catch (e) {
       if (!started) throw e;
       // An idle client is the client's doing (a warning, its statement already killed); anything else is a failure.

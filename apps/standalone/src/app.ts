@@ -53,7 +53,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     budgetKeyOf: failedAuthKeyOf(stores.authenticator),
     ready: { event_store: () => stores.events.ping(), key_store: () => stores.keyStore.ping() },
     routers: [
-      ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir)] : []),
+      ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir, { embedOrigins: (token) => accounts.shares.embedOrigins(token) })] : []),
       createIngestRouter(ingest),
       createReadRouter({ ...readWiring(stores), logger: deps.logger }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl, accounts })),

@@ -179,6 +179,7 @@ const cases = (): Case[] => [
   ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
   ['get', '/metrics', 401, () => get('/metrics')],
   ...peopleCases(),
+  ...shareCases(),
 ];
 
 /** What the people cases learn as they run (in order): tokens and ids. */
@@ -371,6 +372,55 @@ function peopleCases(): Case[] {
       [method, path, 413, () => tooLarge(method, url(), headers())],
       [method, path, 415, () => badEncoding(method, url(), headers())],
     ]),
+  ];
+}
+
+/** Share links (docs/saved-and-shared.md): after the people cases (the owner and a viewer of the project's organization). */
+function shareCases(): Case[] {
+  const shares = (id = keys.projectId) => `/admin/projects/${id}/shares`;
+  const owner = () => bearer(people.owner);
+  const share = { id: '', token: '', locked: '', viewer: '' };
+  const viewer = async () => {
+    // A viewer of the organization signed in afresh (the people cases signed the first one out).
+    share.viewer ||= (await post('/auth/login', from('198.51.100.40'), { email: 'third@example.com', password: PASSWORD })).body.token;
+    return bearer(share.viewer);
+  };
+  return [
+    ['post', '/admin/projects/{id}/shares', 201, async () => {
+      const res = await post(shares(), owner(), { name: 'contract', embed_origins: ['https://agency.example.com'] });
+      share.id = res.body.share.id;
+      share.token = res.body.url.split('/share/')[1];
+      share.locked = (await post(shares(), owner(), { password: PASSWORD })).body.url.split('/share/')[1];
+      return res;
+    }],
+    ['post', '/admin/projects/{id}/shares', 400, () => post(shares(), owner(), { expires_at: '2000-01-01T00:00:00Z' })],
+    ['post', '/admin/projects/{id}/shares', 401, () => post(shares(), {}, {})],
+    ['post', '/admin/projects/{id}/shares', 403, async () => post(shares(), await viewer(), {})],
+    ['post', '/admin/projects/{id}/shares', 404, () => post(shares(NO_ORG), owner(), {})],
+    ['post', '/admin/projects/{id}/shares', 409, async () => {
+      const full = (await post('/admin/projects', owner(), { name: 'full of links', org_id: people.orgId })).body.project.id as string;
+      for (let i = 0; i < 200; i++) await post(shares(full), owner(), {});
+      return post(shares(full), owner(), {});
+    }],
+    ['post', '/admin/projects/{id}/shares', 413, () => tooLarge('post', shares(), owner())],
+    ['post', '/admin/projects/{id}/shares', 415, () => badEncoding('post', shares(), owner())],
+    ['get', '/admin/projects/{id}/shares', 200, () => get(shares(), owner())],
+    ['get', '/admin/projects/{id}/shares', 401, () => get(shares())],
+    ['get', '/admin/projects/{id}/shares', 403, async () => get(shares(), await viewer())],
+    ['get', '/admin/projects/{id}/shares', 404, () => get(shares(NO_ORG), owner())],
+    ['post', '/v1/share/unlock', 200, () => post('/v1/share/unlock', {}, { token: share.token })],
+    ['post', '/v1/share/unlock', 400, () => post('/v1/share/unlock', {}, {})],
+    ['post', '/v1/share/unlock', 401, () => post('/v1/share/unlock', from('198.51.100.41'), { token: share.locked })],
+    ['post', '/v1/share/unlock', 404, () => post('/v1/share/unlock', {}, { token: 'shr_unknown_unknown' })],
+    ['post', '/v1/share/unlock', 429, () => after(10, () => post('/v1/share/unlock', from('198.51.100.42'), { token: share.locked, password: 'wrong password' }), () => post('/v1/share/unlock', from('198.51.100.43'), { token: share.locked, password: PASSWORD }))],
+    ['post', '/v1/share/unlock', 413, () => tooLarge('post', '/v1/share/unlock', {})],
+    ['post', '/v1/share/unlock', 415, () => badEncoding('post', '/v1/share/unlock', {})],
+    ['get', '/v1/share/frame-ancestors', 200, () => get('/v1/share/frame-ancestors', {}, { token: share.token, embed: '1' })],
+    ['get', '/v1/share/frame-ancestors', 400, () => get('/v1/share/frame-ancestors')],
+    ['delete', '/admin/projects/{id}/shares/{share_id}', 401, () => send('delete', `${shares()}/${share.id}`)],
+    ['delete', '/admin/projects/{id}/shares/{share_id}', 403, async () => send('delete', `${shares()}/${share.id}`, await viewer())],
+    ['delete', '/admin/projects/{id}/shares/{share_id}', 204, () => send('delete', `${shares()}/${share.id}`, owner())],
+    ['delete', '/admin/projects/{id}/shares/{share_id}', 404, () => send('delete', `${shares()}/${share.id}`, owner())],
   ];
 }
 

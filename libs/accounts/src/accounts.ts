@@ -9,8 +9,9 @@ import { Organizations } from './organizations';
 import { PasswordHasher } from './password';
 import { purgeExpiredAccounts } from './purge';
 import { ReadKeys } from './read-keys';
+import { Shares } from './shares';
 import { SignIn } from './sign-in';
-import { type FailureCounter, MemoryFailureCounter, SignInThrottle } from './sign-in-throttle';
+import { type FailureCounter, MemoryFailureCounter, SIGN_IN_FAILURES, SignInThrottle } from './sign-in-throttle';
 import { Sessions, type UserCaller } from './sessions';
 import { type OidcSettings, SingleSignOn } from './sso';
 
@@ -56,6 +57,8 @@ export class Accounts {
   readonly orgs: Organizations;
   readonly signIn: SignIn;
   readonly readKeys: ReadKeys;
+  /** Share links and their credentials (shares.ts). */
+  readonly shares: Shares;
   /** The MCP OAuth consent of a signed-in person (mcp-consent.ts). */
   readonly mcpConsent: McpConsent;
   readonly audit: AuditLog;
@@ -94,6 +97,8 @@ export class Accounts {
       onError,
     });
     this.readKeys = new ReadKeys(this.ctx, options.keyStore);
+    // Wrong passwords of a share link: the sign-in bound, per link and per client address.
+    this.shares = new Shares(this.ctx, options.keyStore, new SignInThrottle(failures, options.throttleSecret, SIGN_IN_FAILURES, 'share'));
     if (options.oidc) {
       this.sso = new SingleSignOn({
         ctx: this.ctx,

@@ -10,6 +10,7 @@ export * from './purge';
 export * from './read-keys';
 export * from './session-guard';
 export * from './sessions';
+export * from './shares';
 export * from './sign-in';
 export * from './sign-in-throttle';
 export * from './sso';

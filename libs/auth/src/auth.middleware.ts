@@ -6,7 +6,7 @@ import type { Authenticator } from './authenticator';
 export function keyGuard(auth: Authenticator): NonNullable<RouteGuards['apiKey']> {
   return (req, _res, route) => {
     if (!route.access) throw new Error('a route without a declared access authorizes its calls itself: give its router its own apiKey guard');
-    return auth.authenticate(req.get('authorization'), route.access, req.get('origin'));
+    return auth.authenticate(req.get('authorization'), route.access, req.get('origin'), route.share === true);
   };
 }
 

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ApiError, type AuthContext, type KeyAccess, LIMITS } from '@analytics/schema';
 import { type BucketRule, MemoryRateLimiter } from '@analytics/service-kit';
-import { type KeyKind, parseApiKey, verifySecret } from './key-format';
+import { type KeyKind, parsePresentedKey, verifySecret } from './key-format';
 import type { KeyRecord, KeyStore, Project } from './key-store';
 import { originAllowed } from './origin';
 import { LocalRevocationEpoch, type RevocationEpoch } from './revocation-epoch';
@@ -158,7 +158,7 @@ export class Authenticator {
    */
   knownPrefix(authorization: string | undefined): string | undefined {
     const token = bearerToken(authorization);
-    const prefix = token === undefined ? undefined : parseApiKey(token)?.prefix;
+    const prefix = token === undefined ? undefined : parsePresentedKey(token)?.prefix;
     if (prefix === undefined) return undefined;
     const cached = this.cache.peek(prefix);
     return this.known?.has(prefix) || (cached !== undefined && 'key' in cached) ? prefix : undefined;
@@ -168,24 +168,27 @@ export class Authenticator {
   async resolve(authorization: string | undefined): Promise<AuthContext> {
     const token = bearerToken(authorization);
     if (token === undefined) throw new ApiError('missing_bearer_token');
-    const presented = parseApiKey(token);
+    const presented = parsePresentedKey(token);
     if (!presented) throw new ApiError('malformed_api_key');
 
     const entry = await this.lookup(presented.prefix);
     if ('missing' in entry) throw new ApiError('invalid_api_key');
     const { key, project } = entry;
-    if (!verifySecret(presented.secret, key.secret_hash) || key.revoked_at || key.env !== presented.env) {
+    // A share's credential is presented as `shr_…` and only so: an rk_ form of it, or a shr_ form of a key, is unknown.
+    if (!verifySecret(presented.secret, key.secret_hash) || key.revoked_at || key.env !== presented.env || presented.share !== (key.share !== null)) {
       throw new ApiError('invalid_api_key');
     }
     // A read key minted for a session (libs/accounts) ends at its expiry, cached or not.
     if (key.expires_at !== null && Date.parse(key.expires_at) <= this.clock()) throw new ApiError('invalid_api_key');
     if (key.kind !== presented.kind) throw new ApiError('key_kind_mismatch');
     this.onKeyUsed?.(key.prefix);
-    return { projectId: project.id, project, kind: key.kind, prefix: key.prefix };
+    return { projectId: project.id, project, kind: key.kind, prefix: key.prefix, ...(key.share ? { share: key.share } : {}) };
   }
 
   /** Checks a resolved key against an access (scope, then the Origin of pk_ keys); throws the spec's 403 ApiErrors. */
-  authorize(ctx: AuthContext, access: Access, origin?: string): AuthContext {
+  authorize(ctx: AuthContext, access: Access, origin?: string, takesShare = false): AuthContext {
+    // A share link's credential reads only the routes the shared dashboard needs (declared `share: true`).
+    if (ctx.share && !takesShare) throw new ApiError('insufficient_scope', { required: requiredScope(access), got: 'share' });
     if (!ALLOWED[access].includes(ctx.kind)) {
       if (access === 'forget' && ctx.kind === 'pk') throw new ApiError('forget_requires_secret_key');
       throw new ApiError('insufficient_scope', { required: requiredScope(access), got: scopeOf(ctx.kind) });
@@ -195,7 +198,7 @@ export class Authenticator {
   }
 
   /** Authenticates the raw Authorization header for an access; throws the spec's 401/403 ApiErrors. */
-  async authenticate(authorization: string | undefined, access: Access, origin?: string): Promise<AuthContext> {
-    return this.authorize(await this.resolve(authorization), access, origin);
+  async authenticate(authorization: string | undefined, access: Access, origin?: string, takesShare = false): Promise<AuthContext> {
+    return this.authorize(await this.resolve(authorization), access, origin, takesShare);
   }
 }

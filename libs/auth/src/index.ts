@@ -3,6 +3,7 @@ export * from './origin';
 export * from './sql-port';
 export * from './migrate';
 export * from './key-store';
+export * from './saved-definitions';
 export * from './key-usage';
 export * from './authenticator';
 export * from './auth.middleware';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import type { KeyEnv, KeyKind } from '@analytics/schema';
+import { type KeyEnv, type KeyKind, SHARE_TOKEN } from '@analytics/schema';
 
 // The key kinds and environments are part of the API contract (admin bodies), so libs/schema holds them.
 export { KEY_ENVS, KEY_KINDS, type KeyEnv, type KeyKind } from '@analytics/schema';
@@ -23,6 +23,19 @@ export function parseApiKey(raw: string): ParsedKey | null {
   const m = KEY_PATTERN.exec(raw);
   if (!m) return null;
   return { kind: m[1] as KeyKind, env: m[2] as KeyEnv, prefix: m[3]!, secret: m[4]! };
+}
+
+/** A presented bearer credential: an API key, or a share link's (`shr_{prefix}_{secret}`, an rk_ row bound to a share). */
+export interface PresentedKey extends ParsedKey {
+  share: boolean;
+}
+
+/** An API key or a share credential; null for anything else. */
+export function parsePresentedKey(raw: string): PresentedKey | null {
+  const key = parseApiKey(raw);
+  if (key) return { ...key, share: false };
+  const m = SHARE_TOKEN.exec(raw);
+  return m ? { kind: 'rk', env: 'live', prefix: m[1]!, secret: m[2]!, share: true } : null;
 }
 
 /** Uniform base62 from crypto.randomBytes (rejection sampling keeps every character equally likely). */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
+import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
-import type { MintedKeyResponse, Project } from '@analytics/schema';
+import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
 
 export const DEFAULT_RETENTION_DAYS = 365;
 
@@ -17,6 +18,8 @@ export interface KeyRecord {
   revoked_at: string | null;
   /** Set on a key minted for a person (a session's read key): refused from then on. */
   expires_at: string | null;
+  /** Set on a share link's credential (presented as `shr_…`): the share it reads for and its segment's snapshot. */
+  share: ShareScope | null;
 }
 
 /** Whom a key is minted for, beside its project: a signed-in user's read key ends with its session, its expiry, or the membership. */
@@ -55,15 +58,31 @@ export function toProject(row: Record<string, unknown>): Project {
 
 const isoOrNull = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
 
+/** A share's segment snapshot as stored (jsonb: an object from pg and PGlite, a string from some drivers). */
+export function segmentOf(v: unknown): ShareScope['segment'] {
+  if (v === null || v === undefined) return null;
+  const o = (typeof v === 'string' ? JSON.parse(v) : v) as { id: string; name: string; filters: unknown[] };
+  return { id: String(o.id), name: String(o.name), filters: Array.isArray(o.filters) ? o.filters : [] };
+}
+
 /** Projects and API keys in Postgres. Secrets are stored only as SHA-256 hashes. */
 export class KeyStore {
   private readonly mintedListeners: Array<(prefix: string) => void> = [];
+  /** The projects' saved goals, funnels and segments (same database): whoever holds the key store reaches them. */
+  readonly saved: SavedDefinitions;
 
-  constructor(private readonly db: SqlPort) {}
+  constructor(private readonly db: SqlPort) {
+    this.saved = new SavedDefinitions(db);
+  }
 
   /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */
   onMinted(listener: (prefix: string) => void): void {
     this.mintedListeners.push(listener);
+  }
+
+  /** Keys committed by another module of the key store's database (share credentials): announced as createKey does. */
+  announceMinted(prefixes: string[]): void {
+    this.minted(prefixes);
   }
 
   private minted(prefixes: string[]): void {
@@ -119,11 +138,11 @@ export class KeyStore {
     return rows.map(toProject);
   }
 
-  /** A project's keys without their secrets, oldest first; the session-bound read keys of signed-in users are left out. */
+  /** A project's keys without their secrets, oldest first; the session-bound read keys of signed-in users and share links' credentials are left out. */
   async listKeys(projectId: string): Promise<KeyInfo[]> {
     if (!isUuid(projectId)) return [];
     const { rows } = await this.db.query(
-      'SELECT prefix, kind, env, created_at, last_used_at, revoked_at FROM api_keys WHERE project_id = $1 AND session_id IS NULL ORDER BY created_at, prefix',
+      'SELECT prefix, kind, env, created_at, last_used_at, revoked_at FROM api_keys WHERE project_id = $1 AND session_id IS NULL AND share_id IS NULL ORDER BY created_at, prefix',
       [projectId],
     );
     return rows.map((r) => ({
@@ -211,8 +230,9 @@ export class KeyStore {
   async findKey(prefix: string): Promise<{ key: KeyRecord; project: Project } | null> {
     const { rows } = await this.db.query(
       `SELECT k.prefix, k.project_id, k.kind, k.env, k.secret_hash, k.created_at AS key_created_at, k.revoked_at, k.expires_at,
+              k.share_id, s.segment AS share_segment, s.revoked_at AS share_revoked_at,
               p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id
-         FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.prefix = $1`,
+         FROM api_keys k JOIN projects p ON p.id = k.project_id LEFT JOIN shares s ON s.id = k.share_id WHERE k.prefix = $1`,
       [prefix],
     );
     const row = rows[0];
@@ -225,8 +245,10 @@ export class KeyStore {
         env: row.env as KeyEnv,
         secret_hash: String(row.secret_hash),
         created_at: new Date(row.key_created_at as string).toISOString(),
-        revoked_at: isoOrNull(row.revoked_at),
+        // A credential of a revoked share is revoked with it (the share's revocation also marks its keys).
+        revoked_at: isoOrNull(row.revoked_at ?? row.share_revoked_at),
         expires_at: isoOrNull(row.expires_at),
+        share: row.share_id ? { id: String(row.share_id), segment: segmentOf(row.share_segment) } : null,
       },
       project: toProject(row),
     };

@@ -173,6 +173,8 @@ export const AUDIT_ACTIONS = [
   'backup.created',
   'mcp.grant_created',
   'mcp.tool_called',
+  'share.created',
+  'share.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -187,7 +189,7 @@ export const auditActorSchema = z
 export type AuditActor = z.output<typeof auditActorSchema>;
 export const auditTargetSchema = z
   .object({
-    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup']),
+    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share']),
     id: z.string().nullable().describe('Its id (a key: its prefix; never a secret).'),
     name: z.string().nullable().describe('A readable name: an email, a project or organization name.'),
   })

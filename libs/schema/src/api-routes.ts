@@ -51,11 +51,22 @@ import { dimensionsText, metricsOfKind } from './catalog';
 import type { ErrorCode } from './errors';
 import { CALLER_DATA_NOTE } from './event-columns';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
-import { funnelBodySchema, funnelResponseSchema, retentionBodySchema, retentionResponseSchema } from './conversions.schema';
-import { insightsBodySchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
+import { funnelRequestSchema, funnelResponseSchema, retentionRequestSchema, retentionResponseSchema } from './conversions.schema';
+import { insightsRequestSchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
 import { importBatchInputSchema, importResponseSchema } from './import.schema';
-import { FILTERS_JSON, GOAL_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
+import { FILTERS_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
+import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
+import {
+  savedFunnelListSchema,
+  savedFunnelResponseSchema,
+  savedGoalListSchema,
+  savedGoalResponseSchema,
+  savedInputSchemas,
+  savedPatchSchemas,
+  savedSegmentListSchema,
+  savedSegmentResponseSchema,
+} from './saved.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import {
   batchResponseSchema,
@@ -159,9 +170,11 @@ export interface SessionAuth {
 /**
  * Who may call a route. `api_key`: the kinds the document lists and the access the key is checked for (`ak_` keys
  * also pass `ingest` and `forget`); without an access the route authorizes each call itself (MCP: per tool).
- * `session`: a user token, with a role where the declaration names one (SessionAuth).
+ * `session`: a user token, with a role where the declaration names one (SessionAuth). `share: true`: a share link's
+ * credential (`shr_…`, docs/saved-and-shared.md) is accepted too, pinned to its project with its segment's filters;
+ * every route without it refuses that credential with 403 insufficient_scope.
  */
-export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess } | SessionAuth | 'admin_token' | 'internal_secret' | 'none';
+export type RouteAuth = { api_key: readonly KeyKind[]; access?: KeyAccess; share?: true } | SessionAuth | 'admin_token' | 'internal_secret' | 'none';
 
 /** The organization a role route named and the caller's role in it (null for the operator, who holds none). */
 export interface OrgAccess {
@@ -180,6 +193,14 @@ export interface AuthContext {
   project: Project;
   kind: KeyKind;
   prefix: string;
+  /** Set when the credential is a share link's (`shr_…`): the share and the segment its reads are held to. */
+  share?: ShareScope;
+}
+
+/** What a share credential carries to the routes that take it (`share: true`): its share, and its segment's snapshot. */
+export interface ShareScope {
+  id: string;
+  segment: { id: string; name: string; filters: unknown[] } | null;
 }
 
 /**
@@ -255,6 +276,14 @@ const PROJECT_ID = { id: 'Project id (UUID).' };
 const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
 const SDK_SCRIPT_TYPE = { 'text/javascript': 'The browser SDK as one classic script.' };
 
+/** The saved lists take no parameter. */
+const SAVED_LIST_QUERY = z.object({});
+const EXAMPLE_SAVED = {
+  goal: { name: 'Signup', event: 'signup' },
+  funnel: { name: 'Checkout', steps: [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase' }], window_s: 86400 },
+  segment: { name: 'Paid search, France', filters: [['is', 'channel', ['paid_search']], ['is', 'country', ['FR']]] },
+};
+
 const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
 
 /**
@@ -323,7 +352,7 @@ export const routes = {
     },
   },
   stats: {
-    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/stats', app: 'read-api', summary: 'Event counts or unique visitors, grouped and bucketed', auth: { api_key: ['rk'], access: 'read', share: true },
     query: statsParamsSchema, responses: { 200: statsResponseSchema }, errors: [...READ_ERRORS, 'invalid_group_by', ...ALWAYS],
     mcp: {
       tool: 'get_stats',
@@ -344,7 +373,7 @@ export const routes = {
     },
   },
   sources: {
-    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/sources', app: 'read-api', summary: 'Top traffic sources by sessions\' entry source and medium', auth: { api_key: ['rk'], access: 'read', share: true },
     query: sourcesParamsSchema, responses: { 200: sourcesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'top_sources',
@@ -358,8 +387,8 @@ export const routes = {
     },
   },
   insights: {
-    method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read' },
-    body: insightsBodySchema, responses: { 200: insightsResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    method: 'post', path: '/v1/insights', app: 'read-api', summary: 'Any metric by up to 3 dimensions, filtered, optionally against the previous period', auth: { api_key: ['rk'], access: 'read', share: true },
+    body: insightsRequestSchema, responses: { 200: insightsResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: {
       from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z', metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'],
       filters: [['is', 'country', ['GB', 'FR']], ['or', [['contains', 'path', ['/pricing']], ['is', 'prop:plan', ['pro']]]]], compare: 'previous_period', limit: 10,
@@ -367,7 +396,7 @@ export const routes = {
     mcp: {
       tool: 'query_insights',
       title: 'Insights: metrics by dimensions',
-      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. ${CALLER_DATA_NOTE}`,
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. Call list_goals and list_segments first: goal may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
       // written as plain arrays (prefixItems and recursion are not portable).
@@ -375,7 +404,8 @@ export const routes = {
         metrics: { description: `Default ["visitors"]. Visit metrics: ${metricsOfKind('visit').join(', ')}; need goal: ${metricsOfKind('goal').join(', ')}.` },
         dimensions: { description: `0-3 of: ${dimensionsText(true)}.` },
         filters: FILTERS_JSON,
-        goal: { ...GOAL_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? }.' },
+        goal: { ...GOAL_OR_ID_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? } or { id } of a saved goal.' },
+        segment: { description: 'A saved segment\'s id (list_segments): its filters hold too.' },
         order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
         compare: { description: 'Adds comparison: the metrics over the equally long range before from.' },
         include_bots: { description: 'Count device_type bot too.' },
@@ -386,8 +416,8 @@ export const routes = {
     },
   },
   funnel: {
-    method: 'post', path: '/v1/funnel', app: 'read-api', summary: 'Conversion funnel: entities reaching each of 2 to 10 ordered steps within a window, optionally broken down', auth: { api_key: ['rk'], access: 'read' },
-    body: funnelBodySchema, responses: { 200: funnelResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    method: 'post', path: '/v1/funnel', app: 'read-api', summary: 'Conversion funnel: entities reaching each of 2 to 10 ordered steps within a window, optionally broken down', auth: { api_key: ['rk'], access: 'read', share: true },
+    body: funnelRequestSchema, responses: { 200: funnelResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: {
       from: '2026-03-01T00:00:00Z', to: '2026-03-08T00:00:00Z',
       steps: [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase', filters: [['is', 'prop:plan', ['pro']]] }],
@@ -396,10 +426,12 @@ export const routes = {
     mcp: {
       tool: 'get_funnel',
       title: 'Conversion funnel',
-      description: `Entities reaching each of 2-10 ordered steps within window_s of step 1: arguments = the POST /v1/funnel body, result = its answer (breakdown: { value, steps } per value). Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      description: `Entities reaching each of 2-10 ordered steps within window_s of step 1: arguments = the POST /v1/funnel body, result = its answer (breakdown: { value, steps } per value). Needs an rk_ key. Call list_funnels and list_segments first: id runs a saved funnel (no steps then), segment is a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
-        steps: { type: 'array', items: GOAL_JSON, description: '2-10 goals, in order.' },
+        id: { description: 'A saved funnel\'s id (list_funnels), instead of steps, window_s and count_by.' },
+        steps: { type: 'array', items: GOAL_OR_ID_JSON, description: '2-10 goals ({ id } of a saved goal, or inline), in order; without id.' },
+        segment: { description: 'A saved segment\'s id (list_segments): its filters hold too.' },
         window_s: { description: 'Default 86400.' },
         count_by: { description: 'Default visitor.' },
         breakdown: { description: 'A dimension of query_insights but time:*.' },
@@ -412,26 +444,27 @@ export const routes = {
     },
   },
   retention: {
-    method: 'post', path: '/v1/retention', app: 'read-api', summary: 'Retention cohorts: entities by the period of their first start event, and how many came back each period after', auth: { api_key: ['rk'], access: 'read' },
-    body: retentionBodySchema, responses: { 200: retentionResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    method: 'post', path: '/v1/retention', app: 'read-api', summary: 'Retention cohorts: entities by the period of their first start event, and how many came back each period after', auth: { api_key: ['rk'], access: 'read', share: true },
+    body: retentionRequestSchema, responses: { 200: retentionResponseSchema }, errors: [...READ_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: { from: '2026-01-05T00:00:00Z', to: '2026-03-02T00:00:00Z', period: 'week', count_by: 'user', start: { event: 'signup' } },
     mcp: {
       tool: 'get_retention',
       title: 'Retention cohorts',
-      description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. Call list_goals and list_segments first: start and return may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
         period: { description: 'day, week (from Monday) or month, UTC.' },
         count_by: { description: 'Default user.' },
-        start: { ...GOAL_JSON, description: 'Default any event.' },
-        return: { ...GOAL_JSON, description: 'Default any event.' },
+        start: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },
+        return: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },
+        segment: { description: 'A saved segment\'s id (list_segments): its filters hold too.' },
         filters: FILTERS_JSON,
         include_bots: { description: 'Count device_type bot too.' },
       },
     },
   },
   properties: {
-    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/properties', app: 'read-api', summary: 'Property keys seen in a range (or one key\'s values), most used first', auth: { api_key: ['rk'], access: 'read', share: true },
     query: propertiesParamsSchema, responses: { 200: propertiesResponseSchema }, errors: [...READ_ERRORS, ...ALWAYS],
     mcp: {
       tool: 'list_properties',
@@ -440,6 +473,43 @@ export const routes = {
       annotations: READ_TOOL,
       result: propertiesResponseSchema.extend({ truncated }),
       cap: 'rows',
+    },
+  },
+  // Saved definitions (issue 46, docs/saved-and-shared.md): the project's goals, funnels and segments, for its rk_ key.
+  goals: {
+    method: 'get', path: '/v1/goals', app: 'read-api', summary: "The project's saved goals, oldest first (give one to /v1/insights or /v1/retention as { id })", auth: { api_key: ['rk'], access: 'read', share: true },
+    query: SAVED_LIST_QUERY, responses: { 200: savedGoalListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'list_goals',
+      title: 'Saved goals',
+      description: `The goals saved for the key's project: { goals: [{ id, name, event?, path?, filters }] }. Needs an rk_ key. Call it before query_insights or get_retention: pass a goal as { id }. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ goals: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
+    },
+  },
+  funnels: {
+    method: 'get', path: '/v1/funnels', app: 'read-api', summary: "The project's saved funnels, oldest first (run one with POST /v1/funnel { id, from, to })", auth: { api_key: ['rk'], access: 'read', share: true },
+    query: SAVED_LIST_QUERY, responses: { 200: savedFunnelListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'list_funnels',
+      title: 'Saved funnels',
+      description: `The funnels saved for the key's project: { funnels: [{ id, name, steps, window_s, count_by, filters }] }. Needs an rk_ key. Call it before get_funnel: run one with { id, from, to }. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ funnels: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
+    },
+  },
+  segments: {
+    method: 'get', path: '/v1/segments', app: 'read-api', summary: "The project's saved segments, oldest first (give one's id as `segment` to insights, funnel, retention, export)", auth: { api_key: ['rk'], access: 'read', share: true },
+    query: SAVED_LIST_QUERY, responses: { 200: savedSegmentListSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
+    mcp: {
+      tool: 'list_segments',
+      title: 'Saved segments',
+      description: `The segments (saved filters) of the key's project: { segments: [{ id, name, filters }] }. Needs an rk_ key. Call it before query_insights, get_funnel or get_retention: pass segment: <id>. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ segments: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
     },
   },
   createProject: {
@@ -464,6 +534,33 @@ export const routes = {
     method: 'post', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: 'Mint a key for a project', auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, body: createKeyInputSchema, responses: { 201: mintedKeyResponseSchema },
     errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { kind: 'rk' },
+  },
+  // Share links (docs/saved-and-shared.md, "Share links and embeds"): editors make and revoke them; the link's
+  // credential reads only the routes declared with `share: true`.
+  createShare: {
+    method: 'post', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "Make a share link of a project's dashboard (read-only, optional password, expiry, segment and embedding origins)", auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, body: shareInputSchema, responses: { 201: createdShareResponseSchema }, errors: [...ROLE_ERRORS, 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'For the agency', expires_at: '2099-12-31T00:00:00Z', embed_origins: ['https://agency.example.com'] },
+  },
+  listShares: {
+    method: 'get', path: '/admin/projects/{id}/shares', app: 'admin-api', summary: "A project's live share links (never their tokens)", auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: shareListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteShare: {
+    method: 'delete', path: '/admin/projects/{id}/shares/{share_id}', app: 'admin-api', summary: 'Revoke a share link: every credential of it is refused on every instance once this answers', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, share_id: 'Share id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  shareUnlock: {
+    method: 'post', path: '/v1/share/unlock', app: 'admin-api',
+    summary: "Open a share link: its credential, the project's name and the link (with its password when it has one; wrong guesses throttled per link and per address). An unknown, revoked or expired link: 404 not_found",
+    auth: 'none', body: shareUnlockInputSchema, responses: { 200: shareUnlockResponseSchema }, errors: ['not_found', 'invalid_credentials', 'rate_limited', ...BODY_ERRORS, ...ALWAYS],
+    example: { token: 'shr_4fQ9xZ2LmP0a_0123456789abcdefghijABCDEFGHIJKL', password: 'correct horse battery' },
+  },
+  // The production proxy serves GET /share/<token> itself and asks this, as an auth_request, for the page's framing.
+  shareFrameAncestors: {
+    method: 'get', path: '/v1/share/frame-ancestors', app: 'admin-api',
+    summary: "Who may frame a share link's page: with embed=1, a live link's embed_origins, else 'none' (the frame-ancestors the proxy sends with GET /share/<token>)",
+    auth: 'none', query: shareFrameQuerySchema, responses: { 200: shareFrameResponseSchema }, errors: ['invalid_params', ...ALWAYS],
   },
   revokeKey: {
     method: 'delete', path: '/admin/keys/{prefix}', app: 'admin-api', summary: 'Revoke a key (with Redis, every instance refuses it once this answers; without, within the key-cache TTL)', auth: roleOf('admin', 'key'),
@@ -490,6 +587,60 @@ export const routes = {
   deleteProject: {
     method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  listGoals: {
+    method: 'get', path: '/admin/projects/{id}/goals', app: 'admin-api', summary: "A project's saved goals (any member; as GET /v1/goals)", auth: roleOf('viewer', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: savedGoalListSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
+  },
+  createGoal: {
+    method: 'post', path: '/admin/projects/{id}/goals', app: 'admin-api', summary: 'Save a goal for a project (409 name_taken, 409 limit_reached at 200 per project)', auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, body: savedInputSchemas.goal, responses: { 201: savedGoalResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: EXAMPLE_SAVED.goal,
+  },
+  updateGoal: {
+    method: 'patch', path: '/admin/projects/{id}/goals/{goal_id}', app: 'admin-api', summary: 'Rename or change a saved goal (any subset of its fields; the whole is checked again)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, goal_id: 'The saved goal\'s id.' }, body: savedPatchSchemas.goal, responses: { 200: savedGoalResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'Renamed' },
+  },
+  deleteGoal: {
+    method: 'delete', path: '/admin/projects/{id}/goals/{goal_id}', app: 'admin-api', summary: 'Delete a saved goal (reads naming its id then answer 400)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, goal_id: 'The saved goal\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  listFunnels: {
+    method: 'get', path: '/admin/projects/{id}/funnels', app: 'admin-api', summary: "A project's saved funnels (any member; as GET /v1/funnels)", auth: roleOf('viewer', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: savedFunnelListSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
+  },
+  createFunnel: {
+    method: 'post', path: '/admin/projects/{id}/funnels', app: 'admin-api', summary: 'Save a funnel for a project (409 name_taken, 409 limit_reached at 200 per project)', auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, body: savedInputSchemas.funnel, responses: { 201: savedFunnelResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: EXAMPLE_SAVED.funnel,
+  },
+  updateFunnel: {
+    method: 'patch', path: '/admin/projects/{id}/funnels/{funnel_id}', app: 'admin-api', summary: 'Rename or change a saved funnel (any subset of its fields; the whole is checked again)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, funnel_id: 'The saved funnel\'s id.' }, body: savedPatchSchemas.funnel, responses: { 200: savedFunnelResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'Renamed' },
+  },
+  deleteFunnel: {
+    method: 'delete', path: '/admin/projects/{id}/funnels/{funnel_id}', app: 'admin-api', summary: 'Delete a saved funnel (reads naming its id then answer 400)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, funnel_id: 'The saved funnel\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  listSegments: {
+    method: 'get', path: '/admin/projects/{id}/segments', app: 'admin-api', summary: "A project's saved segments (any member; as GET /v1/segments)", auth: roleOf('viewer', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: savedSegmentListSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
+  },
+  createSegment: {
+    method: 'post', path: '/admin/projects/{id}/segments', app: 'admin-api', summary: 'Save a segment for a project (409 name_taken, 409 limit_reached at 200 per project)', auth: roleOf('editor', 'project'),
+    pathParams: PROJECT_ID, body: savedInputSchemas.segment, responses: { 201: savedSegmentResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: EXAMPLE_SAVED.segment,
+  },
+  updateSegment: {
+    method: 'patch', path: '/admin/projects/{id}/segments/{segment_id}', app: 'admin-api', summary: 'Rename or change a saved segment (any subset of its fields; the whole is checked again)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, segment_id: 'The saved segment\'s id.' }, body: savedPatchSchemas.segment, responses: { 200: savedSegmentResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', ...BODY_ERRORS, ...ALWAYS],
+    example: { name: 'Renamed' },
+  },
+  deleteSegment: {
+    method: 'delete', path: '/admin/projects/{id}/segments/{segment_id}', app: 'admin-api', summary: 'Delete a saved segment (reads naming its id then answer 400)', auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, segment_id: 'The saved segment\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   backup: {
     method: 'post', path: '/admin/backup', app: 'standalone',

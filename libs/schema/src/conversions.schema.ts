@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
 import type { InsightTimeDimension } from './catalog';
-import { type FilterIssue, type InsightDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
+import { type FilterIssue, type InsightCondition, type InsightDimension, SAVED_ID_MAX, filterListSchema, goalOrRefSchema, goalSchema, isInsightDimension, parseFilters, segmentRefSchema, valueBytesIssues } from './insights.schema';
 
 // POST /v1/funnel and POST /v1/retention (issue 31). The meanings: docs/conversions.md.
 
@@ -31,39 +31,96 @@ const range = {
 const filtersField = filterListSchema(FILTERS_TEXT);
 const includeBots = z.boolean().default(false).describe('Count events of device_type bot too (left out by default).');
 
+const stepsText = (more: string) => `2 to 10 steps, in order, each a goal { event?, path?, filters? }${more}.`;
+const stepsOf = <G extends z.ZodType>(goal: G) =>
+  z
+    .array(goal)
+    .min(FUNNEL_LIMITS.steps.min, { error: `a funnel has ${FUNNEL_LIMITS.steps.min} to ${FUNNEL_LIMITS.steps.max} steps` })
+    .max(FUNNEL_LIMITS.steps.max, { error: `a funnel has ${FUNNEL_LIMITS.steps.min} to ${FUNNEL_LIMITS.steps.max} steps` });
+const windowField = z
+  .number()
+  .int()
+  .min(FUNNEL_LIMITS.window_s.min)
+  .max(FUNNEL_LIMITS.window_s.max)
+  .describe('Seconds from an entity\'s step 1 within which its later steps count (1 to 2592000, default 86400).');
+const countByField = z.enum(FUNNEL_COUNT_BY, { error: `count_by: allowed are ${FUNNEL_COUNT_BY.join(', ')}` }).describe('visitor (anonymous_id, default), user (user_id) or session (session_id).');
+const breakdownField = z
+  .string()
+  .refine((d) => isInsightDimension(d, true), { error: 'unknown breakdown: one dimension of /v1/insights but time:*' })
+  .transform((d) => d as Exclude<InsightDimension, InsightTimeDimension>)
+  .optional()
+  .describe('One /v1/insights dimension (not time:*): the funnel once per value of it on each entity\'s step-1 event.');
+
+/** The filters of each goal (inline) of a list: what the value-bytes bound counts beside the request's filters. */
+const filtersOfGoals = (goals: ReadonlyArray<object | undefined>) => goals.map((g) => (g && 'filters' in g ? (g.filters as InsightCondition[]) : undefined));
+
+/**
+ * A funnel's definition as a saved funnel keeps it (docs/saved-and-shared.md): the steps, window, entity and filters of
+ * a POST /v1/funnel body, the defaults applied.
+ */
+export const funnelDefinitionFields = {
+  steps: stepsOf(goalSchema).describe(stepsText('')),
+  window_s: windowField.default(FUNNEL_LIMITS.window_s.default),
+  count_by: countByField.default('visitor'),
+  filters: filtersField,
+};
+/** The value-bytes bound over a funnel's filters and its steps' (the definition's checks beside the fields'). */
+export function checkFunnelFilters(v: { filters: unknown[][]; steps?: ReadonlyArray<object> }, ctx: z.RefinementCtx): void {
+  const issues: FilterIssue[] = [];
+  issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...filtersOfGoals(v.steps ?? [])]));
+  for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+}
+
+const checkRange = (v: { from: number; to: number }, ctx: z.RefinementCtx) => {
+  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+};
+
+/** A funnel read with every step inline: what queryFunnel runs. */
 export const funnelBodySchema = z
   .object({
     ...range,
-    steps: z
-      .array(goalSchema)
-      .min(FUNNEL_LIMITS.steps.min, { error: `a funnel has ${FUNNEL_LIMITS.steps.min} to ${FUNNEL_LIMITS.steps.max} steps` })
-      .max(FUNNEL_LIMITS.steps.max, { error: `a funnel has ${FUNNEL_LIMITS.steps.min} to ${FUNNEL_LIMITS.steps.max} steps` })
-      .describe('2 to 10 steps, in order, each a goal { event?, path?, filters? }.'),
-    window_s: z
-      .number()
-      .int()
-      .min(FUNNEL_LIMITS.window_s.min)
-      .max(FUNNEL_LIMITS.window_s.max)
-      .default(FUNNEL_LIMITS.window_s.default)
-      .describe('Seconds from an entity\'s step 1 within which its later steps count (1 to 2592000, default 86400).'),
-    count_by: z.enum(FUNNEL_COUNT_BY, { error: `count_by: allowed are ${FUNNEL_COUNT_BY.join(', ')}` }).default('visitor').describe('visitor (anonymous_id, default), user (user_id) or session (session_id).'),
-    breakdown: z
-      .string()
-      .refine((d) => isInsightDimension(d, true), { error: 'unknown breakdown: one dimension of /v1/insights but time:*' })
-      .transform((d) => d as Exclude<InsightDimension, InsightTimeDimension>)
-      .optional()
-      .describe('One /v1/insights dimension (not time:*): the funnel once per value of it on each entity\'s step-1 event.'),
-    filters: filtersField,
+    ...funnelDefinitionFields,
+    breakdown: breakdownField,
     include_bots: includeBots,
   })
   .strict()
   .superRefine((v, ctx) => {
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-    const issues: FilterIssue[] = [];
-    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...v.steps.map((s) => s.filters)]));
-    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+    checkRange(v, ctx);
+    checkFunnelFilters(v, ctx);
   })
   .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+
+/** What a saved funnel brings itself: refused beside `id`. */
+const SAVED_FUNNEL_FIELDS = ['steps', 'window_s', 'count_by'] as const;
+
+/**
+ * POST /v1/funnel as sent: `steps` (each inline or a saved goal's `{ id }`), or `id`, a saved funnel (its steps,
+ * window_s, count_by and filters; `filters` sent hold beside its own); `segment` a saved segment's id. Resolved in the
+ * capability layer into a funnelBodySchema read.
+ */
+export const funnelRequestSchema = z
+  .object({
+    ...range,
+    id: z.string().min(1).max(SAVED_ID_MAX).optional().describe('The id of a funnel saved for the project (GET /v1/funnels), instead of steps: its steps, window_s, count_by and filters.'),
+    steps: stepsOf(goalOrRefSchema).optional().describe(stepsText(', or { id } of a saved goal; required without `id`')),
+    window_s: windowField.optional().describe('Seconds from an entity\'s step 1 within which its later steps count (1 to 2592000, default 86400; not with `id`).'),
+    count_by: countByField.optional().describe('visitor (anonymous_id, default), user (user_id) or session (session_id); not with `id`.'),
+    breakdown: breakdownField,
+    filters: filtersField,
+    include_bots: includeBots,
+    segment: segmentRefSchema.optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    checkRange(v, ctx);
+    if (v.id === undefined && v.steps === undefined) ctx.addIssue({ code: 'custom', message: 'a funnel takes `steps`, or `id` of a saved funnel', path: ['steps'] });
+    if (v.id !== undefined)
+      for (const field of SAVED_FUNNEL_FIELDS)
+        if (v[field] !== undefined) ctx.addIssue({ code: 'custom', message: `${field} comes from the saved funnel: leave it out beside \`id\``, path: [field] });
+    checkFunnelFilters(v, ctx);
+  })
+  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+export type FunnelRequest = z.output<typeof funnelRequestSchema>;
 export type FunnelBody = z.input<typeof funnelBodySchema>;
 export type FunnelQuery = z.output<typeof funnelBodySchema>;
 
@@ -88,26 +145,46 @@ export const funnelResponseSchema = z
   .describe('The funnel: entities per step, in order.');
 export type FunnelResponse = z.output<typeof funnelResponseSchema>;
 
+const retentionFields = {
+  ...range,
+  period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe('day, week (Monday to Sunday, UTC) or month.'),
+  count_by: z.enum(RETENTION_COUNT_BY, { error: `count_by: allowed are ${RETENTION_COUNT_BY.join(', ')}` }).default('user').describe('user (user_id, default) or visitor (anonymous_id).'),
+  filters: filtersField,
+  include_bots: includeBots,
+};
+function checkRetention(v: { from: number; to: number; period: RetentionPeriod; filters: unknown[][]; start?: object; return?: object }, ctx: z.RefinementCtx): void {
+  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+  else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
+    ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
+  const issues: FilterIssue[] = [];
+  issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...filtersOfGoals([v.start, v.return])]));
+  for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+}
+const finishRetention = <T extends { from: number; to: number; filters: unknown[][] }>(v: T): Omit<T, 'filters'> & { filters: InsightCondition[] } => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! });
+
+/** A retention read with every goal inline: what queryRetention runs. */
 export const retentionBodySchema = z
   .object({
-    ...range,
-    period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe('day, week (Monday to Sunday, UTC) or month.'),
-    count_by: z.enum(RETENTION_COUNT_BY, { error: `count_by: allowed are ${RETENTION_COUNT_BY.join(', ')}` }).default('user').describe('user (user_id, default) or visitor (anonymous_id).'),
+    ...retentionFields,
     start: goalSchema.optional().describe('What puts an entity in a cohort (default: any event).'),
     return: goalSchema.optional().describe('What counts as coming back (default: any event).'),
-    filters: filtersField,
-    include_bots: includeBots,
   })
   .strict()
-  .superRefine((v, ctx) => {
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-    else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
-      ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
-    const issues: FilterIssue[] = [];
-    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.start?.filters, v.return?.filters]));
-    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+  .superRefine(checkRetention)
+  .transform(finishRetention);
+
+/** POST /v1/retention as sent: start and return may be saved goals' `{ id }`, `segment` a saved segment's id. */
+export const retentionRequestSchema = z
+  .object({
+    ...retentionFields,
+    start: goalOrRefSchema.optional().describe('What puts an entity in a cohort (default: any event): a goal, or { id } of a saved goal.'),
+    return: goalOrRefSchema.optional().describe('What counts as coming back (default: any event): a goal, or { id } of a saved goal.'),
+    segment: segmentRefSchema.optional(),
   })
-  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+  .strict()
+  .superRefine(checkRetention)
+  .transform(finishRetention);
+export type RetentionRequest = z.output<typeof retentionRequestSchema>;
 export type RetentionBody = z.input<typeof retentionBodySchema>;
 export type RetentionQuery = z.output<typeof retentionBodySchema>;
 

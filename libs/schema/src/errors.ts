@@ -24,6 +24,10 @@ export const ERROR_STATUS = {
   not_empty: 409,
   last_owner: 409,
   already_member: 409,
+  // Saved goals, funnels and segments (docs/saved-and-shared.md): a name the kind already has in the project, and the
+  // 201st definition of a kind in a project.
+  name_taken: 409,
+  limit_reached: 409,
   payload_too_large: 413,
   unsupported_encoding: 415,
   rate_limited: 429,

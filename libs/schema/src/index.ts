@@ -15,6 +15,8 @@ export * from './responses.schema';
 export * from './admin.schema';
 export * from './accounts.schema';
 export * from './mcp-args';
+export * from './shares.schema';
 export * from './api-routes';
 export * from './oauth-routes';
 export * from './openapi';
+export * from './saved.schema';

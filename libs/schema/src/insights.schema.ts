@@ -231,60 +231,131 @@ export const goalSchema = z
   });
 export type GoalInput = z.input<typeof goalSchema>;
 
+/** A saved goal named by its id (docs/saved-and-shared.md): resolved to its definition before the read runs. */
+export interface GoalRef {
+  id: string;
+}
+/** Ids of saved definitions are UUIDs; anything up to this length is looked up (and not found), anything longer refused. */
+export const SAVED_ID_MAX = 64;
+const savedIdSchema = (what: string) => z.string().min(1).max(SAVED_ID_MAX).describe(what);
+export const goalRefSchema = z.object({ id: savedIdSchema('The id of a goal saved for the project (GET /v1/goals).') }).strict();
+
+const jsonOf = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+const isRef = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.hasOwn(v, 'id');
+
+/**
+ * A goal inline (`{ event?, path?, filters? }`) or a saved one by id (`{ id }`): an object with `id` is checked as a
+ * reference (nothing else beside it), any other as a goal, so each answers its own issues (not a union's "Invalid input").
+ */
+export const goalOrRefSchema = z
+  .unknown()
+  .transform((v, ctx): Goal | GoalRef => {
+    const r = isRef(v) ? goalRefSchema.safeParse(v) : goalSchema.safeParse(v);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as Array<string | number> });
+    return z.NEVER;
+  })
+  .meta({ anyOf: [jsonOf(goalRefSchema), jsonOf(goalSchema)] });
+
+/** Whether a goal is a reference to a saved one. */
+export const isGoalRef = (g: Goal | GoalRef): g is GoalRef => 'id' in g;
+
+/** `segment`: a saved segment's id; its filters hold beside the request's own (all must). */
+export const segmentRefSchema = savedIdSchema('The id of a segment saved for the project (GET /v1/segments): its filters must hold too, beside `filters`.');
+
 const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direction: allowed are asc, desc' })]);
 /** Names that occur more than once in `names`, each once. */
 const repeated = (names: readonly string[]) => [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
 
+const insightsFields = {
+  from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+  metrics: z
+    .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
+    .min(1)
+    .max(INSIGHTS_LIMITS.metrics, { error: `at most ${INSIGHTS_LIMITS.metrics} metrics, each named once` })
+    .default(['visitors'])
+    .describe(`1 or more, each at most once (default ["visitors"]): ${metricsText()}.`),
+  dimensions: z
+    .array(dimensionSchema)
+    .max(INSIGHTS_LIMITS.dimensions, { error: `at most ${INSIGHTS_LIMITS.dimensions} dimensions` })
+    .default([])
+    .describe(`0 to 3 of: ${dimensionsText(true)}. Finite values: ${finiteValuesText()}.`),
+  filters: filterListSchema(FILTERS_TEXT),
+  compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
+  order_by: z
+    .array(orderEntry)
+    .max(INSIGHTS_LIMITS.orderBy, { error: 'order_by: at most one entry per requested metric and dimension' })
+    .optional()
+    .describe('[[metric or dimension, "asc" | "desc"], ...], each requested metric or dimension at most once; default: the first metric descending. Ties: dimensions ascending.'),
+  limit: z.number().int().min(1).max(INSIGHTS_LIMITS.limit.max).default(INSIGHTS_LIMITS.limit.default).describe('Maximum rows, 1 to 10000 (default 100).'),
+  include_bots: z.boolean().default(false).describe('Count events of device_type bot too (left out by default).'),
+};
+
+/** The parsed fields every insights body's checks read (the goal inline, or a reference: its filters are then the saved goal's). */
+interface InsightsChecked {
+  from: number;
+  to: number;
+  metrics: InsightMetric[];
+  dimensions: InsightDimension[];
+  filters: unknown[][];
+  order_by?: Array<[string, 'asc' | 'desc']>;
+  goal?: object;
+}
+const goalFiltersOf = (goal: object | undefined) => (goal && 'filters' in goal ? (goal.filters as InsightCondition[]) : undefined);
+
+function checkInsights(v: InsightsChecked, ctx: z.RefinementCtx): void {
+  if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? } or { id } of a saved goal', path: ['goal'] });
+  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+  const issues: FilterIssue[] = [];
+  issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), goalFiltersOf(v.goal)]));
+  const twice = repeated(v.metrics);
+  if (twice.length > 0) issues.push({ path: ['metrics'], message: `each metric at most once: ${twice.join(', ')} named twice` });
+  if (repeated(v.dimensions).length > 0) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
+  const orderable: string[] = [...v.metrics, ...v.dimensions];
+  const ordered = (v.order_by ?? []).map(([name]) => name);
+  if (ordered.length > orderable.length) issues.push({ path: ['order_by'], message: `order_by: at most one entry per requested metric and dimension (${orderable.length} here)` });
+  else if (repeated(ordered).length > 0) issues.push({ path: ['order_by'], message: `order_by names each metric or dimension at most once: ${repeated(ordered).join(', ')} named twice` });
+  ordered.forEach((name, i) => {
+    if (!orderable.includes(name)) issues.push({ path: ['order_by', i, 0], message: `order_by names a requested metric or dimension: allowed are ${orderable.join(', ')}` });
+  });
+  for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+}
+
+function finishInsights<T extends InsightsChecked>(v: T): Omit<T, 'filters' | 'order_by'> & { filters: InsightCondition[]; order_by?: Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> } {
+  const filters = parseFilters(v.filters, ['filters'], [])!;
+  // An empty order_by asks for no order: the default's (it was an ORDER BY of nothing, a 500).
+  const order_by = v.order_by?.length ? (v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']>) : undefined;
+  return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by };
+}
+
+/** An insights read with every definition inline: what queryInsights runs. */
 export const insightsBodySchema = z
   .object({
-    from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
-    to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
-    metrics: z
-      .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
-      .min(1)
-      .max(INSIGHTS_LIMITS.metrics, { error: `at most ${INSIGHTS_LIMITS.metrics} metrics, each named once` })
-      .default(['visitors'])
-      .describe(`1 or more, each at most once (default ["visitors"]): ${metricsText()}.`),
-    dimensions: z
-      .array(dimensionSchema)
-      .max(INSIGHTS_LIMITS.dimensions, { error: `at most ${INSIGHTS_LIMITS.dimensions} dimensions` })
-      .default([])
-      .describe(`0 to 3 of: ${dimensionsText(true)}. Finite values: ${finiteValuesText()}.`),
-    filters: filterListSchema(FILTERS_TEXT),
-    compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
-    order_by: z
-      .array(orderEntry)
-      .max(INSIGHTS_LIMITS.orderBy, { error: 'order_by: at most one entry per requested metric and dimension' })
-      .optional()
-      .describe('[[metric or dimension, "asc" | "desc"], ...], each requested metric or dimension at most once; default: the first metric descending. Ties: dimensions ascending.'),
-    limit: z.number().int().min(1).max(INSIGHTS_LIMITS.limit.max).default(INSIGHTS_LIMITS.limit.default).describe('Maximum rows, 1 to 10000 (default 100).'),
-    include_bots: z.boolean().default(false).describe('Count events of device_type bot too (left out by default).'),
+    ...insightsFields,
     goal: goalSchema.optional().describe('What completes a conversion, for the metrics conversions and conversion_rate: { event?, path?, filters? }.'),
   })
   .strict()
-  .superRefine((v, ctx) => {
-    if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? }', path: ['goal'] });
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-    const issues: FilterIssue[] = [];
-    issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.goal?.filters]));
-    const twice = repeated(v.metrics);
-    if (twice.length > 0) issues.push({ path: ['metrics'], message: `each metric at most once: ${twice.join(', ')} named twice` });
-    if (repeated(v.dimensions).length > 0) issues.push({ path: ['dimensions'], message: 'a dimension is named twice' });
-    const orderable = [...v.metrics, ...v.dimensions];
-    const ordered = (v.order_by ?? []).map(([name]) => name);
-    if (ordered.length > orderable.length) issues.push({ path: ['order_by'], message: `order_by: at most one entry per requested metric and dimension (${orderable.length} here)` });
-    else if (repeated(ordered).length > 0) issues.push({ path: ['order_by'], message: `order_by names each metric or dimension at most once: ${repeated(ordered).join(', ')} named twice` });
-    ordered.forEach((name, i) => {
-      if (!orderable.includes(name as never)) issues.push({ path: ['order_by', i, 0], message: `order_by names a requested metric or dimension: allowed are ${orderable.join(', ')}` });
-    });
-    for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
+  .superRefine(checkInsights)
+  .transform(finishInsights);
+
+/**
+ * POST /v1/insights as sent: the goal may be a saved one's `{ id }`, and `segment` a saved segment's id (both resolved
+ * in the capability layer, libs/event-store capabilities.ts, into an insightsBodySchema read).
+ */
+export const insightsRequestSchema = z
+  .object({
+    ...insightsFields,
+    goal: goalOrRefSchema.optional().describe('What completes a conversion, for the metrics conversions and conversion_rate: { event?, path?, filters? }, or { id } of a saved goal.'),
+    segment: segmentRefSchema.optional(),
   })
-  .transform((v) => {
-    const filters = parseFilters(v.filters, ['filters'], [])!;
-    // An empty order_by asks for no order: the default's (it was an ORDER BY of nothing, a 500).
-    const order_by = v.order_by?.length ? (v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']>) : undefined;
-    return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by };
-  });
+  .strict()
+  .superRefine(checkInsights)
+  .transform(finishInsights);
+export type InsightsRequest = z.output<typeof insightsRequestSchema>;
 
 export type InsightsBody = z.input<typeof insightsBodySchema>;
 export type InsightsQuery = z.output<typeof insightsBodySchema>;

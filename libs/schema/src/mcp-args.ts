@@ -49,3 +49,9 @@ export const GOAL_JSON = {
   additionalProperties: false,
   description: 'Event and/or path, filters on that event.',
 };
+
+/** A goal inline or a saved one's `{ id }` (list_goals): where a tool takes a goal. */
+export const GOAL_OR_ID_JSON = {
+  anyOf: [{ type: 'object', properties: { id: { type: 'string', description: 'A saved goal\'s id (list_goals).' } }, required: ['id'], additionalProperties: false }, { ...GOAL_JSON, description: undefined }],
+  type: undefined,
+};

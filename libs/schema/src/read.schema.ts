@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { eventNameSchema, toWellFormed, userIdSchema } from './ingest.schema';
 import { clampToAcceptedRange, isoDateParam } from './iso-date';
 import { STATS_GROUP_BY, type StatsGroupBy, parseGroupBy } from './group-by';
+import { segmentRefSchema } from './insights.schema';
 import { LIMITS } from './limits';
 import { STATS_COLUMNS, STATS_METRICS, STATS_METRIC_CATALOG } from './catalog';
 
@@ -89,6 +90,7 @@ export const exportParamsSchema = range
   .extend({
     ...eventFilters,
     format: z.enum(EXPORT_FORMATS).default('ndjson').describe('ndjson (default: one JSON object a line), csv (RFC 4180, a header row) or parquet.'),
+    segment: segmentRefSchema.optional(),
   })
   .refine(rangeIsOrdered, rangeMessage)
   .transform(clampRange);

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
-import { ApiError, type ApiRoute, type AuthContext, type Caller, type SessionAuth, answersWithWarnings, parseOrThrow, unknownFieldWarnings } from '@analytics/schema';
+import { ApiError, type ApiRoute, type AuthContext, type Caller, type SessionAuth, answersWithWarnings, isShareToken, parseOrThrow, unknownFieldWarnings } from '@analytics/schema';
 import { readJsonBody } from './json-body';
 
 /**
@@ -163,9 +163,22 @@ export function routerOf(guards: RouteGuards, definitions: readonly RouteDefinit
 /** `/admin/projects/{id}` (OpenAPI) as express writes it: `/admin/projects/:id`. */
 export const expressPath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
 
+/** What a route's credential must be, as insufficient_scope's `required` names it to a share credential it refuses. */
+function requiredOf(auth: Exclude<ApiRoute['auth'], 'none'>): string {
+  if (auth === 'admin_token') return 'admin';
+  if (auth === 'internal_secret') return 'internal';
+  if ('session' in auth) return 'session';
+  return auth.access === 'forget' ? 'ingest' : (auth.access ?? 'api_key');
+}
+
 async function guard(contract: ApiRoute, guards: RouteGuards, req: Request, res: Response): Promise<AuthContext | Caller | undefined> {
   const auth = contract.auth;
   if (auth === 'none') return undefined;
+  // A share link's credential (`shr_…`) is refused by form, before any lookup, on every route that does not declare
+  // `share: true` (docs/saved-and-shared.md): it reads what the shared dashboard needs and nothing else.
+  if (isShareToken(/^Bearer[ \t]+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1]) && !(typeof auth === 'object' && 'api_key' in auth && auth.share === true)) {
+    throw new ApiError('insufficient_scope', { required: requiredOf(auth), got: 'share' });
+  }
   if (auth === 'admin_token') return void checkAdminToken(req, required(guards.adminToken, contract));
   if (auth === 'internal_secret') return void checkInternalSecret(req, required(guards.internalSecret, contract));
   if ('session' in auth) return required(guards.session, contract).authenticate(req, auth);

@@ -151,6 +151,7 @@ describe('redactPath', () => {
     ['/admin/keys/AbC123', '/admin/keys/AbC123'],
     ['/mcp_at_AbC123dEf456/x', '/mcp_at_[redacted]/x'],
     ['/x/mcp%5Frt%5FAbC123dEf456', '/x/mcp_rt_[redacted]'],
+    ['/share/shr_AbC123dEf456_SeCrEt0123456789', '/share/shr_AbC123dEf456_[redacted]'],
     ['/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b', '/admin/projects/0b6f8f9e-1c1e-4f0a-9d6a-3a4f5e6d7c8b'],
   ])('logs %s as %s', (path, logged) => expect(redactPath(path)).toBe(logged));
 });

@@ -5,7 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseTrustProxy } from '@analytics/runtime';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the header npm start sends is the one nginx must send
 import { DASHBOARD_CSP } from '../../../apps/standalone/src/dashboard.route';
-import { OAUTH_ROUTES, pathPattern } from '@analytics/schema';
+import { OAUTH_ROUTES, pathPattern, routes } from '@analytics/schema';
 import { INGRESS_CATCH_ALL } from './proxy-routes';
 import { APPS, INTERNAL_APPS, type Loose, PROXIED_APPS, PROXY_PATHS, PUBLIC_ROUTES, concretePath, cspHeadersOf, readDocker, upstreamOf } from './routes';
 
@@ -360,7 +360,8 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
     const conf = readDocker('nginx.conf');
     const [before, rest] = conf.split(/^ *# BEGIN proxy routes.*$/m);
     const [block, after] = rest!.split(/^ *# END proxy routes$/m);
-    expect(`${before}${after}`).not.toMatch(/proxy_pass/);
+    // Outside it, only the share link page's auth_request to admin-api (docs/saved-and-shared.md), at its declared path.
+    expect(`${before}${after}`.match(/proxy_pass .*/g)).toEqual([`proxy_pass http://admin_api${routes.shareFrameAncestors.path}?token=$share_token&embed=$share_embed;`]);
     expect(block!.match(/proxy_pass http:\/\/\w+;/g)).toHaveLength(PROXY_PATHS.length);
     expect(conf).toMatch(/location \/ \{ return 404 '\{"error":"not_found"\}\\n'; \}/);
     expect(conf).toMatch(/location \/internal\/ \{ return 404 /);
@@ -372,7 +373,9 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
     expect(conf).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
     // The raw caller IP is never stored: no address and no query string in the access log, no error-level lines.
     const logFormat = /log_format analytics ([^;]*);/.exec(conf)?.[1];
-    expect(logFormat).toMatch(/\$uri/);
+    // The path as $uri (no query string), a share link's secret dropped ($logged_uri maps /share/shr_{id}_{secret}).
+    expect(logFormat).toMatch(/\$logged_uri/);
+    expect(conf).toMatch(/map \$uri \$logged_uri \{\s*"~\^\/share\/shr_\(\?<share_id>\[0-9A-Za-z\]\+\)_" "\/share\/shr_\$\{share_id\}_\[redacted\]";\s*default \$uri;/);
     expect(logFormat).not.toMatch(/remote_addr|forwarded_for|request_uri|\$request |\$args|query_string/);
     expect(conf).toMatch(/^error_log stderr crit;$/m);
   });
@@ -380,7 +383,10 @@ describe('nginx.conf routing rules (docker/nginx.conf)', () => {
   it("serves the dashboard's files with the CSP npm start sends, in nginx.conf and in the dashboard's own server", () => {
     for (const file of ['nginx.conf', 'dashboard.nginx.conf']) {
       const conf = readDocker(file);
-      expect({ file, csp: cspHeadersOf(conf) }).toEqual({ file, csp: [DASHBOARD_CSP, DASHBOARD_CSP] });
+      // The page, a share link's page (its frame-ancestors: admin-api's answer in nginx.conf, 'none' in the dashboard's
+      // own server, which does not reach admin-api), the files.
+      const share = file === 'nginx.conf' ? DASHBOARD_CSP.replace("frame-ancestors 'none'", 'frame-ancestors $share_frame_ancestors_csp') : DASHBOARD_CSP;
+      expect({ file, csp: cspHeadersOf(conf) }).toEqual({ file, csp: [DASHBOARD_CSP, share, DASHBOARD_CSP] });
       expect(conf).toMatch(/location = \/ \{[^}]*try_files \/index.html @not_found;/);
       expect(conf).toMatch(/location \/assets\/ \{[^}]*try_files \$uri @not_found;/);
     }

@@ -214,6 +214,9 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   properties: () => ({ query: WINDOW }),
   funnel: () => ({}),
   retention: () => ({}),
+  goals: () => ({}),
+  funnels: () => ({}),
+  segments: () => ({}),
   createProject: () => ({}),
   listProjects: () => ({}),
   getProject: (f) => ({ params: { id: f.id } }),
@@ -225,6 +228,19 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   deleteProject: async (f) => ({ params: { id: (await createProject(f.port)).id } }),
   // The declaration's example row, written by admin-api through its own event store (CLICKHOUSE_URL, as every app's).
   importEvents: (f) => ({ params: { id: f.id } }),
+  // Saved definitions of the fixture's project (the operator's token): each created one is renamed, then deleted.
+  listGoals: (f) => ({ params: { id: f.id } }),
+  createGoal: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.goalId = (r.json() as Loose).goal.id) }),
+  updateGoal: (f) => ({ params: { id: f.id, goal_id: f.saved.goalId! } }),
+  deleteGoal: (f) => ({ params: { id: f.id, goal_id: f.saved.goalId! } }),
+  listFunnels: (f) => ({ params: { id: f.id } }),
+  createFunnel: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.funnelId = (r.json() as Loose).funnel.id) }),
+  updateFunnel: (f) => ({ params: { id: f.id, funnel_id: f.saved.funnelId! } }),
+  deleteFunnel: (f) => ({ params: { id: f.id, funnel_id: f.saved.funnelId! } }),
+  listSegments: (f) => ({ params: { id: f.id } }),
+  createSegment: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.segmentId = (r.json() as Loose).segment.id) }),
+  updateSegment: (f) => ({ params: { id: f.id, segment_id: f.saved.segmentId! } }),
+  deleteSegment: (f) => ({ params: { id: f.id, segment_id: f.saved.segmentId! } }),
   authSetup: (f) => ({
     body: OWNER,
     after: (r) => {
@@ -275,6 +291,16 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   listUsers: () => ({}),
   createPasswordReset: () => ({ body: { email: OWNER.email } }),
   mcp: () => ({ headers: { accept: 'application/json, text/event-stream' } }),
+  // Share links: the operator's token (credentialsFor) on the fixture's project; the deletion revokes the link made first.
+  createShare: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.shareId = (r.json() as Loose).share.id) }),
+  listShares: (f) => ({ params: { id: f.id } }),
+  deleteShare: (f) => ({ params: { id: f.id, share_id: f.saved.shareId! } }),
+  shareFrameAncestors: () => ({ query: { token: 'shr_unknown_unknown', embed: '1' } }),
+  shareUnlock: async (f) => {
+    const r = await http(f.port, 'POST', `/admin/projects/${f.id}/shares`, bearer(ADMIN_TOKEN), json({ name: 'unlock' }));
+    expect(r.status).toBe(201);
+    return { body: { token: ((r.json() as Loose).url as string).split('/share/')[1] } };
+  },
 };
 
 /** The credential a route's `auth` takes, from the project's keys (a server key where it may be one). */

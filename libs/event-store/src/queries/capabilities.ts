@@ -1,14 +1,21 @@
-import type { CapabilityInput, CapabilityResult, ReadCapability } from '@analytics/schema';
+import { type CapabilityInput, type CapabilityResult, type ReadCapability, type SavedKind, type SavedLookup, savedAnswer } from '@analytics/schema';
 import { queryFunnel } from './funnel.query';
 import { queryInsights } from './insights.query';
 import { queryProperties } from './properties.query';
 import { queryEvents } from './query-events.query';
 import { queryRetention } from './retention.query';
+import { resolveFunnel, resolveInsights, resolveRetention } from './saved-ids';
 import { type SourcesReader, querySources } from './sources.query';
 import { queryStats } from './stats.query';
 
-/** How one read capability runs: the key's project, the route's parsed input, its success answer. */
-export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>) => Promise<CapabilityResult<K>>;
+/**
+ * How one read capability runs: the key's project, the route's parsed input, its success answer. `saved`: the
+ * project's saved goals, funnels and segments (the key store's, passed in by the wiring): the ids a read names are
+ * resolved through it, and the lists read it.
+ */
+export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>, saved: SavedLookup) => Promise<CapabilityResult<K>>;
+
+const listOf = async (saved: SavedLookup, projectId: string, kind: SavedKind) => (await saved.list(projectId, kind)).map(savedAnswer) as never[];
 
 /**
  * Each read capability of libs/schema's `routes` (every read-api route but the streamed export) bound once to its
@@ -25,10 +32,13 @@ export const readCapabilities: { readonly [K in ReadCapability]: ReadRunner<K> }
     const { breakdown, rows } = await querySources(reader, projectId, input);
     return { breakdown, rows };
   },
-  insights: queryInsights,
-  funnel: queryFunnel,
-  retention: queryRetention,
+  insights: async (reader, projectId, input, saved) => queryInsights(reader, projectId, await resolveInsights(saved, projectId, input)),
+  funnel: async (reader, projectId, input, saved) => queryFunnel(reader, projectId, await resolveFunnel(saved, projectId, input)),
+  retention: async (reader, projectId, input, saved) => queryRetention(reader, projectId, await resolveRetention(saved, projectId, input)),
   properties: queryProperties,
+  goals: async (_reader, projectId, _input, saved) => ({ goals: await listOf(saved, projectId, 'goal') }),
+  funnels: async (_reader, projectId, _input, saved) => ({ funnels: await listOf(saved, projectId, 'funnel') }),
+  segments: async (_reader, projectId, _input, saved) => ({ segments: await listOf(saved, projectId, 'segment') }),
 };
 
 /** The read capabilities' names. */

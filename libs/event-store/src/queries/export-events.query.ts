@@ -1,5 +1,6 @@
-import { type ExportFormat, type ExportParams, QUERY_SELECT_COLUMNS } from '@analytics/schema';
+import { type ExportFormat, type ExportParams, type InsightCondition, QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { toClickHouseTime } from '../primitives/clickhouse-time';
+import { Builder, DIMENSION_SQL, namesVisitDimension } from './dimension-sql';
 import { EVENT_FILTERS } from './query-events.query';
 import type { ReadTables } from '../tables/read-tables';
 
@@ -32,9 +33,14 @@ const CSV_SETTINGS = "format_csv_null_representation = ''";
  * reads in order and never sorts the range), no limit. The columns are read qualified (`e.`): the output column
  * `timestamp` is a string and must not be what the WHERE and ORDER BY compare.
  */
-export function buildExportEvents(eventsTable: string, projectId: string, params: ExportParams): ExportStatement {
+export function buildExportEvents(eventsTable: string, projectId: string, params: ExportParams, segment: readonly InsightCondition[] = []): ExportStatement {
   const where = ['e.project_id = {p:UUID}', "e.timestamp >= {from:DateTime64(3, 'UTC')}", "e.timestamp < {to:DateTime64(3, 'UTC')}"];
   const bound: Record<string, unknown> = { p: projectId, from: toClickHouseTime(params.from), to: toClickHouseTime(params.to) };
+  if (segment.length > 0) {
+    const kept = segmentEventIds(eventsTable, segment);
+    where.push(`e.event_id IN (${kept.sql})`);
+    Object.assign(bound, kept.params);
+  }
   for (const [param, column] of EVENT_FILTERS) {
     const value = params[param];
     if (value === undefined) continue;
@@ -47,6 +53,27 @@ export function buildExportEvents(eventsTable: string, projectId: string, params
   const columns = QUERY_SELECT_COLUMNS.map((c) => (c === 'timestamp' ? `${timestamp} AS timestamp` : `${csv ? csvSafe(`e.${c}`) : `e.${c}`} AS ${c}`));
   const sql = `SELECT ${columns.join(', ')} FROM ${eventsTable} AS e WHERE ${where.join(' AND ')} ORDER BY e.timestamp ASC, e.event_id ASC`;
   return { sql, params: bound, format: EXPORT_CLICKHOUSE_FORMAT[params.format], ...(csv ? { settings: CSV_SETTINGS } : {}) };
+}
+
+const RANGE = "project_id = {p:UUID} AND timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}";
+
+/**
+ * The ids of the range's events a saved segment's conditions hold for, as /v1/insights checks its filters per event
+ * (a visit dimension is its visit's value, from all the visit's events in the range: each event is joined to its
+ * visit's row). The export keeps those of its events (every value bound; the outer read stays in table order).
+ */
+function segmentEventIds(eventsTable: string, segment: readonly InsightCondition[]): { sql: string; params: Record<string, unknown> } {
+  const b = new Builder();
+  const conditions = segment.map((c) => b.condition(c));
+  b.columns.add('event_id');
+  if (b.visitDims.length === 0) return { sql: `SELECT event_id FROM ${eventsTable} WHERE ${RANGE} AND ${conditions.join(' AND ')}`, params: b.params };
+  for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
+  const rows = `SELECT ${[...b.columns].join(', ')}, visit_key AS visit FROM ${eventsTable} WHERE ${RANGE}`;
+  const early = conditions.filter((c) => !namesVisitDimension(c));
+  const late = conditions.filter(namesVisitDimension);
+  const visits = `SELECT visit${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d].sql} AS vd${i}`).join('')} FROM (${rows}) GROUP BY visit`;
+  const events = early.length > 0 ? `${rows} AND ${early.join(' AND ')}` : rows;
+  return { sql: `SELECT event_id FROM (${events}) AS ev LEFT JOIN (${visits}) AS v ON ev.visit = v.visit WHERE ${late.join(' AND ')}`, params: b.params };
 }
 
 /** Where an export's bytes go: `write` resolves when the consumer wants more (backpressure). */
@@ -63,6 +90,6 @@ export interface Exporter {
 }
 
 /** Streams every matching event of the project, in the params' format, to `sink` (event-store.ts: exportTo). */
-export function exportEvents(exporter: Exporter, projectId: string, params: ExportParams, sink: ExportSink): Promise<void> {
-  return exporter.exportTo(projectId, buildExportEvents(exporter.tables.events, projectId, params), sink);
+export function exportEvents(exporter: Exporter, projectId: string, params: ExportParams, sink: ExportSink, segment: readonly InsightCondition[] = []): Promise<void> {
+  return exporter.exportTo(projectId, buildExportEvents(exporter.tables.events, projectId, params, segment), sink);
 }

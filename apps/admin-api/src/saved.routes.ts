@@ -1,0 +1,75 @@
+import type { Router } from 'express';
+import { type Accounts, sessionGuard } from '@analytics/accounts';
+import type { KeyStore, SavedRecord } from '@analytics/auth';
+import { ApiError, type Caller, type SavedKind, parseOrThrow, routes, savedAnswer, savedDefinitionSchemas } from '@analytics/schema';
+import { type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
+
+export interface SavedRouterDeps {
+  keyStore: KeyStore;
+  accounts: Accounts;
+  adminToken: string;
+}
+
+/** Each kind's routes, by the kind (libs/schema api-routes.ts) and its answers' keys. */
+const KINDS = {
+  goal: { list: routes.listGoals, create: routes.createGoal, update: routes.updateGoal, remove: routes.deleteGoal, one: 'goal', many: 'goals', idParam: 'goal_id' },
+  funnel: { list: routes.listFunnels, create: routes.createFunnel, update: routes.updateFunnel, remove: routes.deleteFunnel, one: 'funnel', many: 'funnels', idParam: 'funnel_id' },
+  segment: { list: routes.listSegments, create: routes.createSegment, update: routes.updateSegment, remove: routes.deleteSegment, one: 'segment', many: 'segments', idParam: 'segment_id' },
+} as const;
+
+const answer = (record: SavedRecord) => savedAnswer(record) as never;
+
+/**
+ * A PATCH's fields over the stored definition (null removes an optional field: a goal's event or path), checked as a
+ * whole by the kind's schema (what a create checks): 400 invalid_payload naming the field otherwise.
+ */
+function patched(kind: SavedKind, stored: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...stored };
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'name') continue;
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return parseOrThrow(savedDefinitionSchemas[kind], merged) as unknown as Record<string, unknown>;
+}
+
+function found<T>(value: T | null | undefined): T {
+  if (value === null || value === undefined) throw new ApiError('not_found');
+  return value;
+}
+
+/**
+ * /admin/projects/:id/goals, funnels and segments (docs/saved-and-shared.md): any member lists them, an editor (or
+ * ADMIN_TOKEN) saves, changes and deletes them; the role guard answers a viewer 403 insufficient_role and someone of
+ * another organization 404 not_found before anything is read.
+ */
+export function createSavedRouter(deps: SavedRouterDeps): Router {
+  const saved = deps.keyStore.saved;
+  const project = async (id: string) => found(await deps.keyStore.getProject(id));
+  const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
+  const definitions: RouteDefinition[] = (Object.keys(KINDS) as SavedKind[]).flatMap((kind) => {
+    const k = KINDS[kind];
+    return [
+      defineRoute(k.list, async ({ params }) => {
+        await project(params.id);
+        return { [k.many]: (await saved.list(params.id, kind)).map(answer) } as never;
+      }),
+      defineRoute(k.create, async ({ body, params }, caller) => {
+        const record = found(await saved.create(params.id, kind, { name: body.name, definition: body.definition as unknown as Record<string, unknown>, created_by: creator(caller) }));
+        return { [k.one]: answer(record) } as never;
+      }),
+      defineRoute(k.update, async ({ body, params }) => {
+        const id = (params as Record<string, string>)[k.idParam]!;
+        const stored = found(await saved.get(params.id, kind, id));
+        const patch = body as Record<string, unknown>;
+        const definition = Object.keys(patch).some((key) => key !== 'name') ? patched(kind, stored.definition, patch) : undefined;
+        const record = found(await saved.update(params.id, kind, id, { name: patch.name as string | undefined, definition }));
+        return { [k.one]: answer(record) } as never;
+      }),
+      defineRoute(k.remove, async ({ params }) => {
+        if (!(await saved.delete(params.id, kind, (params as Record<string, string>)[k.idParam]!))) throw new ApiError('not_found');
+      }),
+    ];
+  });
+  return routerOf({ session: sessionGuard(deps.accounts, deps.adminToken) }, definitions);
+}

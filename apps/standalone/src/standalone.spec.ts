@@ -93,6 +93,7 @@ describe('the declarations (libs/schema routes)', () => {
     const orgId = (await request(app).get('/auth/me').set('authorization', `Bearer ${setup.body.token}`)).body.organizations[0].id as string;
     const invited = await accounts.orgs.invite({ kind: 'operator', org: { id: orgId, role: null } }, { email: 'invited@example.com', role: 'viewer' }, 'http://localhost');
     const session = (await accounts.sessions.create(setup.body.user, 'tests')).token.split('_')[1]!;
+    const share = await accounts.shares.create(p.project.id, {}, { createdBy: null, baseUrl: 'http://localhost' });
     // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
     const params = (path: string): Record<string, string> => ({
       id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : p.project.id,
@@ -100,6 +101,7 @@ describe('the declarations (libs/schema routes)', () => {
       version: sdk.version,
       user_id: setup.body.user.id,
       invitation_id: invited.invitation.id,
+      share_id: share.share.id,
     });
     const unserved: string[] = [];
     const ssoOff: string[] = [];

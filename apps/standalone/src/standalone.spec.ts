@@ -101,8 +101,15 @@ describe('the declarations (libs/schema routes)', () => {
       version: sdk.version,
       user_id: setup.body.user.id,
       invitation_id: invited.invitation.id,
+      ...saved,
       share_id: share.share.id,
     });
+    // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
+    const saved: Record<string, string> = {};
+    for (const kind of ['goal', 'funnel', 'segment'] as const) {
+      const definition = { goal: { event: 'x', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 60, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } }[kind];
+      saved[`${kind}_id`] = (await stores.keyStore.saved.create(p.project.id, kind, { name: kind, definition }))!.id;
+    }
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

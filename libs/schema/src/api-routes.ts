@@ -53,7 +53,7 @@ import { CALLER_DATA_NOTE } from './event-columns';
 import { batchInputSchema, eventInputSchema, forgetInputSchema, identifyInputSchema } from './ingest.schema';
 import { funnelRequestSchema, funnelResponseSchema, retentionRequestSchema, retentionResponseSchema } from './conversions.schema';
 import { insightsRequestSchema, insightsResponseSchema, propertiesParamsSchema, propertiesResponseSchema } from './insights.schema';
-import { FILTERS_JSON, GOAL_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
+import { FILTERS_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
 import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import {
@@ -568,10 +568,7 @@ export const routes = {
     method: 'get', path: '/admin/projects/{id}/keys', app: 'admin-api', summary: "A project's keys: prefix, kind, when created, last used and revoked; never a secret", auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, responses: { 200: keyListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
-  deleteProject: {
-    method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
-    pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
-  },
+  // Saved definitions of a project (issue 46, docs/saved-and-shared.md): any member lists, an editor writes.
   listGoals: {
     method: 'get', path: '/admin/projects/{id}/goals', app: 'admin-api', summary: "A project's saved goals (any member; as GET /v1/goals)", auth: roleOf('viewer', 'project'),
     pathParams: PROJECT_ID, responses: { 200: savedGoalListSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
@@ -625,6 +622,10 @@ export const routes = {
   deleteSegment: {
     method: 'delete', path: '/admin/projects/{id}/segments/{segment_id}', app: 'admin-api', summary: 'Delete a saved segment (reads naming its id then answer 400)', auth: roleOf('editor', 'project'),
     pathParams: { ...PROJECT_ID, segment_id: 'The saved segment\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteProject: {
+    method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   backup: {
     method: 'post', path: '/admin/backup', app: 'standalone',

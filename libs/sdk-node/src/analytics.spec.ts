@@ -197,6 +197,34 @@ describe('Analytics against the real service', () => {
     expect(JSON.stringify(bad.details)).toContain('a funnel has 2 to 10 steps');
   });
 
+  it('goals, funnels and segments list the saved ones; insights, funnel and retention take their ids', async () => {
+    const created = await service.stores.keyStore.createProject({ name: 'sdk-node-saved' });
+    const { sk, rk } = created.keys;
+    const start = Date.now() - 30 * 60_000;
+    const at = (min: number) => new Date(start + min * 60_000);
+    await new Analytics({ endpoint: service.endpoint, key: sk }).batch([
+      { event: '$pageview', anonymous_id: 's-1', user_id: 'U-1', timestamp: at(0), url: 'https://shop.example.com/pricing', properties: { plan: 'pro' } },
+      { event: 'signup', anonymous_id: 's-1', user_id: 'U-1', timestamp: at(2), url: 'https://shop.example.com/signup', properties: { plan: 'pro' } },
+      { event: '$pageview', anonymous_id: 's-2', timestamp: at(1), url: 'https://shop.example.com/', properties: { plan: 'free' } },
+    ]);
+    const saved = service.stores.keyStore.saved;
+    const goal = (await saved.create(created.project.id, 'goal', { name: 'Signup', definition: { event: 'signup', filters: [] } }))!;
+    const funnel = (await saved.create(created.project.id, 'funnel', { name: 'Signup funnel', definition: { steps: [{ event: '$pageview', filters: [] }, { event: 'signup', filters: [] }], window_s: 86400, count_by: 'visitor', filters: [] } }))!;
+    const segment = (await saved.create(created.project.id, 'segment', { name: 'Pro', definition: { filters: [['is', 'prop:plan', ['pro']]] } }))!;
+    const reader = new Analytics({ endpoint: service.endpoint, key: rk });
+    expect((await reader.goals()).goals).toEqual([expect.objectContaining({ id: goal.id, name: 'Signup', event: 'signup', filters: [] })]);
+    expect((await reader.funnels()).funnels.map((f) => [f.id, f.steps.length, f.window_s])).toEqual([[funnel.id, 2, 86400]]);
+    expect((await reader.segments()).segments.map((x) => [x.id, x.filters])).toEqual([[segment.id, [['is', 'prop:plan', ['pro']]]]]);
+    const range = { from: hourAgo(), to: inAnHour() };
+    expect((await reader.insights({ ...range, metrics: ['visitors', 'conversions'], goal: { id: goal.id } })).rows).toEqual([{ visitors: 2, conversions: 1 }]);
+    expect((await reader.insights({ ...range, metrics: ['visitors'], segment: segment.id })).rows).toEqual([{ visitors: 1 }]);
+    expect((await reader.funnel({ ...range, id: funnel.id })).steps.map((x) => x.count)).toEqual([2, 1]);
+    expect((await reader.funnel({ ...range, id: funnel.id, segment: segment.id })).steps.map((x) => x.count)).toEqual([1, 1]);
+    expect((await reader.retention({ ...range, period: 'day', count_by: 'user', start: { id: goal.id } })).cohorts.map((c) => c.size)).toEqual([1]);
+    const unknown = await rejection(reader.insights({ ...range, segment: '00000000-0000-4000-8000-000000000000' }));
+    expect(unknown).toMatchObject({ code: 'invalid_payload', status: 400 });
+  });
+
   it('4xx answers are not retried and surface the spec error code, status and details', async () => {
     const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
     const before = requestsTo('/v1/track');
@@ -342,5 +370,19 @@ export function typeChecks(a: Analytics): void {
   void a.insights({ from: 'x', to: 'y', filters: [['is', 'time:day', ['x']]] });
   void a.insights({ from: 'x', to: 'y', dimensions: ['prop:plan', 'time:week'], filters: [['or', [['is', 'prop:plan', ['pro']], ['is_not', 'source', ['google']]]]] });
   void a.properties({ from: new Date(), to: new Date(), key: 'plan' });
+  // Saved definitions: a goal by id, a saved funnel by id (its steps come with it), a segment id.
+  void a.insights({ from: 'x', to: 'y', metrics: ['conversions'], goal: { id: 'g' }, segment: 's' });
+  void a.funnel({ from: 'x', to: 'y', id: 'f', breakdown: 'country', segment: 's' });
+  void a.funnel({ from: 'x', to: 'y', steps: [{ id: 'g' }, { event: 'signup' }] });
+  void a.retention({ from: 'x', to: 'y', period: 'week', start: { id: 'g' }, return: { event: 'x' } });
+  // @ts-expect-error a saved funnel brings its steps
+  void a.funnel({ from: 'x', to: 'y', id: 'f', steps: [{ event: 'a' }, { event: 'b' }] });
+  // @ts-expect-error a funnel takes steps or an id
+  void a.funnel({ from: 'x', to: 'y' });
+  // @ts-expect-error a segment is an id (a string)
+  void a.insights({ from: 'x', to: 'y', segment: 3 });
+  void a.goals().then((r) => r.goals.map((g) => [g.id, g.name, g.event, g.filters]));
+  void a.funnels().then((r) => r.funnels.map((f) => [f.id, f.steps, f.window_s]));
+  void a.segments().then((r) => r.segments.map((x) => [x.id, x.filters]));
   void a.track({ event: 'ok', event_id: null, timestamp: new Date(), properties: { a: 1 } });
 }

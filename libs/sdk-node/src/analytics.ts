@@ -3,7 +3,9 @@ import type {
   BatchResponse,
   ForgetResponse,
   FunnelBody,
+  FunnelList,
   FunnelResponse,
+  GoalList,
   IdentifyInput,
   IdentifyResponse,
   InsightDimension,
@@ -17,6 +19,7 @@ import type {
   QueryResponse,
   RetentionBody,
   RetentionResponse,
+  SegmentList,
   SourcesParams,
   SourcesResponse,
   StatsGroupBy,
@@ -139,6 +142,21 @@ export class Analytics {
   /** `POST /v1/retention` (`rk_` keys): cohorts by the period of each entity's first start event, and how many came back in each later period. */
   retention(body: RetentionBody): Promise<RetentionResponse> {
     return this.request('POST', '/v1/retention', { ...body, from: iso(body.from), to: iso(body.to) });
+  }
+
+  /** `GET /v1/goals` (`rk_` keys): the project's saved goals; pass one as `goal: { id }` (insights), a step or `start`/`return`. */
+  goals(): Promise<GoalList> {
+    return this.request('GET', '/v1/goals');
+  }
+
+  /** `GET /v1/funnels` (`rk_` keys): the project's saved funnels; run one with `funnel({ id, from, to })`. */
+  funnels(): Promise<FunnelList> {
+    return this.request('GET', '/v1/funnels');
+  }
+
+  /** `GET /v1/segments` (`rk_` keys): the project's saved segments; pass one's id as `segment` to insights, funnel or retention. */
+  segments(): Promise<SegmentList> {
+    return this.request('GET', '/v1/segments');
   }
 
   /** `GET /v1/properties` (`rk_` keys): property keys most used first, or with `key` that key's values. */

@@ -22,6 +22,9 @@ import type {
   QueryRow,
   RetentionPeriod,
   RetentionResponse,
+  SavedFunnel,
+  SavedGoal,
+  SavedSegment,
   SourcesParams as ParsedSources,
   SourcesResponse,
   SourcesRow,
@@ -32,7 +35,7 @@ import type {
   TrackResponse,
 } from '@analytics/schema';
 
-export type { BatchResponse, ForgetResponse, FunnelResponse, FunnelStep, IdentifyResponse, RetentionResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
+export type { BatchResponse, ForgetResponse, FunnelResponse, FunnelStep, IdentifyResponse, RetentionResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SavedFunnel, SavedGoal, SavedSegment, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -76,24 +79,31 @@ export interface Goal {
   filters?: readonly InsightFilter[];
 }
 
-/** Body of `POST /v1/funnel`: 2 to 10 steps in order. */
-export type FunnelBody = Range & {
-  steps: readonly Goal[];
-  window_s?: number;
-  count_by?: FunnelCountBy;
-  breakdown?: Exclude<InsightDimension, InsightTimeDimension>;
-  filters?: readonly InsightFilter[];
-  include_bots?: boolean;
-};
+/** A goal saved for the project (`goals()`), named by its id where a goal is taken (docs/saved-and-shared.md). */
+export interface GoalRef {
+  id: string;
+}
+
+/** Body of `POST /v1/funnel`: 2 to 10 steps in order (inline goals or saved ones' `{ id }`), or `id`, a saved funnel. */
+export type FunnelBody = Range &
+  ({ steps: readonly (Goal | GoalRef)[]; window_s?: number; count_by?: FunnelCountBy; id?: never } | { id: string; steps?: never; window_s?: never; count_by?: never }) & {
+    breakdown?: Exclude<InsightDimension, InsightTimeDimension>;
+    filters?: readonly InsightFilter[];
+    include_bots?: boolean;
+    /** A saved segment's id (`segments()`): its filters hold too. */
+    segment?: string;
+  };
 
 /** Body of `POST /v1/retention`. */
 export type RetentionBody = Range & {
   period: RetentionPeriod;
   count_by?: 'user' | 'visitor';
-  start?: Goal;
-  return?: Goal;
+  start?: Goal | GoalRef;
+  return?: Goal | GoalRef;
   filters?: readonly InsightFilter[];
   include_bots?: boolean;
+  /** A saved segment's id (`segments()`): its filters hold too. */
+  segment?: string;
 };
 
 /** Body of `POST /v1/insights`; the metrics and dimensions given as arrays type the answer's rows. */
@@ -105,8 +115,10 @@ export type InsightsBody<M extends InsightMetric = 'visitors', D extends Insight
   order_by?: ReadonlyArray<readonly [M | D, 'asc' | 'desc']>;
   limit?: number;
   include_bots?: boolean;
-  /** Needed by the metrics conversions and conversion_rate. */
-  goal?: Goal;
+  /** Needed by the metrics conversions and conversion_rate: inline, or a saved goal's `{ id }`. */
+  goal?: Goal | GoalRef;
+  /** A saved segment's id (`segments()`): its filters hold too. */
+  segment?: string;
 };
 
 /** A row of `POST /v1/insights`: each dimension (null where absent), each metric, and with `compare` the previous period's metrics. */
@@ -119,3 +131,14 @@ export interface InsightsResponse<M extends InsightMetric = 'visitors', D extend
 
 /** Query string of `GET /v1/properties`. */
 export type PropertiesParams = Range & Loose<Omit<ParsedProperties, 'from' | 'to'>>;
+
+/** `GET /v1/goals`, `/v1/funnels`, `/v1/segments`: the project's saved definitions, oldest first. */
+export interface GoalList {
+  goals: SavedGoal[];
+}
+export interface FunnelList {
+  funnels: SavedFunnel[];
+}
+export interface SegmentList {
+  segments: SavedSegment[];
+}

@@ -193,7 +193,7 @@ type PlaceCommand = { analyticsPlaceVisits: (...args: Array<string | number>) =>
 
 /**
  * Visits shared by every ingest replica through Redis (REDIS_URL): one script call per request places the events of
- * all its visitors atomically. Keys are `prefix` + an HMAC of (project, visitor id), never the ids; each lives the cap
+ * all its visitors atomically. Keys are `prefix` + a keyed hash of (project, visitor id) (visitKeyOf), never the ids; each lives the cap
  * plus the idle time after its last change. While Redis cannot answer, this process's memory answers (logged once per
  * outage): a visit may then start anew, two visitors' events are never merged (their ids differ).
  */

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type RequestContext, dailyAnonymousId } from '@analytics/enrichment';
 import { DAY_MS, type EventInput, type EventRow } from '@analytics/schema';
 import { type VisitGroup, type VisitState } from './visit-state';
@@ -14,9 +14,13 @@ export function isNearArrival(t: number, nowMs: number, pastMs: number): boolean
   return t > nowMs - pastMs && t <= nowMs + VISIT_FUTURE_TOLERANCE_MS;
 }
 
-/** The state key of a visitor: an HMAC of (project, visitor id) keyed with the IP hash secret; never the raw id. */
+/**
+ * The state key of a visitor: SHA-256 of (IP hash secret, project, visitor id), never the raw id: without the secret
+ * a key cannot be matched to a guessed id. One-shot `crypto.hash` (0.5 µs) rather than an HMAC (2.5 µs): a batch of
+ * 1000 visitors hashes 1000 times.
+ */
 export function visitKeyOf(projectId: string, owner: string, secret: string): string {
-  return createHmac('sha256', `visits:${secret}`).update(`${projectId}\0${owner}`).digest('base64url').slice(0, 32);
+  return hash('sha256', `visits\0${secret}\0${projectId}\0${owner}`, 'base64url').slice(0, 32);
 }
 
 /** A row of the request and how its visit is found. */

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { dailyAnonymousId } from '@analytics/enrichment';
 import type { EventInput } from '@analytics/schema';
 import { MemoryRateLimiter, createRedis, redisReady } from '@analytics/service-kit';
@@ -15,8 +16,9 @@ const at = (h: number, m: number, s = 0) => Date.UTC(2026, 10, 27, h, m, s);
 
 // Against real Redis (TEST_REDIS_URL, set by .ci/run): fails, not skips, when it is set and Redis is down.
 const REDIS_SERVER = systemServer(REDIS);
-const redisClients: Array<{ disconnect(): void }> = [];
-afterAll(() => redisClients.forEach((c) => c.disconnect()));
+const redisClients: Redis[] = [];
+// QUIT, not disconnect (which leaves ioredis's socket-end timer behind, and jest waits for it); a quit one stays.
+afterAll(() => Promise.all(redisClients.filter((c) => c.status === 'ready').map((c) => c.quit())));
 let prefixSeq = 0;
 const newPrefix = () => `analytics:test-visit:${process.pid}:${Date.now()}:${prefixSeq++}:`;
 async function redisClient() {
@@ -131,7 +133,7 @@ describe('the visit state across restarts and replicas', () => {
     const groups = Array.from({ length: 500 }, (_, i): VisitGroup => ({ keys: [`k${i}`], times: [at(10, 0), at(10, 5)] }));
     await s.place(groups);
     expect(calls).toEqual(['evalsha']);
-    redis.disconnect();
+    await redis.quit(); // Redis no longer answers this client
     await expect(s.place([{ keys: ['k1'], times: [at(10, 10)] }])).resolves.toEqual([[[0, bucket(at(10, 10))]]]);
   });
 });

@@ -358,7 +358,7 @@ export const routes = {
     auth: { api_key: ['rk'], access: 'read' },
     query: liveParamsSchema,
     responses: { 200: liveMessageSchema.describe('Each `data:` line of the stream holds one such message (as JSON).') },
-    errors: [...KEY_ERRORS, 'invalid_params', 'rate_limited', ...ALWAYS],
+    errors: [...KEY_ERRORS, 'rate_limited', ...ALWAYS],
     // Messages every 5 s and pings between: the proxy never waits long, but must not buffer.
     streaming: { kind: 'events' },
     produces: { 'text/event-stream': 'Server-Sent Events: a `data:` line of one message as JSON at once and every 5 s, `: ping` comment lines between; the stream ends when the key is revoked.' },

@@ -365,7 +365,7 @@ export const routes = {
     mcp: {
       tool: 'get_live',
       title: 'Live view',
-      description: `One snapshot of GET /v1/live: { visitors (last 5 min), pageviews_per_minute (30, oldest first), top_pages, top_sources, events (newest) }, bots left out. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      description: `One message of GET /v1/live: visitors (last 5 min), pageviews_per_minute, top_pages, top_sources (last 30 min), newest events; no bots. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       result: z.looseObject({ visitors: z.number() }),
     },

@@ -73,6 +73,8 @@ export function createApi(key: string) {
     retention: (body: RetentionBody) => post<RetentionResponse>('/v1/retention', body),
     properties: (params: Params) => get<PropertiesResponse>('/v1/properties', params),
     query: (params: Params) => get<QueryResponse>('/v1/query', params),
+    /** GET /v1/live: the live view's event stream (read by live.ts); the key in the header, never in the URL. */
+    live: (signal: AbortSignal) => fetch('/v1/live', { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' }, credentials: 'omit', cache: 'no-store', signal }),
     /** GET /v1/goals, /v1/funnels, /v1/segments (issue 46): the project's saved ones, read with the key. */
     saved: <T>(plural: 'goals' | 'funnels' | 'segments') => get<T>(`/v1/${plural}`, {}),
   };

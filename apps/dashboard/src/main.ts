@@ -1,10 +1,11 @@
 import type uPlot from 'uplot';
 import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { AI_CRAWLERS } from '@analytics/enrichment/ai-crawlers';
-import type { InsightsBody, InsightsRow, QueryRow } from '@analytics/schema';
+import type { InsightsBody, InsightsResponse, InsightsRow, QueryRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
+import { setUpLive, useLiveApi } from './live';
 import { $, durationText, el, rendersFlagEmoji, setNumber } from './dom';
 import { currentProject, readKey, readKeyRefused, route, showOnly, showSignedOut, signOut as signOutPerson, signedIn, startPeople } from './people';
 import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './saved';
@@ -58,6 +59,7 @@ function dropKeyFromUrl(): boolean {
 /** The signed-out page: sign-in (or first run) and the read-key card, `message` in the key card's alert. */
 function showSignIn(message = ''): void {
   stopLive();
+  useLiveApi(undefined);
   void showSignedOut('', message);
 }
 
@@ -173,6 +175,38 @@ function stopLive(): void {
   liveTimer = undefined;
 }
 
+/** Whether the view's range includes now: its headline is asked again with the live figure (issue 47). */
+const includesNow = (state: ViewState, now = Date.now()) => state.range.from <= now && now < state.range.to;
+
+/** The view's insights questions: the range, the view's filters and segment, plus what the panel asks. */
+function askerOf(api: Api, state: ViewState): (q: PanelQuery) => Promise<InsightsResponse> {
+  const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
+  const filters = conditionsOf(state.filters);
+  return (q) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters], ...segmentOf(state) });
+}
+
+/** The headline's one call, against the previous period; its visitors and pageviews are the chart legend's totals too. */
+const askHeadline = (ask: (q: PanelQuery) => Promise<InsightsResponse>) => ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
+
+/** The six headline figures of their answer. */
+function showHeadline(a: InsightsResponse): void {
+  const row = a.rows[0];
+  const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
+  renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
+  renderStat('stat-visits', num(row, 'visits'), prev('visits'));
+  renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'));
+  renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share');
+  renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration');
+  renderStat('stat-events', num(row, 'events'), prev('events'));
+}
+
+/** The headline asked again (the range includes now); shown unless another view was loaded meanwhile. */
+async function refreshHeadline(api: Api, state: ViewState): Promise<void> {
+  const mine = generation;
+  const answer = await askHeadline(askerOf(api, state));
+  if (mine === generation) showHeadline(answer);
+}
+
 /** The last 30 minutes' visitors with the view's filters; returns what shows them (load() shows every panel at once). */
 async function refreshLive(api: Api, state: ViewState): Promise<() => void> {
   const now = Date.now();
@@ -269,26 +303,16 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
   $('updating').hidden = false;
   $('load-error').hidden = true;
   const range = { from: dayString(state.range.from), to: dayString(state.range.to) };
-  const filters = conditionsOf(state.filters);
-  const ask = (q: PanelQuery) => api.insights({ ...range, ...q, filters: [...(q.filters ?? []), ...filters], ...segmentOf(state) });
+  const ask = askerOf(api, state);
   const interval = intervalFor(state.range);
   const current = () => mine === generation;
   /** A click on a row with a value adds it as a filter; rows without one (null) cannot be filtered (`is` never holds for null). */
   const select = (dimension: string, value: string | null) => (value === null ? undefined : () => navigate(withFilter(nav.now(), { dimension, value })));
 
   // One call for the headline, against the previous period; its visitors and pageviews are the chart legend's totals.
-  const headline = ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
+  const headline = askHeadline(ask);
   const panels: Promise<(() => void) | void>[] = [
-    headline.then((a) => () => {
-      const row = a.rows[0];
-      const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
-      renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
-      renderStat('stat-visits', num(row, 'visits'), prev('visits'));
-      renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'));
-      renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share');
-      renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration');
-      renderStat('stat-events', num(row, 'events'), prev('events'));
-    }),
+    headline.then((a) => () => showHeadline(a)),
     refreshLive(api, state),
     Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => () => {
       const buckets = bucketStarts(state.range, interval);
@@ -558,6 +582,7 @@ async function show(): Promise<void> {
   $('export-csv').onclick = () => void exportCsv(api, state);
   renderSaved(state);
   showShareButton(true);
+  useLiveApi(api);
   showView(api, state, listing);
 }
 
@@ -580,7 +605,11 @@ async function showShared(): Promise<void> {
 function showView(api: Api, state: ViewState, listing?: Promise<void>): void {
   renderControls(state);
   stopLive();
-  liveTimer = window.setInterval(() => void refreshLive(api, state).then((showLive) => showLive(), () => undefined), LIVE_REFRESH_MS);
+  // Every 30 s: the last 30 minutes' visitors, and the headline while the range includes now (it moves as events arrive).
+  liveTimer = window.setInterval(() => {
+    void refreshLive(api, state).then((showLive) => showLive(), () => undefined);
+    if (includesNow(state)) void refreshHeadline(api, state).catch(() => undefined);
+  }, LIVE_REFRESH_MS);
   void load(api, state, listing);
   void loadView(api, state, nav);
 }
@@ -600,9 +629,11 @@ function start(): void {
   setUpConversionForms(nav);
   setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
   setUpShareDialog(() => nav.now().segment);
+  setUpLive();
   setUpRangeAndChart(() => void route());
   const leaveDashboard = () => {
     stopLive();
+    useLiveApi(undefined);
     showShareButton(false);
     forgetSaved();
   };

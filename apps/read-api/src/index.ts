@@ -1,3 +1,4 @@
 export * from './read.routes';
 export * from './app';
 export * from './wiring';
+export * from './live-hub';

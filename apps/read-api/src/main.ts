@@ -3,4 +3,4 @@ import { buildApp } from './app';
 import { readApiConfig } from './config';
 import { readWiring } from './wiring';
 
-runService(readApiConfig, ({ env, logger, stores, limits }) => buildApp({ logger, trustProxy: env.TRUST_PROXY, limits, metricsToken: env.METRICS_TOKEN, ...readWiring(stores) }));
+runService(readApiConfig, ({ env, logger, stores, limits }) => buildApp({ logger, trustProxy: env.TRUST_PROXY, limits, metricsToken: env.METRICS_TOKEN, ...readWiring(stores), live: { maxPerProject: env.LIVE_MAX_PER_PROJECT } }));

@@ -32,6 +32,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   accounts?: Accounts;
   /** BACKUP_DIR: POST /admin/backup writes only into folders under it. */
   backupDir?: string;
+  /** LIVE_MAX_PER_PROJECT: GET /v1/live's open streams per project. */
+  liveMaxPerProject?: number;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -57,7 +59,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     routers: [
       ...(deps.dashboardDir ? [createDashboardRouter(deps.dashboardDir, { embedOrigins: (token) => accounts.shares.embedOrigins(token) })] : []),
       createIngestRouter(ingest),
-      createReadRouter({ ...readWiring(stores), logger: deps.logger }),
+      createReadRouter({ ...readWiring(stores), logger: deps.logger, ...(deps.liveMaxPerProject ? { live: { maxPerProject: deps.liveMaxPerProject } } : {}) }),
       createMcpRouter(mcpWiring(stores, ingest, { logger: deps.logger, allowedOrigins: deps.mcp?.allowedOrigins, oauth: deps.mcp?.oauth ?? false, publicUrl: deps.mcp?.publicUrl, accounts })),
       // Before the admin router, which answers every other /admin path itself.
       createBackupRouter(stores, secrets.ADMIN_TOKEN, { dataDir: deps.dataDir, backupDir: deps.backupDir, audit: accounts.audit }),

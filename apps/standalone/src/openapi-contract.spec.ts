@@ -63,6 +63,16 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const admin = bearer(SECRETS.ADMIN_TOKEN);
 type Case = [method: string, path: string, status: number, send: () => PromiseLike<request.Response>];
 const get = (url: string, headers: Record<string, string> = {}, query: object = {}) => request(app).get(url).set(headers).query(query);
+/** GET /v1/live's event stream, read until its first message (then the connection is closed: the stream never ends). */
+const firstMessage = (res: request.Response & NodeJS.ReadableStream & { destroy(): void }, done: (err: Error | null, body: unknown) => void) => {
+  let text = '';
+  res.on('data', (c: Buffer) => {
+    text += c.toString();
+    if (!/^data: /m.test(text)) return;
+    done(null, text);
+    res.destroy();
+  });
+};
 const post = (url: string, headers: Record<string, string> = {}, body?: unknown) => {
   const r = request(app).post(url).set(headers);
   return body === undefined ? r : r.send(body as object);
@@ -124,6 +134,9 @@ const cases = (): Case[] => [
   ['get', '/v1/export', 400, () => get('/v1/export', bearer(keys.rk), { ...RANGE, format: 'xlsx' })],
   ['get', '/v1/export', 401, () => get('/v1/export')],
   ['get', '/v1/export', 403, () => get('/v1/export', bearer(keys.sk), RANGE)],
+  ['get', '/v1/live', 200, () => get('/v1/live', bearer(keys.rk)).buffer(true).parse(firstMessage as never)],
+  ['get', '/v1/live', 401, () => get('/v1/live')],
+  ['get', '/v1/live', 403, () => get('/v1/live', bearer(keys.sk))],
   ['post', '/v1/insights', 200, () => post('/v1/insights', bearer(keys.rk), { ...RANGE, metrics: ['visits', 'bounce_rate'], dimensions: ['channel'], compare: 'previous_period' })],
   ['post', '/v1/insights', 400, () => post('/v1/insights', bearer(keys.rk), { ...RANGE, metrics: ['revenue'] })],
   ['post', '/v1/insights', 401, () => post('/v1/insights', {}, RANGE)],

@@ -31,6 +31,7 @@ export * from './queries/properties.query';
 export * from './queries/funnel.query';
 export * from './queries/retention.query';
 export * from './queries/capabilities';
+export * from './queries/live.query';
 export * from './queries/saved-ids';
 
 // engines: reads

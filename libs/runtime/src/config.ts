@@ -51,6 +51,8 @@ export const envSchema = z.object({
   EXPORT_MAX_EXECUTION_S: envInt(300, 1, 86_400),
   EXPORT_IDLE_TIMEOUT_S: envInt(30, 1, 3_600),
   EXPORT_CONCURRENCY: envInt(2, 1, 64),
+  // GET /v1/live: open streams per project on each read-api instance (one more: 429 rate_limited).
+  LIVE_MAX_PER_PROJECT: envInt(5, 1, 1_000),
   AGGREGATE_INTERVAL_MS: envInt(1_000, 10, 60_000),
   SOURCES_REFRESH_MS: envInt(60_000, 0, 86_400_000),
   AGGREGATE_WAIT_MS: envInt(0, 0, 600_000),

@@ -68,6 +68,7 @@ import {
   savedSegmentResponseSchema,
 } from './saved.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
+import { liveMessageSchema, liveParamsSchema } from './live.schema';
 import {
   batchResponseSchema,
   errorBodySchema,
@@ -349,6 +350,24 @@ export const routes = {
       'text/csv':
         "format=csv: RFC 4180, a header row of the /v1/query field names; a null is \\N (unquoted), every string is quoted. A cell a spreadsheet would run as a formula (first character =, +, -, @, tab or carriage return; OWASP's CSV injection advice) has a ' in front, as has a cell of 's before one of those; `npm run import` takes exactly one off such a cell.",
       'application/vnd.apache.parquet': 'format=parquet: one Parquet file, every column a (nullable) string as in /v1/query, every value exactly as stored.',
+    },
+  },
+  live: {
+    method: 'get', path: '/v1/live', app: 'read-api',
+    summary: 'The live view: an event stream (text/event-stream) of one JSON message at once and every 5 s (visitors of the last 5 minutes, pageviews per minute, top pages and sources of the last 30 minutes, the newest events), `: ping` comments between',
+    auth: { api_key: ['rk'], access: 'read' },
+    query: liveParamsSchema,
+    responses: { 200: liveMessageSchema.describe('Each `data:` line of the stream holds one such message (as JSON).') },
+    errors: [...KEY_ERRORS, 'rate_limited', ...ALWAYS],
+    // Messages every 5 s and pings between: the proxy never waits long, but must not buffer.
+    streaming: { kind: 'events' },
+    produces: { 'text/event-stream': 'Server-Sent Events: a `data:` line of one message as JSON at once and every 5 s, `: ping` comment lines between; the stream ends when the key is revoked.' },
+    mcp: {
+      tool: 'get_live',
+      title: 'Live view',
+      description: `One message of GET /v1/live: visitors (last 5 min), pageviews_per_minute, top_pages, top_sources (last 30 min), newest events; no bots. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      result: z.looseObject({ visitors: z.number() }),
     },
   },
   stats: {
@@ -816,6 +835,11 @@ export type McpCapability = { [K in RouteName]: Routes[K] extends { mcp: McpTool
 export type ReadCapability = { [K in RouteName]: Routes[K] extends { app: 'read-api' } ? (Routes[K] extends { streaming: Streaming } ? never : K) : never }[RouteName];
 /** The write capabilities an MCP tool exposes: each runs through one function of libs/ingest's `writeCapabilities`. */
 export type WriteCapability = { [K in McpCapability]: Routes[K] extends { app: 'ingest-api' } ? K : never }[McpCapability];
+/**
+ * A streamed read that is also an MCP tool (GET /v1/live): its route sends a message of the function's answer at
+ * once and every few seconds; its tool answers one (libs/event-store's `snapshotCapabilities`).
+ */
+export type SnapshotCapability = { [K in McpCapability]: Routes[K] extends { app: 'read-api'; streaming: Streaming } ? K : never }[McpCapability];
 
 type InputSchemaOf<R> = R extends { body: infer B extends z.ZodType } ? B : R extends { query: infer Q extends z.ZodType } ? Q : never;
 type ResultSchemaOf<R> = R extends { responses: Record<number, infer S extends z.ZodType> } ? S : never;

@@ -20,3 +20,4 @@ export * from './api-routes';
 export * from './oauth-routes';
 export * from './openapi';
 export * from './saved.schema';
+export * from './live.schema';

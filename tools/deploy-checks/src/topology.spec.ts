@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -121,6 +122,8 @@ interface Target {
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** Closes the live stream a check opened (a no-op until one is open). */
+let closeLive = (): void => undefined;
 const post = (port: number, path: string, key: string, body: unknown) => http(port, 'POST', path, bearer(key), JSON.stringify(body));
 const get = (port: number, path: string, key: string, params: Record<string, string>) => http(port, 'GET', `${path}?${new URLSearchParams(params)}`, bearer(key));
 const mcp = (port: number, key: string, name: string, args: object) =>
@@ -165,6 +168,8 @@ interface Call {
   after?: (answer: Answer) => void;
   /** What this topology answers instead of the declared success (a feature it does not configure), from the route's app all the same. */
   status?: number;
+  /** A stream that does not end (GET /v1/live): read until the body so far satisfies this, then closed. */
+  until?: (body: string) => boolean;
 }
 
 const json = (body: object) => JSON.stringify(body);
@@ -208,6 +213,8 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   sdkScriptVersion: (f) => ({ params: { version: f.version } }),
   query: () => ({ query: WINDOW }),
   export: () => ({ query: { ...WINDOW, format: 'ndjson' } }),
+  // An event stream: its first message read through the proxy, then the connection closed.
+  live: () => ({ until: (body) => /^data: \{/m.test(body) }),
   stats: () => ({ query: WINDOW }),
   sources: () => ({ query: WINDOW }),
   insights: () => ({}),
@@ -412,7 +419,7 @@ NGINX.describe('the production shape: separate deployables on one shared store b
       const call = await CALLS[name]!(fixture);
       const body = route.body ? (call.body ?? route.example) : undefined;
       const path = `${concretePath(route.path, call.params)}${call.query ? `?${new URLSearchParams(call.query)}` : ''}`;
-      const r = await http(topo.proxy, route.method.toUpperCase(), path, { ...credentialsFor(route, t.keys), ...call.headers }, body === undefined ? undefined : JSON.stringify(body));
+      const r = await http(topo.proxy, route.method.toUpperCase(), path, { ...credentialsFor(route, t.keys), ...call.headers }, body === undefined ? undefined : JSON.stringify(body), call.until);
       const declared = Object.keys(route.responses).map(Number);
       if (declared.includes(r.status)) call.after?.(r);
       answered.push({ name, service: r.service, status: declared.includes(r.status) || r.status === call.status ? 'declared' : `${r.status} ${r.body.slice(0, 200)}` });
@@ -579,6 +586,50 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     const body = { from: new Date(start - HOUR).toISOString(), to: new Date(Date.now() + HOUR).toISOString(), metrics: ['visitors', 'visits', 'bounce_rate', 'pageviews'], dimensions: ['source', 'entry_path'] };
     const r = await post(t.port, '/v1/insights', t.keys.rk, body);
     expect({ status: r.status, rows: (r.json() as Loose).rows }).toEqual({ status: 200, rows: [{ source: 'google', entry_path: '/p/0', visitors: 1, visits: 1, bounce_rate: 0, pageviews: 8 }] });
+  });
+
+  it('streams GET /v1/live through nginx as it is sent: a tracked pageview shows in a message, pings between, and revoking the key ends the stream', async () => {
+    const t = await createProject(topo.proxy);
+    let text = '';
+    let ended = false;
+    const opened = new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: topo.proxy, path: '/v1/live', headers: bearer(t.keys.rk) }, (res) => {
+        resolve({ status: res.statusCode!, headers: res.headers });
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => (ended = true));
+        res.on('error', () => (ended = true));
+      });
+      req.on('error', reject);
+      req.end();
+      closeLive = () => req.destroy();
+    });
+    const until = async (done: () => boolean, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`GET /v1/live through nginx: ${text.slice(-500)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const messages = () => [...text.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]!) as Loose);
+    try {
+      const { status, headers } = await opened;
+      expect({ status, type: headers['content-type'], service: headers['x-service'] }).toEqual({ status: 200, type: 'text/event-stream; charset=utf-8', service: 'read-api' });
+      // The first message at once, through the proxy (nothing held back until a buffer fills).
+      await until(() => messages().length >= 1, 10_000);
+      expect(messages()[0]).toMatchObject({ visitors: 0, pageviews_per_minute: Array(30).fill(0), events: [] });
+      expect((await http(t.port, 'POST', '/v1/track', { ...bearer(t.keys.sk), ...BROWSER_UA }, JSON.stringify({ event: '$pageview', anonymous_id: 'live-1', url: 'https://shop.example.com/live-now' }))).status).toBe(202);
+      await until(() => messages().some((m) => m.events.some((e: Loose) => e.path === '/live-now')), 40_000);
+      const last = messages().at(-1)!;
+      expect(last.visitors).toBe(1);
+      expect(JSON.stringify(last)).not.toContain('live-1');
+      expect(text).toMatch(/^: ping$/m);
+      const prefix = t.keys.rk.split('_').slice(0, 3).join('_');
+      expect((await http(t.port, 'DELETE', `/admin/keys/${prefix}`, bearer(ADMIN_TOKEN))).status).toBe(204);
+      await until(() => ended, 15_000);
+      expect(text).toMatch(/event: error\ndata: \{"error":"invalid_api_key"\}\n\n$/);
+    } finally {
+      closeLive();
+    }
   });
 
   it('refuses a key revoked through admin-api at once on both ingest replicas', async () => {

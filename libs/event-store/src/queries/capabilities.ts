@@ -1,6 +1,7 @@
-import { type CapabilityInput, type CapabilityResult, type ReadCapability, type SavedKind, type SavedLookup, savedAnswer } from '@analytics/schema';
+import { type CapabilityInput, type CapabilityResult, type ReadCapability, type SnapshotCapability, type SavedKind, type SavedLookup, savedAnswer } from '@analytics/schema';
 import { queryFunnel } from './funnel.query';
 import { queryInsights } from './insights.query';
+import { queryLive } from './live.query';
 import { queryProperties } from './properties.query';
 import { queryEvents } from './query-events.query';
 import { queryRetention } from './retention.query';
@@ -46,3 +47,14 @@ export const READ_CAPABILITIES = Object.keys(readCapabilities) as ReadCapability
 
 /** Whether a capability's name is a read capability's. */
 export const isReadCapability = (name: string): name is ReadCapability => Object.hasOwn(readCapabilities, name);
+
+/**
+ * The streamed reads that are MCP tools too, each bound to the function of one of its messages: GET /v1/live sends
+ * its answer at once and every tick (apps/read-api's live hub, one call per project per tick), get_live answers one.
+ */
+export const snapshotCapabilities: { readonly [K in SnapshotCapability]: (reader: SourcesReader, projectId: string, input: CapabilityInput<K>) => Promise<CapabilityResult<K>> } = {
+  live: (reader, projectId) => queryLive(reader, projectId),
+};
+
+/** Whether a capability's name is a streamed read's with a snapshot function. */
+export const isSnapshotCapability = (name: string): name is SnapshotCapability => Object.hasOwn(snapshotCapabilities, name);

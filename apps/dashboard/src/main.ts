@@ -11,6 +11,7 @@ import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './s
 import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
+import { byValue, groupSources, sourceLabelOf } from './sources';
 import {
   DAY_MS,
   PRESETS,
@@ -188,7 +189,6 @@ type PanelQuery = Omit<InsightsBody, 'from' | 'to'>;
  * dashboard.spec.ts asks the API the same questions and compares.
  */
 const LISTS: ReadonlyArray<{ id: string; dimension: string; metric: 'visitors' | 'visits' | 'events'; header: string; label?: (v: string) => string | Node }> = [
-  { id: 'list-sources', dimension: 'source', metric: 'visitors', header: 'Visitors' },
   { id: 'list-channels', dimension: 'channel', metric: 'visitors', header: 'Visitors', label: (v) => channelLabel(v) },
   { id: 'list-pages', dimension: 'path', metric: 'visitors', header: 'Visitors' },
   { id: 'list-entry-pages', dimension: 'entry_path', metric: 'visits', header: 'Visits' },
@@ -215,7 +215,7 @@ const DIMENSION_LABELS: Readonly<Record<string, string>> = {
   event_name: 'Event',
 };
 const dimensionLabel = (d: string) => (d.startsWith('prop:') ? `Property ${d.slice(5)}` : (DIMENSION_LABELS[d] ?? d));
-const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.value || '(empty)'}`;
+const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.dimension === 'source' ? sourceLabelOf(f.value) : f.value || '(empty)'}`;
 
 /** The applied segment's pill (a button that stops applying it), none without one. */
 function segmentPill(state: ViewState): HTMLElement[] {
@@ -321,11 +321,19 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
         ),
       ),
     ),
+    // Sources by site: every stored source (up to 1000) grouped by sourceKeyOf. A merged row's visitors are asked
+    // again with all its spellings (`is` any of them): a visitor who came by two spellings counts once.
+    ask({ metrics: ['visitors'], dimensions: ['source'], limit: 1000 }).then(async (a) => {
+      const top = groupSources(a.rows.map((r) => ({ source: dim(r, 'source'), value: num(r, 'visitors') }))).slice(0, LIST_LIMIT);
+      await Promise.all(top.filter((g) => g.values.length > 1).map(async (g) => (g.value = num((await ask({ metrics: ['visitors'], filters: [['is', 'source', g.values]] })).rows[0], 'visitors'))));
+      return () =>
+        renderList('list-sources', 'Visitors', top.sort(byValue).map((g) => ({ key: g.key, label: g.label, value: g.value, onSelect: () => navigate(withFilter(nav.now(), { dimension: 'source', value: g.values[0]!, ...(g.values.length > 1 ? { more: g.values.slice(1) } : {}) })) })));
+    }),
     // Visits from the AI assistant channel by assistant: one assistant arrives under several sources (a chatgpt.com
     // referrer, utm_source=chatgpt.com). A visit has one source (its entry's), so visits add up across them exactly.
     ask({ metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }).then((a) => () => {
       const rows = foldRows(a.rows, 'source', 'visits', (source) => aiAssistantOfSource(source) ?? source);
-      renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
+      renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: sourceLabelOf(r.key), value: r.value })));
     }),
     // Every event an AI company's crawler sent (bots: device_type bot, browser the crawler's name; insights count
     // them only with include_bots).
@@ -533,7 +541,7 @@ const nav: Nav = {
   part: navigatePart,
   now: () => shownState ?? readState(location.search, Date.now()),
   dimensionLabel,
-  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : value),
+  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : dimension === 'source' ? sourceLabelOf(value) : value),
 };
 
 /** The dashboard, read with the pasted key or (signed in) the session's read key of the current project. */

@@ -40,6 +40,17 @@ describe('dashboard view state', () => {
     expect(parseFilter(formatFilter(filters[2]!))).toEqual(filters[2]);
   });
 
+  it('a merged source row is one filter of several values (is any of them): f=source:is:<a>:<b>, read back, sent as one condition', () => {
+    const merged = { dimension: 'source', value: 'news-ycombinator-com', more: ['news.ycombinator.com', 'a:b'] };
+    const state = plain({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [merged] });
+    const search = writeState(state);
+    expect(search).toBe('?from=2026-03-02&to=2026-03-16&f=source:is:news-ycombinator-com:news.ycombinator.com:a%3Ab');
+    expect(readState(search, NOW).filters).toEqual([merged]);
+    expect(conditionsOf([merged])).toEqual([['is', 'source', ['news-ycombinator-com', 'news.ycombinator.com', 'a:b']]]);
+    // More than the API's 100 values: not a filter.
+    expect(parseFilter(`source:is:${Array.from({ length: 101 }, (_, i) => `s${i}`).join(':')}`)).toBeUndefined();
+  });
+
   it('ignores malformed f= values, keeps one filter per dimension (the last), and adds and removes filters', () => {
     const state = readState(`?from=2026-03-02&to=2026-03-16&f=source:is:a&f=source:is:b&f=nope&f=path:is_not:x&f=Bad-Dim:is:x&f=nosuch:is:x&f=prop::is:x&f=path:is:%E0%A4%A&f=path:is:${'a'.repeat(1025)}&f=prop:${'k'.repeat(257)}:is:x`, NOW);
     expect(state.filters).toEqual([{ dimension: 'source', value: 'b' }]);

@@ -18,6 +18,8 @@ export interface Filter {
   /** An insights dimension: a column (`source`, `path`, `event_name`, ...) or `prop:<key>`. */
   dimension: string;
   value: string;
+  /** More values the condition also holds for (`is` any of them): the other spellings of a merged source row. */
+  more?: string[];
 }
 
 /** A goal or a funnel step as the dashboard defines it: an event name, a path (a final `*`: a prefix), or both. */
@@ -118,7 +120,8 @@ export function parseDay(text: string | null): number | undefined {
   return Number.isNaN(ms) || dayString(ms) !== text ? undefined : ms;
 }
 
-// Filters in the URL: `f=<dimension>:is:<value>`, repeated, in the order added. Dimension and value are written with
+// Filters in the URL: `f=<dimension>:is:<value>[:<value>...]` (several values: any of them, a merged source row's
+// spellings), repeated, in the order added. Dimension and value are written with
 // encodeURIComponent, so a ':' inside either is `%3A` and the literal ':' only separates; a property dimension keeps
 // its own literal colon (`f=prop:plan:is:pro`). Read back with decodeURIComponent; a malformed `f=` is ignored.
 // The insights filter dimensions and limits (libs/schema's INSIGHT_DIMENSION_KINDS and INSIGHTS_LIMITS, kept here as
@@ -126,19 +129,21 @@ export function parseDay(text: string | null): number | undefined {
 const FILTER_DIMENSIONS: ReadonlySet<string> = new Set(['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path']);
 const MAX_PROPERTY_KEY = 256;
 const MAX_FILTER_VALUE = 1024;
+/** Values of one `is` condition (libs/schema's limit on a filter's values). */
+const MAX_FILTER_VALUES = 100;
 
 /** One `f=` value (raw, as in the address) as a filter; undefined when it is not one. */
 export function parseFilter(raw: string): Filter | undefined {
   const parts = raw.split(':');
   const prop = parts[0] === 'prop';
   const [dim, op, ...rest] = prop ? [`prop:${parts[1] ?? ''}`, ...parts.slice(2)] : parts;
-  if (op !== 'is' || rest.length !== 1 || dim === undefined) return undefined;
+  if (op !== 'is' || rest.length < 1 || rest.length > MAX_FILTER_VALUES || dim === undefined) return undefined;
   try {
     const dimension = prop ? `prop:${decodeURIComponent(dim.slice(5))}` : decodeURIComponent(dim);
-    const value = decodeURIComponent(rest[0]!);
+    const [value, ...more] = rest.map((v) => decodeURIComponent(v));
     if (prop ? dimension.length <= 5 || dimension.length > 5 + MAX_PROPERTY_KEY : !FILTER_DIMENSIONS.has(dimension)) return undefined;
-    if (value.length > MAX_FILTER_VALUE) return undefined;
-    return { dimension, value };
+    if (value === undefined || [value, ...more].some((v) => v.length > MAX_FILTER_VALUE)) return undefined;
+    return more.length ? { dimension, value, more } : { dimension, value };
   } catch {
     return undefined;
   }
@@ -147,7 +152,7 @@ export function parseFilter(raw: string): Filter | undefined {
 /** A filter as its `f=` value. */
 export function formatFilter(f: Filter): string {
   const dim = f.dimension.startsWith('prop:') ? `prop:${encodeURIComponent(f.dimension.slice(5))}` : encodeURIComponent(f.dimension);
-  return `${dim}:is:${encodeURIComponent(f.value)}`;
+  return `${dim}:is:${[f.value, ...(f.more ?? [])].map(encodeURIComponent).join(':')}`;
 }
 
 /** The state with `f` added; a filter on the same dimension is replaced (one value per dimension, as Plausible does). */
@@ -261,7 +266,7 @@ export function unsaved(f: FunnelState): FunnelState {
 }
 
 /** The filters as insights conditions. */
-export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
+export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value, ...(f.more ?? [])]]);
 
 /** The event-name filter, if any (the recent events and the export follow it; they take no other filter). */
 export const eventOf = (state: ViewState): string | undefined => state.filters.find((f) => f.dimension === 'event_name')?.value;

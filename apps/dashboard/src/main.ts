@@ -12,6 +12,7 @@ import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
 import { byValue, groupSources, sourceLabelOf } from './sources';
+import { learnZone, projectZone, shareZone } from './zone';
 import {
   DAY_MS,
   PRESETS,
@@ -32,6 +33,8 @@ import {
   readState,
   withFilter,
   withoutFilter,
+  compareLabel,
+  wallMs,
   writeState,
 } from './state';
 
@@ -102,7 +105,7 @@ function renderList(sectionId: string, header: string, items: ListItem[]): void 
 type Shown = 'count' | 'share' | 'duration';
 
 /** A headline figure and its change against the previous period; `data-value` keeps the API's number as answered. */
-function renderStat(id: string, current: number, previous: number, shown: Shown = 'count'): void {
+function renderStat(id: string, current: number, previous: number, shown: Shown = 'count', versus = 'vs previous period'): void {
   const box = $(id);
   const value = box.querySelector<HTMLElement>('.value')!;
   if (shown === 'count') setNumber(value, current);
@@ -113,7 +116,7 @@ function renderStat(id: string, current: number, previous: number, shown: Shown 
   }
   const change = changePercent(current, previous);
   const text = box.querySelector<HTMLElement>('.change')!;
-  text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% vs previous period`;
+  text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% ${versus}`;
   // A falling bounce rate is the good direction.
   const good = shown === 'share' ? -1 : 1;
   text.className = `change ${change === undefined || Math.round(change) === 0 ? '' : change * good > 0 ? 'up' : 'down'}`;
@@ -282,17 +285,19 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
     headline.then((a) => () => {
       const row = a.rows[0];
       const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
-      renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
-      renderStat('stat-visits', num(row, 'visits'), prev('visits'));
-      renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'));
-      renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share');
-      renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration');
-      renderStat('stat-events', num(row, 'events'), prev('events'));
+      // "vs yesterday until 14:05" while the range includes now (the API's like-for-like compare_range).
+      const versus = compareLabel(state.range, Date.now(), projectZone(), (a as { compare_range?: { from: string; to: string } }).compare_range);
+      renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'), 'count', versus);
+      renderStat('stat-visits', num(row, 'visits'), prev('visits'), 'count', versus);
+      renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'), 'count', versus);
+      renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share', versus);
+      renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration', versus);
+      renderStat('stat-events', num(row, 'events'), prev('events'), 'count', versus);
     }),
     refreshLive(api, state),
     Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => () => {
       const buckets = bucketStarts(state.range, interval);
-      const now = Date.now();
+      const now = wallMs(Date.now(), projectZone());
       const t = `time:${interval}`;
       const as = (value: (r: InsightsRow) => number) => series.rows.map((r) => ({ bucket: r[t], value: value(r) }));
       const previous = state.compare ? bucketValues(buckets, as((r) => Number((r['comparison'] as Record<string, number> | undefined)?.['visitors'] ?? 0)), Infinity) : undefined;
@@ -301,6 +306,7 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
         $('chart'),
         {
           buckets,
+          timeZone: projectZone(),
           visitors: bucketValues(buckets, as((r) => num(r, 'visitors')), now),
           pageviews: bucketValues(buckets, as((r) => num(r, 'pageviews')), now),
           previous,
@@ -466,10 +472,10 @@ function renderRecent(rows: QueryRow[], counted: number): void {
 // ---- controls and navigation ----
 
 function renderControls(state: ViewState): void {
-  const active = presetOf(state.range, Date.now());
+  const active = presetOf(state.range, Date.now(), projectZone());
   $('range-buttons').replaceChildren(
     ...PRESETS.map((p) => {
-      const b = el('button', { type: 'button', className: 'range', textContent: p.label, onclick: () => navigate({ ...state, range: presetRange(p.id, Date.now()) }) });
+      const b = el('button', { type: 'button', className: 'range', textContent: p.label, onclick: () => navigate({ ...state, range: presetRange(p.id, Date.now(), projectZone()) }) });
       b.dataset['preset'] = p.id;
       b.setAttribute('aria-pressed', String(p.id === active));
       return b;
@@ -539,7 +545,7 @@ function redraw(state: ViewState, push: boolean): void {
 const nav: Nav = {
   full: navigate,
   part: navigatePart,
-  now: () => shownState ?? readState(location.search, Date.now()),
+  now: () => shownState ?? readState(location.search, Date.now(), projectZone()),
   dimensionLabel,
   valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : dimension === 'source' ? sourceLabelOf(value) : value),
 };
@@ -552,9 +558,10 @@ async function show(): Promise<void> {
   const api = createApi(key);
   const project = signedIn() ? currentProject() : undefined;
   const listing = loadSaved(project ? { projectId: project.id } : { api, key });
+  await learnZone(api, key, project ? (project.timezone ?? 'UTC') : undefined);
   // A view naming a saved one waits for the lists; saved ids the project no longer has (deleted meanwhile) leave the
   // view and the address.
-  const read = readState(location.search, Date.now());
+  const read = readState(location.search, Date.now(), projectZone());
   if (namesSaved(read)) await listing;
   const state = withKnownSaved(read, savedLists());
   if (state !== read) history.replaceState(null, '', writeState(state));
@@ -574,7 +581,8 @@ async function showShared(): Promise<void> {
   const key = shareCredential();
   if (!key) return;
   const api = createApi(key);
-  const state = await withSavedDefinitions(readState(location.search, Date.now()));
+  shareZone();
+  const state = await withSavedDefinitions(readState(location.search, Date.now(), projectZone()));
   shownState = state;
   shownApi = api;
   $('dashboard').hidden = false;
@@ -613,7 +621,7 @@ function start(): void {
     const from = parseDay($<HTMLInputElement>('custom-from').value);
     const last = parseDay($<HTMLInputElement>('custom-to').value);
     if (from === undefined || last === undefined || last < from) return;
-    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+    navigate({ ...readState(location.search, Date.now(), projectZone()), range: { from, to: last + DAY_MS } });
   });
   window.addEventListener('popstate', () => void route());
   let resizeTimer: number | undefined;
@@ -637,7 +645,7 @@ function startShared(): void {
     const from = parseDay($<HTMLInputElement>('custom-from').value);
     const last = parseDay($<HTMLInputElement>('custom-to').value);
     if (from === undefined || last === undefined || last < from) return;
-    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+    navigate({ ...readState(location.search, Date.now(), projectZone()), range: { from, to: last + DAY_MS } });
   });
   window.addEventListener('popstate', () => void show());
   let resizeTimer: number | undefined;

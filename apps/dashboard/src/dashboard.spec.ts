@@ -231,10 +231,10 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
     // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values)
     // and one per merged source row shown, the property keys, the recent events and the saved goals, funnels and
-    // segments; no goal, funnel or retention call.
+    // segments, and the project's time zone (GET /v1/project, once per key); no goal, funnel or retention call.
     const merged = (await sourcesBySite(RANGE, [])).filter(([, , values]) => values.length > 1).length;
     expect(merged).toBeGreaterThan(0);
-    expect(calls.sort()).toEqual(['GET /v1/funnels', 'GET /v1/goals', 'GET /v1/properties', 'GET /v1/query', 'GET /v1/segments', ...Array<string>(16 + merged).fill('POST /v1/insights')]);
+    expect(calls.sort()).toEqual(['GET /v1/funnels', 'GET /v1/goals', 'GET /v1/project', 'GET /v1/properties', 'GET /v1/query', 'GET /v1/segments', ...Array<string>(16 + merged).fill('POST /v1/insights')]);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);

@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditLog, McpConsent } from '@analytics/accounts';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import { type EventStore, isReadCapability, readCapabilities } from '@analytics/event-store';
+import { type EventStore, isReadCapability, readCapabilities, readScopeOf } from '@analytics/event-store';
 import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, parseOrThrow, routeInputSchema, routes, unknownFieldWarnings, validationDetails } from '@analytics/schema';
@@ -170,7 +170,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }
     const name = tool.capability;
     const warned = <T extends object>(result: T) => (warnings.length > 0 ? { ...result, warnings } : result);
-    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input)), mcp.cap, maxBytes);
+    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input, readScopeOf(auth.project))), mcp.cap, maxBytes);
     const result = await writeCapabilities[name](deps.ingest, requestContextOf(req, auth), input);
     // track_event, the one write tool, adds one event.
     countIngested(req.res, 1);

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
-import { type EventStore, READ_CAPABILITIES, readCapabilities } from '@analytics/event-store';
+import { type EventStore, READ_CAPABILITIES, type ReadScope, readCapabilities, readScopeOf } from '@analytics/event-store';
 import { type ReadCapability, routes } from '@analytics/schema';
 import { type Logger, type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
@@ -16,8 +16,8 @@ export interface ReadRouterDeps {
 function capabilityRoute<K extends ReadCapability>(name: K, events: EventStore): RouteDefinition {
   const route: (typeof routes)[ReadCapability] = routes[name];
   // Typed by the map (a read route without its function does not compile); its input is what the route parsed.
-  const run: (reader: EventStore, projectId: string, input: never) => Promise<unknown> = readCapabilities[name];
-  return defineRoute(route, async ({ body, query }, auth) => (await run(events, auth.projectId, ('body' in route ? body : query) as never)) as never);
+  const run: (reader: EventStore, projectId: string, input: never, scope: ReadScope) => Promise<unknown> = readCapabilities[name];
+  return defineRoute(route, async ({ body, query }, auth) => (await run(events, auth.projectId, ('body' in route ? body : query) as never, readScopeOf(auth.project))) as never);
 }
 
 /**

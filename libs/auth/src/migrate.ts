@@ -8,6 +8,7 @@ import m006 from './migrations/006_accounts.sql';
 import m007 from './migrations/007_oidc_logins.sql';
 import m008 from './migrations/008_oauth_consent_tickets.sql';
 import m009 from './migrations/009_oidc_consent_logins.sql';
+import m012 from './migrations/012_project_timezone.sql';
 import type { SqlPort } from './sql-port';
 
 /** The migration files by name (a spec holds this list to the folder), applied in order. */
@@ -21,6 +22,8 @@ const FILES: Readonly<Record<string, string>> = {
   '007_oidc_logins.sql': m007,
   '008_oauth_consent_tickets.sql': m008,
   '009_oidc_consent_logins.sql': m009,
+  // 010 and 011 are issue 46's (saved definitions, shares), on their own branch.
+  '012_project_timezone.sql': m012,
 };
 
 export const KEY_STORE_MIGRATIONS: readonly Migration[] = Object.entries(FILES).map(([file, sql]) => defineMigration(file, splitStatements(sql), file));

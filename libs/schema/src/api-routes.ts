@@ -9,6 +9,7 @@ import {
   patchProjectInputSchema,
   projectListResponseSchema,
   projectResponseSchema,
+  readProjectResponseSchema,
   type KeyKind,
   type Project,
 } from './admin.schema';
@@ -440,6 +441,12 @@ export const routes = {
       cap: 'rows',
     },
   },
+  // Issue 47: the dashboard (an rk_ key, often a session's) learns the project's name and time zone; no earlier read
+  // route answered the project.
+  project: {
+    method: 'get', path: '/v1/project', app: 'read-api', summary: "The key's project: id, name and the time zone its days are counted in", auth: { api_key: ['rk'], access: 'read' },
+    responses: { 200: readProjectResponseSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
+  },
   createProject: {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: roleOf('admin', 'org_id'),
     body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
@@ -454,7 +461,7 @@ export const routes = {
     responses: { 200: projectResponseSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
   },
   updateProject: {
-    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: roleOf('admin', 'project'),
+    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins, retention or time zone', auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
     errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
   },

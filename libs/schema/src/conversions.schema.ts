@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { clampToAcceptedRange, isoBoundParam, readRangeOf } from './iso-date';
 import type { InsightTimeDimension } from './catalog';
 import { type FilterIssue, type InsightDimension, filterListSchema, goalSchema, isInsightDimension, parseFilters, valueBytesIssues } from './insights.schema';
 
@@ -25,8 +25,8 @@ export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
 
 const FILTERS_TEXT = 'Conditions every counted event must meet, as /v1/insights `filters`.';
 const range = {
-  from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
-  to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+  from: isoBoundParam().describe("Start of the range, ISO 8601, inclusive; a date alone is its midnight in the project's time zone."),
+  to: isoBoundParam().describe("End of the range, ISO 8601, exclusive; a date alone is its midnight in the project's time zone."),
 };
 const filtersField = filterListSchema(FILTERS_TEXT);
 const includeBots = z.boolean().default(false).describe('Count events of device_type bot too (left out by default).');
@@ -58,12 +58,12 @@ export const funnelBodySchema = z
   })
   .strict()
   .superRefine((v, ctx) => {
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+    if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
     const issues: FilterIssue[] = [];
     issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...v.steps.map((s) => s.filters)]));
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
-  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+  .transform((v) => ({ ...v, ...readRangeOf(v.from, v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
 export type FunnelBody = z.input<typeof funnelBodySchema>;
 export type FunnelQuery = z.output<typeof funnelBodySchema>;
 
@@ -100,14 +100,14 @@ export const retentionBodySchema = z
   })
   .strict()
   .superRefine((v, ctx) => {
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-    else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
+    if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+    else if (periodsIn(clampToAcceptedRange(v.from.ms), clampToAcceptedRange(v.to.ms), v.period) > RETENTION_MAX_PERIODS)
       ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
     const issues: FilterIssue[] = [];
     issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.start?.filters, v.return?.filters]));
     for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
   })
-  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+  .transform((v) => ({ ...v, ...readRangeOf(v.from, v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
 export type RetentionBody = z.input<typeof retentionBodySchema>;
 export type RetentionQuery = z.output<typeof retentionBodySchema>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventNameSchema, toWellFormed } from './ingest.schema';
-import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { clampToAcceptedRange, isoBoundParam, isoDateParam, readRangeOf } from './iso-date';
 import {
   COLUMN_DIMENSIONS,
   FINITE_DIMENSION_VALUES,
@@ -237,8 +237,8 @@ const repeated = (names: readonly string[]) => [...new Set(names.filter((n, i) =
 
 export const insightsBodySchema = z
   .object({
-    from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
-    to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+    from: isoBoundParam().describe("Start of the range, ISO 8601, inclusive; a date alone is its midnight in the project's time zone."),
+    to: isoBoundParam().describe("End of the range, ISO 8601, exclusive; a date alone is its midnight in the project's time zone."),
     metrics: z
       .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
       .min(1)
@@ -251,7 +251,10 @@ export const insightsBodySchema = z
       .default([])
       .describe(`0 to 3 of: ${dimensionsText(true)}. Finite values: ${finiteValuesText()}.`),
     filters: filterListSchema(FILTERS_TEXT),
-    compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
+    compare: z
+      .enum(['previous_period'], { error: 'compare: allowed is previous_period' })
+      .optional()
+      .describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from` (when `to` is after now: as long as `from` to now), and the answer `compare_range`, the range compared.'),
     order_by: z
       .array(orderEntry)
       .max(INSIGHTS_LIMITS.orderBy, { error: 'order_by: at most one entry per requested metric and dimension' })
@@ -264,7 +267,7 @@ export const insightsBodySchema = z
   .strict()
   .superRefine((v, ctx) => {
     if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? }', path: ['goal'] });
-    if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+    if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
     const issues: FilterIssue[] = [];
     issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), v.goal?.filters]));
     const twice = repeated(v.metrics);
@@ -283,7 +286,7 @@ export const insightsBodySchema = z
     const filters = parseFilters(v.filters, ['filters'], [])!;
     // An empty order_by asks for no order: the default's (it was an ORDER BY of nothing, a 500).
     const order_by = v.order_by?.length ? (v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']>) : undefined;
-    return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by };
+    return { ...v, ...readRangeOf(v.from, v.to), filters, order_by };
   });
 
 export type InsightsBody = z.input<typeof insightsBodySchema>;
@@ -293,7 +296,12 @@ const cell = z.union([z.string(), z.number(), z.null()]);
 export const insightsRowSchema = z
   .record(z.string(), z.union([cell, z.record(z.string(), z.number())]))
   .describe('One row: each requested dimension by name (string, or null where the value is absent), each requested metric by name (number), and with compare `comparison`: { <metric>: number }.');
-export const insightsResponseSchema = z.object({ rows: z.array(insightsRowSchema) }).describe('Metrics by dimensions; one row of totals without dimensions.');
+export const compareRangeSchema = z
+  .object({ from: z.string().describe('ISO 8601, inclusive.'), to: z.string().describe('ISO 8601, exclusive.') })
+  .describe('With compare: the previous range the comparison was computed over (cut to the elapsed length when the range includes now).');
+export const insightsResponseSchema = z
+  .object({ rows: z.array(insightsRowSchema), compare_range: compareRangeSchema.optional() })
+  .describe('Metrics by dimensions; one row of totals without dimensions.');
 
 export const propertiesParamsSchema = z
   .object({
@@ -319,4 +327,4 @@ export const propertiesResponseSchema = z
   .describe(`Property keys most used first, or with \`key\` its values; at most ${INSIGHTS_LIMITS.properties} rows.`);
 export type PropertiesResponse = z.output<typeof propertiesResponseSchema>;
 export type InsightsRow = Record<string, string | number | null | Record<string, number>>;
-export type InsightsResponse = { rows: InsightsRow[] };
+export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string } };

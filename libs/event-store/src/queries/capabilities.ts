@@ -7,8 +7,23 @@ import { queryRetention } from './retention.query';
 import { type SourcesReader, querySources } from './sources.query';
 import { queryStats } from './stats.query';
 
-/** How one read capability runs: the key's project, the route's parsed input, its success answer. */
-export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>) => Promise<CapabilityResult<K>>;
+/**
+ * What a read learns beside its input from the key that asked (issue 47): the project's name and time zone, and the
+ * time of the request (a test's clock; "now" for the like-for-like previous period of insights).
+ */
+export interface ReadScope {
+  project: { id: string; name: string; timezone: string };
+  now: number;
+}
+
+/** The scope of a read by a key's project at `now` (the capability layer's clock; Date.now() unless a test passes one). */
+export const readScopeOf = (project: { id: string; name: string; timezone?: string }, now: number = Date.now()): ReadScope => ({
+  project: { id: project.id, name: project.name, timezone: project.timezone ?? 'UTC' },
+  now,
+});
+
+/** How one read capability runs: the key's project, the route's parsed input, its scope (time zone, now), its success answer. */
+export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>, scope: ReadScope) => Promise<CapabilityResult<K>>;
 
 /**
  * Each read capability of libs/schema's `routes` (every read-api route but the streamed export) bound once to its
@@ -25,10 +40,11 @@ export const readCapabilities: { readonly [K in ReadCapability]: ReadRunner<K> }
     const { breakdown, rows } = await querySources(reader, projectId, input);
     return { breakdown, rows };
   },
-  insights: queryInsights,
-  funnel: queryFunnel,
-  retention: queryRetention,
+  insights: (reader, projectId, input, scope) => queryInsights(reader, projectId, input, { timezone: scope.project.timezone, now: scope.now }),
+  funnel: (reader, projectId, input, scope) => queryFunnel(reader, projectId, input, { timezone: scope.project.timezone }),
+  retention: (reader, projectId, input, scope) => queryRetention(reader, projectId, input, { timezone: scope.project.timezone }),
   properties: queryProperties,
+  project: async (_reader, _projectId, _input, scope) => ({ project: scope.project }),
 };
 
 /** The read capabilities' names. */

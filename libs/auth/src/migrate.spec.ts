@@ -18,7 +18,7 @@ describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) =>
   afterEach(() => db.close());
 
   it('apply every migration to a fresh store and record each checksum', async () => {
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 12]);
     expect(await recorded(db)).toEqual(expected);
     expect(await migrateKeyStore(db)).toEqual([]);
   });
@@ -60,6 +60,7 @@ describe('the key-store migration files', () => {
     '007_oidc_logins 0795d01f276e5ac5a82dabee3087485445722aa4a88169590f697d8c3dd22c3f',
     '008_oauth_consent_tickets c778b85d9188a23f08a60c8bb930deb61685950616c93f025775de9a48615461',
     '009_oidc_consent_logins 2aaaca52e21dd6b7fc387fa55d35d543adb3eca99d6cd936fb72b994f9a5343c',
+    '012_project_timezone f8a1d6468e21b83ba99120aa1bb243099b87f2e5ca82261d4673b21ebf6021ca',
     ]);
   });
 });

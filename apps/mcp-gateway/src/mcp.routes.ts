@@ -248,10 +248,10 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
-      const { id, name, retention_days, allowed_origins } = auth.project;
+      const { id, name, retention_days, allowed_origins, timezone } = auth.project;
       // A Map, not an object literal: `uri in {}` would find __proto__, constructor, toString and the like.
       const bodies = new Map<string, unknown>([
-        ['analytics://project', { id, name, retention_days, allowed_origins }],
+        ['analytics://project', { id, name, retention_days, allowed_origins, timezone }],
         ['analytics://schema/events', EVENTS_TABLE_DESCRIPTION],
         ['analytics://classifier/rules', { rules: CLASSIFIER_RULES }],
       ]);

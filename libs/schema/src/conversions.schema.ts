@@ -91,7 +91,7 @@ export type FunnelResponse = z.output<typeof funnelResponseSchema>;
 export const retentionBodySchema = z
   .object({
     ...range,
-    period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe('day, week (Monday to Sunday, UTC) or month.'),
+    period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe("day, week (Monday to Sunday) or month, in the project's time zone (UTC by default)."),
     count_by: z.enum(RETENTION_COUNT_BY, { error: `count_by: allowed are ${RETENTION_COUNT_BY.join(', ')}` }).default('user').describe('user (user_id, default) or visitor (anonymous_id).'),
     start: goalSchema.optional().describe('What puts an entity in a cohort (default: any event).'),
     return: goalSchema.optional().describe('What counts as coming back (default: any event).'),
@@ -115,7 +115,7 @@ export const retentionResponseSchema = z
   .object({
     cohorts: z.array(
       z.object({
-        cohort: z.string().describe('The first day of the cohort\'s period, YYYY-MM-DD (UTC).'),
+        cohort: z.string().describe("The first day of the cohort's period, YYYY-MM-DD (in the project's time zone)."),
         size: z.number().int().describe('Entities whose first start event in the range falls in this period.'),
         returned: z.array(z.number().int()).describe('returned[k]: the cohort\'s entities with a return event in period cohort + k, for each k whose period starts before `to`.'),
       }),

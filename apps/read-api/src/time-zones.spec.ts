@@ -40,7 +40,6 @@ function wall(ms: number, tz: string) {
   const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
   return { date: `${p.year}-${p.month}-${p.day}`, hour: p.hour!, minute: Number(p.minute), second: Number(p.second) };
 }
-const pad = (n: number) => String(n).padStart(2, '0');
 const dateAdd = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
 const mondayOf = (date: string) => dateAdd(date, -((new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7));
 const monthOf = (date: string) => `${date.slice(0, 7)}-01`;

@@ -137,7 +137,7 @@ describe('MCP gateway with the SDK client', () => {
   it('reads every resource', async () => {
     const client = await connect(keys.rk);
     const project = JSON.parse(((await client.readResource({ uri: 'analytics://project' })).contents[0] as { text: string }).text);
-    expect(project).toEqual({ id: projectId, name: 'agents', retention_days: 42, allowed_origins: ['https://a.example'] });
+    expect(project).toEqual({ id: projectId, name: 'agents', retention_days: 42, allowed_origins: ['https://a.example'], timezone: 'UTC' });
     const schema = JSON.parse(((await client.readResource({ uri: 'analytics://schema/events' })).contents[0] as { text: string }).text);
     expect(schema.columns.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['event_name', 'source', 'ip_hash', 'properties']));
     const rules = JSON.parse(((await client.readResource({ uri: 'analytics://classifier/rules' })).contents[0] as { text: string }).text);

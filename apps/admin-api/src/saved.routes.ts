@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { type Accounts, sessionGuard } from '@analytics/accounts';
+import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import type { KeyStore, SavedRecord } from '@analytics/auth';
 import { ApiError, type Caller, type SavedKind, parseOrThrow, routes, savedAnswer, savedDefinitionSchemas } from '@analytics/schema';
 import { type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
@@ -47,6 +47,9 @@ export function createSavedRouter(deps: SavedRouterDeps): Router {
   const saved = deps.keyStore.saved;
   const project = async (id: string) => found(await deps.keyStore.getProject(id));
   const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
+  // Who saved, changed or deleted which definition, in the project's organization's audit log (best effort).
+  const audited = (kind: SavedKind, change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; name: string }, details: Record<string, unknown> = {}) =>
+    deps.accounts.audit.record({ orgOfProject: projectId }, { action: `${kind}.${change}`, actor: actorOf(caller), target: { type: kind, id: record.id, name: record.name }, details: { project_id: projectId, ...details } });
   const definitions: RouteDefinition[] = (Object.keys(KINDS) as SavedKind[]).flatMap((kind) => {
     const k = KINDS[kind];
     return [
@@ -56,18 +59,23 @@ export function createSavedRouter(deps: SavedRouterDeps): Router {
       }),
       defineRoute(k.create, async ({ body, params }, caller) => {
         const record = found(await saved.create(params.id, kind, { name: body.name, definition: body.definition as unknown as Record<string, unknown>, created_by: creator(caller) }));
+        await audited(kind, 'created', caller, params.id, record);
         return { [k.one]: answer(record) } as never;
       }),
-      defineRoute(k.update, async ({ body, params }) => {
+      defineRoute(k.update, async ({ body, params }, caller) => {
         const id = (params as Record<string, string>)[k.idParam]!;
         const stored = found(await saved.get(params.id, kind, id));
         const patch = body as Record<string, unknown>;
         const definition = Object.keys(patch).some((key) => key !== 'name') ? patched(kind, stored.definition, patch) : undefined;
         const record = found(await saved.update(params.id, kind, id, { name: patch.name as string | undefined, definition }));
+        await audited(kind, 'updated', caller, params.id, record, { changed: Object.keys(patch).sort() });
         return { [k.one]: answer(record) } as never;
       }),
-      defineRoute(k.remove, async ({ params }) => {
-        if (!(await saved.delete(params.id, kind, (params as Record<string, string>)[k.idParam]!))) throw new ApiError('not_found');
+      defineRoute(k.remove, async ({ params }, caller) => {
+        const id = (params as Record<string, string>)[k.idParam]!;
+        const stored = found(await saved.get(params.id, kind, id));
+        if (!(await saved.delete(params.id, kind, id))) throw new ApiError('not_found');
+        await audited(kind, 'deleted', caller, params.id, stored);
       }),
     ];
   });

@@ -116,6 +116,19 @@ describe('saved goals, funnels and segments (admin routes)', () => {
     expect((await request(p.app).delete(`/admin/projects/${p.projectId}/segments/not-an-id`).set('authorization', editor)).status).toBe(404);
   });
 
+  it('writes who saved, changed and deleted each definition to the organization\'s audit log', async () => {
+    const goal = (await post('goals', { name: 'Audited', event: 'x' })).body.goal;
+    await patch('goals', goal.id, { name: 'Audited again' });
+    await request(p.app).delete(`/admin/projects/${p.projectId}/goals/${goal.id}`).set('authorization', editor);
+    const entries = (await p.accounts.audit.list(p.orgId, { limit: 100 })).filter((e) => e.target.id === goal.id);
+    expect(entries.map((e) => [e.action, e.actor.name, e.target])).toEqual([
+      ['goal.deleted', p.users.editor.email, { type: 'goal', id: goal.id, name: 'Audited again' }],
+      ['goal.updated', p.users.editor.email, { type: 'goal', id: goal.id, name: 'Audited again' }],
+      ['goal.created', p.users.editor.email, { type: 'goal', id: goal.id, name: 'Audited' }],
+    ]);
+    expect(entries[1]!.details).toEqual({ project_id: p.projectId, changed: ['name'] });
+  });
+
   it('the operator saves for any project; an unknown project is 404', async () => {
     const op = `Bearer ${ADMIN_TOKEN}`;
     expect((await post('goals', { name: 'by the operator', event: 'x' }, op)).status).toBe(201);

@@ -121,6 +121,14 @@ describe.each(keyStoreBackends())('share links on %s', (_name, open) => {
     p.clock.now += 3_600_000;
     await expect(reader.authenticate(`Bearer ${right.body.token}`, 'read', undefined, true)).rejects.toMatchObject({ code: 'invalid_api_key' });
 
+    // A day after, the purge deletes the unlocked credential; the link itself stays.
+    p.clock.now += 86_400_000 + 1000;
+    const credentialRows = async () => (await p.db.query<{ prefix: string }>('SELECT prefix FROM api_keys WHERE share_id = $1', [res.body.share.id])).rows.length;
+    expect(await credentialRows()).toBe(1);
+    await p.accounts.purge();
+    expect(await credentialRows()).toBe(0);
+    expect((await unlock({})).body).toEqual({ error: 'invalid_credentials', details: { reason: 'password_required' } });
+
     // Ten wrong guesses within 15 minutes from several addresses: the link is throttled for everyone, the right password included.
     for (let i = 0; i < 10; i++) expect((await unlock({ password: `wrong ${i}` }, `198.51.100.${i}`)).status).toBe(401);
     const throttled = await unlock({ password: PASSWORD }, '192.0.2.1');

@@ -617,19 +617,7 @@ function start(): void {
   setUpConversionForms(nav);
   setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
   setUpShareDialog(() => nav.now().segment);
-  $('custom-range').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const from = parseDay($<HTMLInputElement>('custom-from').value);
-    const last = parseDay($<HTMLInputElement>('custom-to').value);
-    if (from === undefined || last === undefined || last < from) return;
-    navigate({ ...readState(location.search, Date.now(), projectZone()), range: { from, to: last + DAY_MS } });
-  });
-  window.addEventListener('popstate', () => void route());
-  let resizeTimer: number | undefined;
-  window.addEventListener('resize', () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
-  });
+  setUpRangeAndChart(() => void route());
   const leaveDashboard = () => {
     stopLive();
     showShareButton(false);
@@ -638,9 +626,8 @@ function start(): void {
   void startPeople({ showDashboard: () => void show(), leaveDashboard }, keyWasInUrl && !sessionStorage.getItem(KEY_ITEM) ? KEY_IN_URL : '');
 }
 
-/** A share link's page (/share/<token>): no sign-in, no keys; the dashboard's controls and panels, read-only. */
-function startShared(): void {
-  setUpConversionForms(nav);
+/** The custom range form, back and forward (`onPopState`), and the chart following the window's width: both pages. */
+function setUpRangeAndChart(onPopState: () => void): void {
   $('custom-range').addEventListener('submit', (e) => {
     e.preventDefault();
     const from = parseDay($<HTMLInputElement>('custom-from').value);
@@ -648,12 +635,18 @@ function startShared(): void {
     if (from === undefined || last === undefined || last < from) return;
     navigate({ ...readState(location.search, Date.now(), projectZone()), range: { from, to: last + DAY_MS } });
   });
-  window.addEventListener('popstate', () => void show());
+  window.addEventListener('popstate', onPopState);
   let resizeTimer: number | undefined;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(() => chart?.setSize({ width: Math.max(280, $('chart').clientWidth), height: 240 }), 100);
   });
+}
+
+/** A share link's page (/share/<token>): no sign-in, no keys; the dashboard's controls and panels, read-only. */
+function startShared(): void {
+  setUpConversionForms(nav);
+  setUpRangeAndChart(() => void show());
   startShare(() => void show());
 }
 

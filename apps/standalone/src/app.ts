@@ -17,6 +17,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   stores: Stores;
   secrets: Secrets;
   rateRules?: RateRules;
+  /** SESSION_IDLE_MINUTES in ms; unset, 30 minutes. */
+  sessionIdleMs?: number;
   clock?: () => number;
   /** The dashboard's static build (dist/apps/dashboard), served at GET / without a key. */
   dashboardDir?: string;
@@ -35,7 +37,7 @@ export interface StandaloneDeps extends ServiceAppBase {
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
 export function buildApp(deps: StandaloneDeps): Express {
   const { stores, secrets, clock } = deps;
-  const ingest = ingestWiring(stores, { ipHashSecret: secrets.IP_HASH_SECRET, rateRules: deps.rateRules, clock });
+  const ingest = ingestWiring(stores, { ipHashSecret: secrets.IP_HASH_SECRET, rateRules: deps.rateRules, clock, sessionIdleMs: deps.sessionIdleMs, logger: deps.logger });
   const accounts = deps.accounts ?? openAccounts(stores, { PUBLIC_URL: deps.mcp?.publicUrl }, deps.logger, secrets.ADMIN_TOKEN);
   // The event store is here: a deleted project's events are submitted for deletion at once (as a forget).
   const admin = adminWiring({ ...stores, accounts }, secrets.ADMIN_TOKEN, {

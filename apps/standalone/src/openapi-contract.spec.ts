@@ -179,8 +179,62 @@ const cases = (): Case[] => [
   ['get', '/metrics', 200, () => get('/metrics', bearer(METRICS_TOKEN))],
   ['get', '/metrics', 401, () => get('/metrics')],
   ...peopleCases(),
+  ...savedCases(),
   ...shareCases(),
 ];
+
+/** The saved goals, funnels and segments (docs/saved-and-shared.md): each route and status, after the people cases (owner, viewer). */
+function savedCases(): Case[] {
+  const BODIES = { goals: { event: 'signup' }, funnels: { steps: [{ event: '$pageview' }, { event: 'signup' }] }, segments: { filters: [['is', 'country', ['FR']]] } };
+  const ids: Record<string, string> = {};
+  // The people cases signed the viewer out and revoked keys.rk: a new viewer and a new rk_ key, made by the first case.
+  const fresh = { viewer: '', rk: '' };
+  const viewer = () => bearer(fresh.viewer);
+  return (['goals', 'funnels', 'segments'] as const).flatMap((plural): Case[] => {
+    const kind = plural.slice(0, -1);
+    const list = `/admin/projects/{id}/${plural}`;
+    const one = `/admin/projects/{id}/${plural}/{${kind}_id}`;
+    const base = () => `/admin/projects/${keys.projectId}/${plural}`;
+    const owner = () => bearer(people.owner);
+    return [
+      ['post', list, 201, async () => {
+        if (!fresh.viewer) {
+          fresh.viewer = (await post('/auth/invitations/accept', {}, { token: (await invite('saved-viewer@example.com')).token, password: PASSWORD })).body.token;
+          fresh.rk = (await post(`/admin/projects/${keys.projectId}/keys`, admin, { kind: 'rk' })).body.key;
+        }
+        const res = await post(base(), owner(), { name: `${kind} one`, ...BODIES[plural] });
+        ids[kind] = res.body[kind].id;
+        await post(base(), owner(), { name: `${kind} two`, ...BODIES[plural] });
+        return res;
+      }],
+      ['post', list, 400, () => post(base(), owner(), { name: '', ...BODIES[plural] })],
+      ['post', list, 401, () => post(base(), {}, { name: 'x' })],
+      ['post', list, 403, () => post(base(), viewer(), { name: 'x', ...BODIES[plural] })],
+      ['post', list, 404, () => post(`/admin/projects/${NO_ORG}/${plural}`, owner(), { name: 'x', ...BODIES[plural] })],
+      ['post', list, 409, () => post(base(), owner(), { name: `${kind} one`, ...BODIES[plural] })],
+      ['post', list, 413, () => tooLarge('post', base(), owner())],
+      ['post', list, 415, () => badEncoding('post', base(), owner())],
+      ['get', list, 200, () => get(base(), viewer())],
+      ['get', list, 401, () => get(base())],
+      ['get', list, 404, () => get(`/admin/projects/${NO_ORG}/${plural}`, owner())],
+      ['get', `/v1/${plural}`, 200, () => get(`/v1/${plural}`, bearer(fresh.rk))],
+      ['get', `/v1/${plural}`, 401, () => get(`/v1/${plural}`)],
+      ['get', `/v1/${plural}`, 403, () => get(`/v1/${plural}`, bearer(keys.sk))],
+      ['patch', one, 200, () => send('patch', `${base()}/${ids[kind]}`, owner(), { name: `${kind} renamed` })],
+      ['patch', one, 400, () => send('patch', `${base()}/${ids[kind]}`, owner(), { name: 'x'.repeat(101) })],
+      ['patch', one, 401, () => send('patch', `${base()}/${ids[kind]}`, {}, { name: 'x' })],
+      ['patch', one, 403, () => send('patch', `${base()}/${ids[kind]}`, viewer(), { name: 'x' })],
+      ['patch', one, 404, () => send('patch', `${base()}/${NO_ORG}`, owner(), { name: 'x' })],
+      ['patch', one, 409, () => send('patch', `${base()}/${ids[kind]}`, owner(), { name: `${kind} two` })],
+      ['patch', one, 413, () => tooLarge('patch', `${base()}/${ids[kind]}`, owner())],
+      ['patch', one, 415, () => badEncoding('patch', `${base()}/${ids[kind]}`, owner())],
+      ['delete', one, 401, () => send('delete', `${base()}/${ids[kind]}`)],
+      ['delete', one, 403, () => send('delete', `${base()}/${ids[kind]}`, viewer())],
+      ['delete', one, 204, () => send('delete', `${base()}/${ids[kind]}`, owner())],
+      ['delete', one, 404, () => send('delete', `${base()}/${ids[kind]}`, owner())],
+    ];
+  });
+}
 
 /** What the people cases learn as they run (in order): tokens and ids. */
 const people = { owner: '', viewer: '', orgId: '', spare: '', spareUser: '', invitationId: '', readKeyProject: '' };

@@ -93,6 +93,7 @@ describe('the declarations (libs/schema routes)', () => {
     const orgId = (await request(app).get('/auth/me').set('authorization', `Bearer ${setup.body.token}`)).body.organizations[0].id as string;
     const invited = await accounts.orgs.invite({ kind: 'operator', org: { id: orgId, role: null } }, { email: 'invited@example.com', role: 'viewer' }, 'http://localhost');
     const session = (await accounts.sessions.create(setup.body.user, 'tests')).token.split('_')[1]!;
+    const share = await accounts.shares.create(p.project.id, {}, { createdBy: null, baseUrl: 'http://localhost' });
     // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
     const params = (path: string): Record<string, string> => ({
       id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : p.project.id,
@@ -100,7 +101,15 @@ describe('the declarations (libs/schema routes)', () => {
       version: sdk.version,
       user_id: setup.body.user.id,
       invitation_id: invited.invitation.id,
+      ...saved,
+      share_id: share.share.id,
     });
+    // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
+    const saved: Record<string, string> = {};
+    for (const kind of ['goal', 'funnel', 'segment'] as const) {
+      const definition = { goal: { event: 'x', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 60, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } }[kind];
+      saved[`${kind}_id`] = (await stores.keyStore.saved.create(p.project.id, kind, { name: kind, definition }))!.id;
+    }
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

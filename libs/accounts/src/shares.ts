@@ -75,7 +75,7 @@ export class Shares {
         'SELECT count(*)::int AS n FROM shares WHERE project_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)',
         [projectId, new Date(now).toISOString()],
       );
-      if (Number(live[0]?.n ?? 0) >= SHARES_PER_PROJECT) throw new ApiError('limit_reached', { details: `at most ${SHARES_PER_PROJECT} live share links per project: revoke one first` });
+      if (Number(live[0]?.n ?? 0) >= SHARES_PER_PROJECT) throw new ApiError('limit_reached', { details: { kind: 'share', limit: SHARES_PER_PROJECT } });
       const { rows } = await tx.query(
         `INSERT INTO shares (id, project_id, name, token_hash, password_hash, expires_at, segment, embed_origins, created_by, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,

@@ -30,6 +30,11 @@ export function derivedAnonymousId(ctx: RequestContext): string | undefined {
   return ctx.anonymousIds === 'derived' ? dailyAnonymousId(ctx.projectId, ctx.ip ?? '', ctx.userAgent ?? '', ctx.ipHashSecret, ctx.nowMs) : undefined;
 }
 
+/**
+ * The session id of an event sent without one, by its own timestamp's 30-minute bucket. IngestService replaces it for
+ * events near their arrival by the visit by inactivity (libs/ingest/src/visits.ts), same form, the bucket of the
+ * visit's first event; events far from arrival (imports, backfills) keep this one.
+ */
 export function defaultSessionId(owner: string, timestampMs: number): string {
   return `${owner}-${Math.floor(timestampMs / SESSION_BUCKET_MS)}`;
 }

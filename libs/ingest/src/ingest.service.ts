@@ -1,8 +1,10 @@
-import { ApiError, type BrowserIdentifyInput, type EventInput, identifyInputSchema, parseOrThrow } from '@analytics/schema';
+import { ApiError, type BrowserIdentifyInput, type EventInput, type EventRow, identifyInputSchema, parseOrThrow } from '@analytics/schema';
 import { type RequestContext, createEnricher, derivedAnonymousId } from '@analytics/enrichment';
 import { type EventStore, farMonthCount } from '@analytics/event-store';
 import type { BucketRule, RateLimiter } from '@analytics/service-kit';
 import { clockSkewOf, withClockSkewCorrected } from './clock-skew';
+import { MemoryVisitState, VISIT_CAP_MS, type VisitState } from './visit-state';
+import { assignVisits } from './visits';
 
 export interface RateRules {
   track: BucketRule;
@@ -18,7 +20,16 @@ export interface IngestDeps {
   store: EventStore;
   limiter: RateLimiter;
   rateRules?: RateRules;
+  /**
+   * Where visits by inactivity are kept: RedisVisitState (REDIS_URL, shared by every replica) or MemoryVisitState;
+   * unset, a MemoryVisitState of this service.
+   */
+  visits?: VisitState;
+  /** SESSION_IDLE_MINUTES in ms: a visit ends after this long without an event (default 30 minutes). */
+  sessionIdleMs?: number;
 }
+
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 /**
  * The ingest functions shared by ingest-api and mcp-gateway. Inputs are already authenticated and validated;
@@ -26,9 +37,20 @@ export interface IngestDeps {
  */
 export class IngestService {
   private readonly rules: RateRules;
+  private readonly visitRules: { idleMs: number; capMs: number };
+  private readonly visits: VisitState;
 
   constructor(private readonly deps: IngestDeps) {
     this.rules = deps.rateRules ?? DEFAULT_RATE_RULES;
+    this.visitRules = { idleMs: deps.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS, capMs: VISIT_CAP_MS };
+    this.visits = deps.visits ?? new MemoryVisitState(this.visitRules);
+  }
+
+  /** Enriches the request's events, then gives those without session_id their visit by inactivity (one state call). */
+  private async enriched(ctx: RequestContext, inputs: EventInput[]): Promise<EventRow[]> {
+    const rows = inputs.map(createEnricher(ctx));
+    await assignVisits(this.visits, ctx, inputs, rows, this.visitRules, { derivedId: derivedAnonymousId(ctx) });
+    return rows;
   }
 
   /** Token bucket per (project, route); throws 429 rate_limited with retry_after_s. Identify and forget are unlimited. */
@@ -39,9 +61,9 @@ export class IngestService {
 
   async track(ctx: RequestContext, input: EventInput): Promise<{ event_id: string }> {
     await this.rateLimit(ctx.projectId, 'track');
-    const row = createEnricher(ctx)(input);
-    await this.deps.store.write([row]);
-    return { event_id: row.event_id };
+    const [row] = await this.enriched(ctx, [input]);
+    await this.deps.store.write([row!]);
+    return { event_id: row!.event_id };
   }
 
   /**
@@ -53,8 +75,7 @@ export class IngestService {
   async batch(ctx: RequestContext, sent: EventInput[], sentAtMs?: number): Promise<{ count: number }> {
     const inputs = withClockSkewCorrected(sent, clockSkewOf(sentAtMs, ctx.nowMs));
     await this.rateLimit(ctx.projectId, 'batch', Math.max(1, farMonthCount(inputs.map((e) => e.timestamp), ctx.nowMs)));
-    const enrich = createEnricher(ctx);
-    const rows = inputs.map(enrich);
+    const rows = await this.enriched(ctx, inputs);
     await this.deps.store.write(rows);
     return { count: rows.length };
   }
@@ -66,12 +87,12 @@ export class IngestService {
   async identify(ctx: RequestContext, input: BrowserIdentifyInput): Promise<void> {
     // Other requests must send anonymous_id: the strict schema answers 400 invalid_payload with its details.
     const anonymousId = input.anonymous_id ?? derivedAnonymousId(ctx) ?? parseOrThrow(identifyInputSchema, input).anonymous_id;
-    const row = createEnricher(ctx)({
+    const rows = await this.enriched(ctx, [{
       event: '$identify',
       anonymous_id: anonymousId,
       user_id: input.user_id,
       properties: input.traits,
-    } as EventInput);
-    await this.deps.store.write([row]);
+    } as EventInput]);
+    await this.deps.store.write(rows);
   }
 }

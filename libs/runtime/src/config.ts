@@ -29,6 +29,9 @@ export const envSchema = z.object({
   RATE_LIMIT_TRACK_BURST: envInt(200, 1),
   RATE_LIMIT_BATCH_PER_S: envInt(5, 1),
   RATE_LIMIT_BATCH_BURST: envInt(20, 1),
+  // Visits by inactivity: an event without session_id starts a new visit after this long without one. At least 30:
+  // a visit's id names the 30-minute bucket of its first event, so one visitor's visits must start in different buckets.
+  SESSION_IDLE_MINUTES: envInt(30, 30, 720),
   KEY_CACHE_TTL_MS: envInt(300_000, 0, 300_000),
   KEY_PREFIX_RELOAD_MS: envInt(30_000, 1_000),
   AUTH_FAILURES_PER_IP_PER_S: envInt(20, 1),
@@ -129,6 +132,11 @@ export function bodyLimitsOf(env: Env): BodyLimits {
 /** The body and failed-authentication budgets of this process, for the app factory (one per process). */
 export function serviceLimitsOf(env: Env): ServiceLimits {
   return { body: bodyLimitsOf(env), failedAuth: failedAuthLimitsOf(env) };
+}
+
+/** SESSION_IDLE_MINUTES in ms, as IngestService takes it. */
+export function sessionIdleMsOf(env: Env): number {
+  return env.SESSION_IDLE_MINUTES * 60_000;
 }
 
 export function rateRulesOf(env: Env) {

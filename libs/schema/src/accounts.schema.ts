@@ -170,6 +170,15 @@ export const AUDIT_ACTIONS = [
   'project.imported',
   'key.created',
   'key.revoked',
+  'goal.created',
+  'goal.updated',
+  'goal.deleted',
+  'funnel.created',
+  'funnel.updated',
+  'funnel.deleted',
+  'segment.created',
+  'segment.updated',
+  'segment.deleted',
   'backup.created',
   'mcp.grant_created',
   'mcp.tool_called',
@@ -189,7 +198,7 @@ export const auditActorSchema = z
 export type AuditActor = z.output<typeof auditActorSchema>;
 export const auditTargetSchema = z
   .object({
-    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share']),
+    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share', 'goal', 'funnel', 'segment']),
     id: z.string().nullable().describe('Its id (a key: its prefix; never a secret).'),
     name: z.string().nullable().describe('A readable name: an email, a project or organization name.'),
   })

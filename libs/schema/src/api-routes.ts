@@ -591,10 +591,7 @@ export const routes = {
       }],
     },
   },
-  deleteProject: {
-    method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
-    pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
-  },
+  // Saved definitions of a project (issue 46, docs/saved-and-shared.md): any member lists, an editor writes.
   listGoals: {
     method: 'get', path: '/admin/projects/{id}/goals', app: 'admin-api', summary: "A project's saved goals (any member; as GET /v1/goals)", auth: roleOf('viewer', 'project'),
     pathParams: PROJECT_ID, responses: { 200: savedGoalListSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
@@ -648,6 +645,10 @@ export const routes = {
   deleteSegment: {
     method: 'delete', path: '/admin/projects/{id}/segments/{segment_id}', app: 'admin-api', summary: 'Delete a saved segment (reads naming its id then answer 400)', auth: roleOf('editor', 'project'),
     pathParams: { ...PROJECT_ID, segment_id: 'The saved segment\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  deleteProject: {
+    method: 'delete', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Delete a project: it and its keys at once, its events queued for deletion (as a forget)', auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   backup: {
     method: 'post', path: '/admin/backup', app: 'standalone',

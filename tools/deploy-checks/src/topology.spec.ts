@@ -565,6 +565,23 @@ NGINX.describe('the production shape: separate deployables on one shared store b
     expect(accepted).toBeLessThanOrEqual(200 + Math.ceil(TRACK_REFILL_PER_S * seconds) + 2);
   });
 
+  it('continues one visit by inactivity across both ingest replicas (the visit state in Redis), across clock buckets', async () => {
+    const t = await createProject(topo.proxy);
+    const before = { one: servedBy(topo.dataDir, 'ingest-api-1', '/v1/track'), two: servedBy(topo.dataDir, 'ingest-api-2', '/v1/track') };
+    // 8 pageviews 20 minutes apart, ending 40 minutes ago: 6 clock buckets, one visit.
+    const start = Date.now() - 3 * HOUR;
+    for (let i = 0; i < 8; i++) {
+      const event = { event: '$pageview', anonymous_id: 'walker', timestamp: new Date(start + i * 20 * 60_000).toISOString(), url: `https://shop.example.com/p/${i}`, referrer: i === 0 ? 'https://www.google.com/' : `https://shop.example.com/p/${i - 1}` };
+      const r = await http(t.port, 'POST', '/v1/track', { ...bearer(t.keys.sk), ...BROWSER_UA }, JSON.stringify(event));
+      expect(r.status).toBe(202);
+    }
+    expect(servedBy(topo.dataDir, 'ingest-api-1', '/v1/track') - before.one).toBeGreaterThan(0);
+    expect(servedBy(topo.dataDir, 'ingest-api-2', '/v1/track') - before.two).toBeGreaterThan(0);
+    const body = { from: new Date(start - HOUR).toISOString(), to: new Date(Date.now() + HOUR).toISOString(), metrics: ['visitors', 'visits', 'bounce_rate', 'pageviews'], dimensions: ['source', 'entry_path'] };
+    const r = await post(t.port, '/v1/insights', t.keys.rk, body);
+    expect({ status: r.status, rows: (r.json() as Loose).rows }).toEqual({ status: 200, rows: [{ source: 'google', entry_path: '/p/0', visitors: 1, visits: 1, bounce_rate: 0, pageviews: 8 }] });
+  });
+
   it('refuses a key revoked through admin-api at once on both ingest replicas', async () => {
     const t = await createProject(topo.proxy);
     const track = () => post(t.port, '/v1/track', t.keys.sk, { event: 'before_revoke', anonymous_id: 'rev' });

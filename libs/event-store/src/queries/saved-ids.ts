@@ -1,5 +1,6 @@
 import {
   ApiError,
+  FUNNEL_LIMITS,
   type FunnelQuery,
   type FunnelRequest,
   type Goal,
@@ -101,7 +102,7 @@ export async function resolveFunnel(saved: SavedLookup, projectId: string, input
     r.segment(segment),
   ]);
   r.check();
-  const base = definition ?? { steps: inlineSteps ?? [], window_s: window_s ?? 86_400, count_by: count_by ?? 'visitor', filters: [] };
+  const base = definition ?? { steps: inlineSteps ?? [], window_s: window_s ?? FUNNEL_LIMITS.window_s.default, count_by: count_by ?? 'visitor', filters: [] };
   return { ...rest, steps: base.steps, window_s: base.window_s, count_by: base.count_by, filters: [...base.filters, ...rest.filters, ...segmentFilters] };
 }
 

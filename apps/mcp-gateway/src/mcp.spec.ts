@@ -324,7 +324,7 @@ describe('MCP gateway over raw HTTP', () => {
   it('keeps tools/list small for the agent\'s context: the byte sizes docs/mcp.md gives per key kind', async () => {
     const size = async (key: string) => Buffer.byteLength(await (await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), key)).text());
     const [read, ingest] = [await size(keys.rk), await size(keys.sk)];
-    expect(read).toBeLessThanOrEqual(23_000);
+    expect(read).toBeLessThanOrEqual(22_500);
     expect(ingest).toBeLessThanOrEqual(2_400);
   });
 

@@ -108,11 +108,16 @@ export class KeyStore {
     const id = randomUUID();
     const minted = (['pk', 'sk', 'rk'] as const).map((kind) => mintKey(kind, env));
     const project = await this.db.transaction(async (tx) => {
-      const values = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS, input.timezone ?? 'UTC'];
-      // Without an organization the column is left to its default: a store before migration 006 has none.
-      const { rows } = input.org_id
-        ? await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days, timezone, org_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *', [...values, input.org_id])
-        : await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days, timezone) VALUES ($1, $2, $3, $4, $5) RETURNING *', values);
+      // Without an organization (or a time zone) the column is left to its default: a store before migration 006 (012)
+      // has none.
+      const columns = ['id', 'name', 'allowed_origins', 'retention_days'];
+      const values: unknown[] = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS];
+      for (const [column, value] of [['timezone', input.timezone], ['org_id', input.org_id || undefined]] as const) {
+        if (value === undefined) continue;
+        columns.push(column);
+        values.push(value);
+      }
+      const { rows } = await tx.query(`INSERT INTO projects (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`, values);
       for (const k of minted) {
         await tx.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, id, k.kind, k.env, k.secretHash]);
       }

@@ -408,7 +408,7 @@ export const routes = {
         goal: { ...GOAL_OR_ID_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? } or { id } of a saved goal.' },
         segment: { description: 'A saved segment\'s id (list_segments): its filters hold too.' },
         order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
-        compare: { description: 'Adds comparison: the metrics over the equally long range before from (cut to from..now when to is after now), and compare_range.' },
+        compare: { description: 'Adds comparison: the metrics over the equally long range before from (as long as from..now if to > now).' },
         include_bots: { description: 'Count device_type bot too.' },
         limit: { description: 'Rows, default 100.' },
       },
@@ -454,7 +454,7 @@ export const routes = {
       description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. Call list_goals and list_segments first: start and return may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
-        period: { description: "day, week (from Monday) or month, in the project's time zone." },
+        period: { description: 'day, week (from Monday) or month.' },
         count_by: { description: 'Default user.' },
         start: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },
         return: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },

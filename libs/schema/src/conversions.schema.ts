@@ -25,8 +25,8 @@ export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
 
 const FILTERS_TEXT = 'Conditions every counted event must meet, as /v1/insights `filters`.';
 const range = {
-  from: isoBoundParam().describe("Start of the range, ISO 8601, inclusive; a date alone is its midnight in the project's time zone."),
-  to: isoBoundParam().describe("End of the range, ISO 8601, exclusive; a date alone is its midnight in the project's time zone."),
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
 };
 const filtersField = filterListSchema(FILTERS_TEXT);
 const includeBots = z.boolean().default(false).describe('Count events of device_type bot too (left out by default).');

@@ -271,8 +271,8 @@ const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direct
 const repeated = (names: readonly string[]) => [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
 
 const insightsFields = {
-  from: isoBoundParam().describe("Start of the range, ISO 8601, inclusive; a date alone is its midnight in the project's time zone."),
-  to: isoBoundParam().describe("End of the range, ISO 8601, exclusive; a date alone is its midnight in the project's time zone."),
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
   metrics: z
     .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
     .min(1)
@@ -367,9 +367,7 @@ const cell = z.union([z.string(), z.number(), z.null()]);
 export const insightsRowSchema = z
   .record(z.string(), z.union([cell, z.record(z.string(), z.number())]))
   .describe('One row: each requested dimension by name (string, or null where the value is absent), each requested metric by name (number), and with compare `comparison`: { <metric>: number }.');
-export const compareRangeSchema = z
-  .object({ from: z.string().describe('ISO 8601, inclusive.'), to: z.string().describe('ISO 8601, exclusive.') })
-  .describe('With compare: the previous range the comparison was computed over (cut to the elapsed length when the range includes now).');
+export const compareRangeSchema = z.object({ from: z.string(), to: z.string() }).describe('With compare: the previous range compared, ISO 8601 [from, to).');
 export const insightsResponseSchema = z
   .object({ rows: z.array(insightsRowSchema), compare_range: compareRangeSchema.optional() })
   .describe('Metrics by dimensions; one row of totals without dimensions.');

@@ -28,9 +28,9 @@ const clampRange = <T extends { from: number; to: number }>(v: T): T => ({ ...v,
  * buckets and dates sent alone are counted in it.
  */
 const zonedRange = z.object({
-  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive; a date alone is its midnight in `tz`.'),
-  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive; a date alone is its midnight in `tz`.'),
-  tz: timeZoneSchema.optional().describe('IANA time zone name (default UTC): interval buckets and dates sent without a time are counted in it.'),
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
+  tz: timeZoneSchema.optional().describe('IANA time zone of buckets and dates (default UTC).'),
 });
 const boundsOrdered = (v: { from: RangeBound; to: RangeBound }) => v.to.ms > v.from.ms;
 const zonedRangeOf = <T extends { from: RangeBound; to: RangeBound }>({ from, to, ...rest }: T) => ({ ...rest, ...readRangeOf(from, to) });
@@ -63,7 +63,7 @@ export const statsParamsSchema = zonedRange
     metric: z.enum(STATS_METRICS).default('count').describe(STATS_METRICS.map((m) => `${m}: ${STATS_METRIC_CATALOG[m].description}`).join(' ')),
     event: eventNameSchema.optional(),
     group_by: z.string().max(GROUP_BY_MAX_CHARS).optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}. ${statsValuesText()}`),
-    interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, in `tz`, UTC by default): adds a bucket column "YYYY-MM-DD HH:MM:SS" (the wall clock in `tz`).'),
+    interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, in tz): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })
   .refine(boundsOrdered, rangeMessage)

@@ -71,11 +71,17 @@ export function zonedInstant(wallAsUtc: number, tz: string): number {
   }
   // An ambiguous wall time (fall back) has two instants: take the earlier one when it maps to the same wall clock.
   for (const earlier of [guess - 3_600_000, guess - 1_800_000]) if (wallClock(earlier, tz).asUtc === wallAsUtc) return earlier;
-  if (wallClock(guess, tz).asUtc >= wallAsUtc) return guess;
-  // In a gap: the instant the clock jumps past the wall time.
-  let t = guess;
-  while (wallClock(t, tz).asUtc < wallAsUtc) t += 60_000;
-  return t;
+  if (wallClock(guess, tz).asUtc === wallAsUtc) return guess;
+  // In a gap (spring forward): the first instant whose wall clock is at or past it, by bisection over the 3 hours
+  // before (the wall clock only moves forward there).
+  let [lo, hi] = [guess - 3 * 3_600_000, guess];
+  while (wallClock(hi, tz).asUtc < wallAsUtc) hi += 3_600_000;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (wallClock(mid, tz).asUtc >= wallAsUtc) hi = mid;
+    else lo = mid;
+  }
+  return hi;
 }
 
 /** The instant local midnight of a calendar date `YYYY-MM-DD` begins in `tz`. */

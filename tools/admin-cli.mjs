@@ -14,9 +14,9 @@ import { ServerUnreachable, fetchServer, findServer, precedence } from './server
 
 const USAGE = `usage: npm run admin -- <command> [options]
   projects                                   list projects
-  create-project --name N [--origin O]... [--retention DAYS] [--env live|test]
+  create-project --name N [--origin O]... [--retention DAYS] [--timezone TZ] [--env live|test]
   get-project ID
-  update-project ID [--name N] [--retention DAYS] [--add-origin O]... [--remove-origin O]...
+  update-project ID [--name N] [--retention DAYS] [--timezone TZ] [--add-origin O]... [--remove-origin O]...
                      [--origin O]...         --origin replaces the whole origin list (and prints the one it replaced)
   create-key ID --kind pk|sk|rk|ak [--env live|test]
   revoke-key PREFIX                          (the prefix, kind_env_prefix, or the whole key)
@@ -35,7 +35,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     url: { type: 'string' }, token: { type: 'string' }, name: { type: 'string' }, origin: { type: 'string', multiple: true },
-    retention: { type: 'string' }, kind: { type: 'string' }, env: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    retention: { type: 'string' }, timezone: { type: 'string' }, kind: { type: 'string' }, env: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' }, 'data-dir': { type: 'string' },
     'add-origin': { type: 'string', multiple: true }, 'remove-origin': { type: 'string', multiple: true },
   },
@@ -84,6 +84,7 @@ const body = () => {
   if (values.name) b.name = values.name;
   if (values.origin) b.allowed_origins = values.origin;
   if (values.retention) b.retention_days = Number(values.retention);
+  if (values.timezone) b.timezone = values.timezone;
   if (values.env) b.env = values.env;
   return b;
 };

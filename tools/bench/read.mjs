@@ -21,6 +21,7 @@
 //     prop:<key> mixes; a BENCH_DIR loaded without them is not reused with them, and the reverse).
 //   Insights (POST /v1/insights, raw events): BENCH_MIX=insights npm run bench:read -- --properties
 //   Conversions (POST /v1/funnel, /v1/retention, goals in /v1/insights; windowFunnel compared): BENCH_MIX=conversions
+//   Time zones (issue 47: the same reads in UTC and in Europe/Berlin): BENCH_MIX=tz
 //   --harness (BENCH_HARNESS=1): the production shape's read path instead: the events go to the ClickHouse HTTP test
 //     harness (tools/topology: one chDB session behind ClickHouse's HTTP interface, in a process of its own, under
 //     BENCH_DIR/harness) through a store in server mode, a second store in this process builds the aggregates (as
@@ -56,7 +57,7 @@ const { lib } = await bundleFromSource('read-bench', [
   "export { envSchema, loadConfig, openStores } from './libs/runtime/src/index';",
   "export { createLogger } from './libs/service-kit/src/index';",
   "export * from './libs/event-store/src/index';",
-  "export { sourcesParamsSchema, statsParamsSchema } from './libs/schema/src/index';",
+  "export { insightsBodySchema, sourcesParamsSchema, statsParamsSchema } from './libs/schema/src/index';",
 ]);
 
 const dataDir = process.env.BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'bench-read-'));
@@ -230,6 +231,21 @@ ALL_MIXES.push(
   ['insights compare: 15 days, totals and source', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], false)],
   ['insights compare: 15 days + previous_period', 'POST /v1/insights', lastHalf([...INSIGHTS.totals, ...INSIGHTS.visitDim], true)],
 );
+// Time zones (issue 47): the same reads counted in UTC and in Europe/Berlin. /v1/stats with `tz` over HTTP (UTC: the
+// daily aggregates; Berlin: local days off UTC midnights, from the raw events); insights by day over date-only ranges
+// in-process, the project's zone given as the capability layer gives it (UTC: the date-only range is whole UTC days;
+// Berlin: local midnights, raw events either way for time:day). BENCH_MIX=tz.
+const DAYS_RANGE = { from: FROM.slice(0, 10), to: TO.slice(0, 10) };
+const byDay = { ...DAYS_RANGE, metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], limit: 1000 };
+ALL_MIXES.push(
+  ['tz stats count by day, UTC', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source' }]],
+  ['tz stats count by day, tz=Europe/Berlin (raw events)', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day', tz: 'Europe/Berlin' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source', tz: 'Europe/Berlin' }]],
+  ['tz stats count by day, UTC from raw events (forced)', 'inprocess:events', [{ ...DAYS_RANGE, interval: 'day' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source' }]],
+  ['tz insights by day, project in UTC', 'inprocess:insights:UTC', [byDay, { ...byDay, metrics: ['visits', 'bounce_rate'] }]],
+  ['tz insights by day, project in Europe/Berlin', 'inprocess:insights:Europe/Berlin', [byDay, { ...byDay, metrics: ['visits', 'bounce_rate'] }]],
+  ['tz insights totals, project in UTC (visits aggregate)', 'inprocess:insights:UTC', [{ ...DAYS_RANGE, metrics: ['visitors', 'visits', 'bounce_rate'] }]],
+  ['tz insights totals, project in Europe/Berlin (raw events)', 'inprocess:insights:Europe/Berlin', [{ ...DAYS_RANGE, metrics: ['visitors', 'visits', 'bounce_rate'] }]],
+);
 // Conversions (issue 31) over the 30 days (no user_id in the synthetic data: retention counts visitors, which are not
 // daily ids here; 30 days hold 5 weekly cohorts, so 8 weekly cohorts are not reachable: daily cohorts are the heavier
 // case). The funnel is compared with ClickHouse's windowFunnel on the same steps, run in-process (no HTTP, no times,
@@ -277,6 +293,7 @@ for (const [label, path, shapes] of MIXES) {
 
 const get = async (path, params) => {
   if (path === 'inprocess:sql') return stores.events.read(projectId, params.sql, { project: projectId, from: chTime(params.from), to: chTime(params.to) });
+  if (path.startsWith('inprocess:insights:')) return lib.queryInsights(stores.events, projectId, lib.insightsBodySchema.parse(params), { timezone: path.slice('inprocess:insights:'.length) });
   if (path.startsWith('inprocess:')) return lib.runStatsPlan(stores.events, planned(params, path.slice('inprocess:'.length)));
   if (path.startsWith('POST ')) {
     const res = await fetch(`${base}${path.slice(5)}`, { method: 'POST', headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: JSON.stringify(params) });

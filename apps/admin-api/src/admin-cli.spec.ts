@@ -72,4 +72,16 @@ describe('npm run admin: people', () => {
     expect((await cli(['delete-project', created.project.id])).code).toBe(0);
     expect((await cli(['get-project', created.project.id])).code).toBe(1);
   });
+
+  it('sets a project time zone with --timezone on create-project and update-project; an unknown one is refused (exit 1)', async () => {
+    const created = JSON.parse((await cli(['create-project', '--name', 'zoned', '--timezone', 'Europe/Berlin'])).stdout);
+    expect(created.project.timezone).toBe('Europe/Berlin');
+    const updated = await cli(['update-project', created.project.id, '--timezone', 'America/Los_Angeles']);
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout).project.timezone).toBe('America/Los_Angeles');
+    const refused = await cli(['update-project', created.project.id, '--timezone', 'Mars/Olympus']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain('invalid_payload');
+    expect(JSON.parse((await cli(['get-project', created.project.id])).stdout).project.timezone).toBe('America/Los_Angeles');
+  });
 });

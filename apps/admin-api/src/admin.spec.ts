@@ -59,7 +59,7 @@ describe('admin API', () => {
   it('creates a project with its three keys, shows secrets only at creation', async () => {
     const res = await admin('post', '/admin/projects').send({ name: 'Shop', allowed_origins: ['https://Shop.example.com/'], retention_days: 90 });
     expect(res.status).toBe(201);
-    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String), org_id: null });
+    expect(res.body.project).toEqual({ id: expect.any(String), name: 'Shop', allowed_origins: ['https://shop.example.com'], retention_days: 90, created_at: expect.any(String), org_id: null, timezone: 'UTC' });
     expect(res.body.keys.pk).toMatch(/^pk_live_/);
     expect(res.body.keys.sk).toMatch(/^sk_live_/);
     expect(res.body.keys.rk).toMatch(/^rk_live_/);
@@ -97,6 +97,29 @@ describe('admin API', () => {
     expect(res.body.project).toMatchObject({ allowed_origins: ['https://new.example'], retention_days: 7 });
     expect(changed).toContain(body.project.id);
     expect((await admin('patch', `/admin/projects/${body.project.id}`).send({ retention_days: -1 })).status).toBe(400);
+  });
+
+  it('sets a project time zone on create and patch, shows it on every project object, refuses an unknown name, and tells caches', async () => {
+    const res = await admin('post', '/admin/projects').send({ name: 'Berlin shop', timezone: 'Europe/Berlin' });
+    expect(res.status).toBe(201);
+    expect(res.body.project.timezone).toBe('Europe/Berlin');
+    const id = res.body.project.id as string;
+    expect((await admin('get', `/admin/projects/${id}`)).body.project.timezone).toBe('Europe/Berlin');
+    expect((await admin('get', '/admin/projects')).body.projects.find((p: { id: string }) => p.id === id).timezone).toBe('Europe/Berlin');
+    // An IANA link Intl resolves (Asia/Kolkata on a runtime that lists Asia/Calcutta) is kept as sent.
+    const patched = await admin('patch', `/admin/projects/${id}`).send({ timezone: 'Asia/Kolkata' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.project).toMatchObject({ timezone: 'Asia/Kolkata', name: 'Berlin shop' });
+    expect(changed).toContain(id);
+    expect((await admin('patch', `/admin/projects/${id}`).send({ name: 'renamed' })).body.project.timezone).toBe('Asia/Kolkata');
+    for (const timezone of ['Mars/Olympus', 'CET', 'europe/berlin', '+02:00', '', 'UTC; DROP TABLE projects', 7]) {
+      for (const bad of [await admin('post', '/admin/projects').send({ name: 'x', timezone }), await admin('patch', `/admin/projects/${id}`).send({ timezone })]) {
+        expect({ timezone, status: bad.status, error: bad.body.error }).toEqual({ timezone, status: 400, error: 'invalid_payload' });
+        expect(bad.body.details.fieldErrors.timezone).toBeDefined();
+      }
+    }
+    expect((await admin('get', `/admin/projects/${id}`)).body.project.timezone).toBe('Asia/Kolkata');
+    expect((await admin('post', '/admin/projects').send({ name: 'default' })).body.project.timezone).toBe('UTC');
   });
 
   it.each([

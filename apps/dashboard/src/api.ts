@@ -77,6 +77,8 @@ export function createApi(key: string) {
     live: (signal: AbortSignal) => fetch('/v1/live', { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' }, credentials: 'omit', cache: 'no-store', signal }),
     /** GET /v1/goals, /v1/funnels, /v1/segments (issue 46): the project's saved ones, read with the key. */
     saved: <T>(plural: 'goals' | 'funnels' | 'segments') => get<T>(`/v1/${plural}`, {}),
+    /** GET /v1/project (issue 47): the key's project, with the time zone its days are counted in. */
+    project: () => get<{ project: { id: string; name: string; timezone: string } }>('/v1/project', {}),
   };
 }
 

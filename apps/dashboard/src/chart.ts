@@ -2,8 +2,10 @@ import uPlot from 'uplot';
 import { COUNT_STEPS, DAY_MS, type Interval, bucketTicks, dayTickLabel, legendValue } from './state';
 
 export interface Series {
-  /** Bucket starts, epoch ms. */
+  /** Bucket starts: the wall clock in the project's time zone, as epoch ms read as UTC. */
   buckets: number[];
+  /** The project's time zone (IANA name), named in an hourly bucket's label. */
+  timeZone?: string;
   /** Per bucket; null for a bucket still to come. */
   visitors: (number | null)[];
   pageviews: (number | null)[];
@@ -15,14 +17,14 @@ export interface Series {
 
 const exact = new Intl.NumberFormat('en');
 
-function bucketLabel(ms: number, interval: Interval): string {
+function bucketLabel(ms: number, interval: Interval, timeZone = 'UTC'): string {
   const iso = new Date(ms).toISOString();
-  if (interval === 'hour') return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  if (interval === 'hour') return `${iso.slice(0, 10)} ${iso.slice(11, 16)} ${timeZone}`;
   return interval === 'week' ? `week of ${iso.slice(0, 10)}` : iso.slice(0, 10);
 }
 
 /** A tooltip naming the bucket under the cursor and its values (with compare, the previous period's visitors too). */
-function tooltipPlugin(interval: Interval): uPlot.Plugin {
+function tooltipPlugin(interval: Interval, timeZone?: string): uPlot.Plugin {
   let tip: HTMLDivElement;
   return {
     hooks: {
@@ -46,7 +48,7 @@ function tooltipPlugin(interval: Interval): uPlot.Plugin {
         }
         tip.hidden = false;
         const before = previous ? ` · ${exact.format(previous[i] ?? 0)} visitors the period before` : '';
-        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews${before}`;
+        tip.textContent = `${bucketLabel(xs[i]! * 1000, interval, timeZone)} · ${exact.format(visitors![i]!)} visitors · ${exact.format(pageviews![i] ?? 0)} pageviews${before}`;
         const left = Math.min(u.cursor.left, u.over.clientWidth - tip.offsetWidth);
         tip.style.transform = `translate(${Math.max(0, left)}px, 0)`;
       },
@@ -84,11 +86,11 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     cursor: { drag: { x: false, y: false } },
     legend: { show: true },
-    plugins: [tooltipPlugin(interval)],
+    plugins: [tooltipPlugin(interval, data.timeZone)],
     scales: { x: { time: true }, ...daily?.scales, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
     axes: [daily ? { ...axis, splits: daily.splits, values: daily.values } : axis, { ...axis, incrs: [...COUNT_STEPS], values: (_u, ticks) => ticks.map((t) => exact.format(t)) }],
     series: [
-      { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval)) },
+      { value: (_u, v) => (v === null ? '' : bucketLabel(v * 1000, interval, data.timeZone)) },
       { label: 'Visitors', stroke: cssVar('--accent'), width: 2, fill: cssVar('--accent-fill'), points, paths: daily?.paths[0], value: legend(data.totals.visitors) },
       { label: 'Pageviews', stroke: cssVar('--accent-2'), width: 2, fill: daily ? cssVar('--accent-2-fill') : undefined, points, paths: daily?.paths[1], value: legend(data.totals.pageviews) },
       // The previous period's visitors: a dashed line over both kinds of chart (bars would crowd the day's pair).

@@ -10,6 +10,7 @@ import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the read API's seeded data set (days, sources, pages, countries, devices)
 import { D0, DAYS, generateProject, ingestBatches, seededRandom } from '../../read-api/src/test-support/seeded-dataset';
 import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
+import { sourceKeyOf } from '@analytics/classifier/source-names';
 import { aiCrawlerOf } from '@analytics/enrichment';
 import { QUERY_SELECT_COLUMNS } from '@analytics/schema';
 import { presetRange } from './state';
@@ -90,7 +91,6 @@ async function expectGoalsMatchApi(page: Page, range: { from: string; to: string
 
 /** The lists the dashboard shows: section id, dimension, metric (the same questions, asked independently here). */
 const LISTS: Array<[string, string, string]> = [
-  ['list-sources', 'source', 'visitors'],
   ['list-channels', 'channel', 'visitors'],
   ['list-pages', 'path', 'visitors'],
   ['list-entry-pages', 'entry_path', 'visits'],
@@ -102,6 +102,27 @@ const LISTS: Array<[string, string, string]> = [
   ['list-events', 'event_name', 'events'],
 ];
 
+/**
+ * The Sources list as the API answers it, by site: every stored source grouped by sourceKeyOf (the classifier's
+ * names), the ten largest sums, a merged row's visitors asked with all its spellings; [key, visitors, spellings].
+ */
+async function sourcesBySite(range: { from: string; to: string }, where: Condition[]): Promise<Array<[string, number, string[]]>> {
+  const rows = await insights({ ...range, metrics: ['visitors'], dimensions: ['source'], filters: where, limit: 1000 });
+  const sites = new Map<string, { sum: number; values: string[] }>();
+  for (const r of rows) {
+    const site = sites.get(sourceKeyOf(String(r['source']))) ?? { sum: 0, values: [] };
+    site.sum += Number(r['visitors']);
+    site.values.push(String(r['source']));
+    sites.set(sourceKeyOf(String(r['source'])), site);
+  }
+  const top = [...sites].sort((a, b) => b[1].sum - a[1].sum || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+  const exact: Array<[string, number, string[]]> = [];
+  for (const [key, { sum, values }] of top) {
+    exact.push([key, values.length === 1 ? sum : Number((await insights({ ...range, metrics: ['visitors'], filters: [...where, ['is', 'source', values]] }))[0]?.['visitors'] ?? 0), values]);
+  }
+  return exact.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+}
+
 /** Every headline number (and its previous period) and every list equals the insights answer for the range and filters. */
 async function expectPanelsMatchApi(page: Page, range: { from: string; to: string }, filters: Filters = []): Promise<void> {
   const where = conditions(filters);
@@ -111,6 +132,7 @@ async function expectPanelsMatchApi(page: Page, range: { from: string; to: strin
     const previous = await page.getAttribute(`[data-testid="${m}"] + .change`, 'data-previous');
     expect([m, Number(previous)]).toEqual([m, (totals!['comparison'] as unknown as Record<string, number>)[m]]);
   }
+  expect(['list-sources', await listOf(page, 'list-sources')]).toEqual(['list-sources', (await sourcesBySite(range, where)).map(([key, visitors]) => [key, visitors])]);
   for (const [id, dimension, metric] of LISTS) {
     const rows = await insights({ ...range, metrics: [metric], dimensions: [dimension], filters: where, limit: 10 });
     expect([id, await listOf(page, id)]).toEqual([id, rows.map((r) => [r[dimension] === null ? '' : String(r[dimension]), Number(r[metric])])]);
@@ -155,6 +177,19 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     const today = Array.from({ length: 6 }, (_, i) => ({ event: i % 3 === 2 ? 'signup' : '$pageview', anonymous_id: `live-${i % 4}`, timestamp: new Date(now - i * 60_000).toISOString(), url: 'https://shop.example.com/live', properties: { plan: 'pro', seats: i } }));
     const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.160' }, body: JSON.stringify({ events: today }) });
     expect(res.status).toBe(202);
+    // One site under several stored spellings (issue 47 item 5): Hacker News as a referrer (rule 13's slug
+    // news-ycombinator-com) and as utm_source=news.ycombinator.com and hn, ChatGPT as utm_source=chatgpt.com beside the
+    // seeded chatgpt.com referrers (chatgpt-com); hn-0 comes by two spellings (one visitor, two visits).
+    const site = (id: string, day: number, query: string, referrer?: string) => ({ event: '$pageview', anonymous_id: id, timestamp: new Date(D0 + day * 86_400_000 + 3_600_000).toISOString(), url: `https://shop.example.com/${query}`, ...(referrer ? { referrer } : {}) });
+    const spellings = [
+      ...Array.from({ length: 6 }, (_, i) => site(`hn-${i}`, 2, '', 'https://news.ycombinator.com/item?id=1')),
+      site('hn-0', 4, '?utm_source=news.ycombinator.com'),
+      ...Array.from({ length: 3 }, (_, i) => site(`hn-utm-${i}`, 3, '?utm_source=news.ycombinator.com')),
+      site('hn-short', 5, '?utm_source=hn'),
+      ...Array.from({ length: 2 }, (_, i) => site(`gpt-utm-${i}`, 3, '?utm_source=chatgpt.com')),
+    ];
+    const sentSpellings = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.161' }, body: JSON.stringify({ events: spellings }) });
+    expect(sentSpellings.status).toBe(202);
     // AI crawlers fetching pages in the range (bots: device_type bot, browser the crawler's name).
     for (const [ua, n] of [['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)', 3], ['Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)', 2]] as const) {
       const crawl = Array.from({ length: n }, (_, i) => ({ event: '$pageview', anonymous_id: `crawler-${n}`, timestamp: new Date(D0 + 86_400_000 + i * 1000).toISOString(), url: 'https://shop.example.com/docs' }));
@@ -194,9 +229,12 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     });
     await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
     expect(page.url()).toBe(`${base}/?from=${RANGE.from}&to=${RANGE.to}`);
-    // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values),
-    // the property keys, the recent events and the saved goals, funnels and segments; no goal, funnel or retention call.
-    expect(calls.sort()).toEqual(['GET /v1/funnels', 'GET /v1/goals', 'GET /v1/properties', 'GET /v1/query', 'GET /v1/segments', ...Array<string>(16).fill('POST /v1/insights')]);
+    // One default load: 16 insights calls (headline, live, chart, ten lists, two AI panels, the property's values)
+    // and one per merged source row shown, the property keys, the recent events and the saved goals, funnels and
+    // segments, and the project's time zone (GET /v1/project, once per key); no goal, funnel or retention call.
+    const merged = (await sourcesBySite(RANGE, [])).filter(([, , values]) => values.length > 1).length;
+    expect(merged).toBeGreaterThan(0);
+    expect(calls.sort()).toEqual(['GET /v1/funnels', 'GET /v1/goals', 'GET /v1/project', 'GET /v1/properties', 'GET /v1/query', 'GET /v1/segments', ...Array<string>(16 + merged).fill('POST /v1/insights')]);
     expect(await page.evaluate(() => sessionStorage.getItem('analytics.readKey'))).toBe(rk);
     await expectPanelsMatchApi(page, RANGE);
     expect(await listOf(page, 'list-ai-crawlers')).toEqual([['GPTBot', 3], ['ClaudeBot', 2]]);
@@ -206,6 +244,38 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     expect(await page.locator('#chart canvas').count()).toBe(1);
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-1280-light.png'), fullPage: true });
     expect(await context.cookies()).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('names sources as people know them, one row per site however it was stored; a click on a merged row filters by all its spellings', async () => {
+    const { page, problems } = await openPage();
+    await signIn(page, `/?from=${RANGE.from}&to=${RANGE.to}`);
+    const labels = await page.$$eval('#list-sources li', (items) => Object.fromEntries(items.map((li) => [(li as HTMLElement).dataset['key'], li.querySelector('.label button')?.textContent])));
+    expect(labels).toMatchObject({ 'news-ycombinator-com': 'Hacker News', chatgpt: 'ChatGPT', google: 'Google', facebook: 'Facebook', twitter: 'X (Twitter)', direct: 'Direct' });
+    // Unknown sites and campaign words stay as stored.
+    expect(labels).toMatchObject({ 'blog-example-org': 'blog-example-org', newsletter: 'newsletter' });
+    const sites = await sourcesBySite(RANGE, []);
+    const hn = sites.find(([key]) => key === 'news-ycombinator-com')!;
+    expect(hn[2].sort()).toEqual(['hn', 'news-ycombinator-com', 'news.ycombinator.com']);
+    // 6 referred + 3 + 1 tagged visitors; hn-0 came by two spellings and counts once (the sum of the rows would be 11).
+    expect(hn[1]).toBe(10);
+    expect((await listOf(page, 'list-sources')).find(([key]) => key === 'news-ycombinator-com')).toEqual(['news-ycombinator-com', 10]);
+    expect(sites.find(([key]) => key === 'chatgpt')![2].sort()).toEqual(['chatgpt-com', 'chatgpt.com']);
+    expect(await page.textContent('#list-ai-assistants li[data-key="chatgpt"] .label')).toBe('ChatGPT');
+
+    await page.click('#list-sources li[data-key="news-ycombinator-com"] button');
+    await page.waitForURL((u) => u.search.includes('f=source:is:'));
+    await loaded(page);
+    const filter = new URL(page.url()).search.split('&').find((p) => p.startsWith('f='))!;
+    expect(filter.slice('f=source:is:'.length).split(':').map(decodeURIComponent).sort()).toEqual(['hn', 'news-ycombinator-com', 'news.ycombinator.com']);
+    expect(await page.textContent('#filters .pill')).toContain('Source is Hacker News');
+    expect(await shown(page, 'visitors')).toBe(10);
+    const [totals] = await insights({ ...RANGE, metrics: ['visits'], filters: [['is', 'source', ['news-ycombinator-com', 'news.ycombinator.com', 'hn']]] });
+    expect(await shown(page, 'visits')).toBe(Number(totals!['visits']));
+    // The link opened again (the address alone) filters the same way.
+    await page.reload();
+    await loaded(page);
+    expect(await shown(page, 'visitors')).toBe(10);
     expect(problems).toEqual([]);
   });
 
@@ -246,7 +316,9 @@ CHROMIUM.describe('dashboard in Chromium against the real service', () => {
     await expectPanelsMatchApi(page, RANGE, [['event_name', 'signup']]);
 
     // A second filter from another list: both hold (AND), both in the URL in the order added.
-    const [source, sourceVisitors] = (await listOf(page, 'list-sources'))[0] as [string, number];
+    // (The largest site that has a single spelling here: its key is its stored value.)
+    const single = new Set((await sourcesBySite(RANGE, [['is', 'event_name', ['signup']]])).filter(([key, , values]) => values.length === 1 && values[0] === key).map(([key]) => key));
+    const [source, sourceVisitors] = (await listOf(page, 'list-sources')).find(([key]) => single.has(String(key))) as [string, number];
     await page.click(`#list-sources li[data-key="${source}"] button`);
     await page.waitForURL((u) => u.search.includes(`f=source:is:${encodeURIComponent(source)}`));
     await loaded(page);

@@ -12,6 +12,8 @@ import { forgetSaved, loadSaved, renderSaved, savedLists, setUpSaved } from './s
 import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
+import { byValue, groupSources, sourceLabelOf } from './sources';
+import { learnZone, projectZone, shareZone } from './zone';
 import {
   DAY_MS,
   PRESETS,
@@ -32,6 +34,8 @@ import {
   readState,
   withFilter,
   withoutFilter,
+  compareLabel,
+  wallMs,
   writeState,
 } from './state';
 
@@ -103,7 +107,7 @@ function renderList(sectionId: string, header: string, items: ListItem[]): void 
 type Shown = 'count' | 'share' | 'duration';
 
 /** A headline figure and its change against the previous period; `data-value` keeps the API's number as answered. */
-function renderStat(id: string, current: number, previous: number, shown: Shown = 'count'): void {
+function renderStat(id: string, current: number, previous: number, shown: Shown = 'count', versus = 'vs previous period'): void {
   const box = $(id);
   const value = box.querySelector<HTMLElement>('.value')!;
   if (shown === 'count') setNumber(value, current);
@@ -114,7 +118,7 @@ function renderStat(id: string, current: number, previous: number, shown: Shown 
   }
   const change = changePercent(current, previous);
   const text = box.querySelector<HTMLElement>('.change')!;
-  text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% vs previous period`;
+  text.textContent = change === undefined ? 'nothing in the previous period' : `${percent.format(change)}% ${versus}`;
   // A falling bounce rate is the good direction.
   const good = shown === 'share' ? -1 : 1;
   text.className = `change ${change === undefined || Math.round(change) === 0 ? '' : change * good > 0 ? 'up' : 'down'}`;
@@ -189,22 +193,24 @@ function askerOf(api: Api, state: ViewState): (q: PanelQuery) => Promise<Insight
 const askHeadline = (ask: (q: PanelQuery) => Promise<InsightsResponse>) => ask({ metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
 
 /** The six headline figures of their answer. */
-function showHeadline(a: InsightsResponse): void {
+function showHeadline(a: InsightsResponse, state: ViewState): void {
   const row = a.rows[0];
   const prev = (m: string) => Number((row?.['comparison'] as Record<string, number> | undefined)?.[m] ?? 0);
-  renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'));
-  renderStat('stat-visits', num(row, 'visits'), prev('visits'));
-  renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'));
-  renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share');
-  renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration');
-  renderStat('stat-events', num(row, 'events'), prev('events'));
+  // "vs yesterday until 14:05" while the range includes now (the API's like-for-like compare_range).
+  const versus = compareLabel(state.range, Date.now(), projectZone(), (a as { compare_range?: { from: string; to: string } }).compare_range);
+  renderStat('stat-visitors', num(row, 'visitors'), prev('visitors'), 'count', versus);
+  renderStat('stat-visits', num(row, 'visits'), prev('visits'), 'count', versus);
+  renderStat('stat-pageviews', num(row, 'pageviews'), prev('pageviews'), 'count', versus);
+  renderStat('stat-bounce', num(row, 'bounce_rate'), prev('bounce_rate'), 'share', versus);
+  renderStat('stat-duration', num(row, 'visit_duration'), prev('visit_duration'), 'duration', versus);
+  renderStat('stat-events', num(row, 'events'), prev('events'), 'count', versus);
 }
 
 /** The headline asked again (the range includes now); shown unless another view was loaded meanwhile. */
 async function refreshHeadline(api: Api, state: ViewState): Promise<void> {
   const mine = generation;
   const answer = await askHeadline(askerOf(api, state));
-  if (mine === generation) showHeadline(answer);
+  if (mine === generation) showHeadline(answer, state);
 }
 
 /** The last 30 minutes' visitors with the view's filters; returns what shows them (load() shows every panel at once). */
@@ -222,7 +228,6 @@ type PanelQuery = Omit<InsightsBody, 'from' | 'to'>;
  * dashboard.spec.ts asks the API the same questions and compares.
  */
 const LISTS: ReadonlyArray<{ id: string; dimension: string; metric: 'visitors' | 'visits' | 'events'; header: string; label?: (v: string) => string | Node }> = [
-  { id: 'list-sources', dimension: 'source', metric: 'visitors', header: 'Visitors' },
   { id: 'list-channels', dimension: 'channel', metric: 'visitors', header: 'Visitors', label: (v) => channelLabel(v) },
   { id: 'list-pages', dimension: 'path', metric: 'visitors', header: 'Visitors' },
   { id: 'list-entry-pages', dimension: 'entry_path', metric: 'visits', header: 'Visits' },
@@ -249,7 +254,7 @@ const DIMENSION_LABELS: Readonly<Record<string, string>> = {
   event_name: 'Event',
 };
 const dimensionLabel = (d: string) => (d.startsWith('prop:') ? `Property ${d.slice(5)}` : (DIMENSION_LABELS[d] ?? d));
-const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.value || '(empty)'}`;
+const filterText = (f: Filter) => `${dimensionLabel(f.dimension)} is ${f.dimension === 'channel' ? channelLabel(f.value) : f.dimension === 'source' ? sourceLabelOf(f.value) : f.value || '(empty)'}`;
 
 /** The applied segment's pill (a button that stops applying it), none without one. */
 function segmentPill(state: ViewState): HTMLElement[] {
@@ -312,11 +317,11 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
   // One call for the headline, against the previous period; its visitors and pageviews are the chart legend's totals.
   const headline = askHeadline(ask);
   const panels: Promise<(() => void) | void>[] = [
-    headline.then((a) => () => showHeadline(a)),
+    headline.then((a) => () => showHeadline(a, state)),
     refreshLive(api, state),
     Promise.all([ask({ metrics: ['visitors', 'pageviews'], dimensions: [`time:${interval}`], ...(state.compare ? { compare: 'previous_period' as const } : {}), limit: 10_000 }), headline]).then(([series, totals]) => () => {
       const buckets = bucketStarts(state.range, interval);
-      const now = Date.now();
+      const now = wallMs(Date.now(), projectZone());
       const t = `time:${interval}`;
       const as = (value: (r: InsightsRow) => number) => series.rows.map((r) => ({ bucket: r[t], value: value(r) }));
       const previous = state.compare ? bucketValues(buckets, as((r) => Number((r['comparison'] as Record<string, number> | undefined)?.['visitors'] ?? 0)), Infinity) : undefined;
@@ -325,6 +330,7 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
         $('chart'),
         {
           buckets,
+          timeZone: projectZone(),
           visitors: bucketValues(buckets, as((r) => num(r, 'visitors')), now),
           pageviews: bucketValues(buckets, as((r) => num(r, 'pageviews')), now),
           previous,
@@ -345,11 +351,20 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
         ),
       ),
     ),
+    // Sources by site: every stored source (up to 1000) grouped by sourceKeyOf. A merged row's visitors are asked
+    // again with all its spellings (`is` any of them): a visitor who came by two spellings counts once.
+    ask({ metrics: ['visitors'], dimensions: ['source'], limit: 1000 }).then(async (a) => {
+      const top = groupSources(a.rows.map((r) => ({ source: dim(r, 'source'), value: num(r, 'visitors') }))).slice(0, LIST_LIMIT);
+      // (A site under more spellings than a filter takes, 100, keeps its sum.)
+      await Promise.all(top.filter((g) => g.values.length > 1 && g.values.length <= 100).map(async (g) => (g.value = num((await ask({ metrics: ['visitors'], filters: [['is', 'source', g.values]] })).rows[0], 'visitors'))));
+      return () =>
+        renderList('list-sources', 'Visitors', top.sort(byValue).map((g) => ({ key: g.key, label: g.label, value: g.value, onSelect: () => navigate(withFilter(nav.now(), { dimension: 'source', value: g.values[0]!, ...(g.values.length > 1 ? { more: g.values.slice(1, 100) } : {}) })) })));
+    }),
     // Visits from the AI assistant channel by assistant: one assistant arrives under several sources (a chatgpt.com
     // referrer, utm_source=chatgpt.com). A visit has one source (its entry's), so visits add up across them exactly.
     ask({ metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }).then((a) => () => {
       const rows = foldRows(a.rows, 'source', 'visits', (source) => aiAssistantOfSource(source) ?? source);
-      renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: r.key, value: r.value })));
+      renderList('list-ai-assistants', 'Visits', rows.map((r) => ({ key: r.key, label: sourceLabelOf(r.key), value: r.value })));
     }),
     // Every event an AI company's crawler sent (bots: device_type bot, browser the crawler's name; insights count
     // them only with include_bots).
@@ -482,10 +497,10 @@ function renderRecent(rows: QueryRow[], counted: number): void {
 // ---- controls and navigation ----
 
 function renderControls(state: ViewState): void {
-  const active = presetOf(state.range, Date.now());
+  const active = presetOf(state.range, Date.now(), projectZone());
   $('range-buttons').replaceChildren(
     ...PRESETS.map((p) => {
-      const b = el('button', { type: 'button', className: 'range', textContent: p.label, onclick: () => navigate({ ...state, range: presetRange(p.id, Date.now()) }) });
+      const b = el('button', { type: 'button', className: 'range', textContent: p.label, onclick: () => navigate({ ...state, range: presetRange(p.id, Date.now(), projectZone()) }) });
       b.dataset['preset'] = p.id;
       b.setAttribute('aria-pressed', String(p.id === active));
       return b;
@@ -555,9 +570,9 @@ function redraw(state: ViewState, push: boolean): void {
 const nav: Nav = {
   full: navigate,
   part: navigatePart,
-  now: () => shownState ?? readState(location.search, Date.now()),
+  now: () => shownState ?? readState(location.search, Date.now(), projectZone()),
   dimensionLabel,
-  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : value),
+  valueLabel: (dimension, value) => (dimension === 'channel' ? channelLabel(value) : dimension === 'source' ? sourceLabelOf(value) : value),
 };
 
 /** The dashboard, read with the pasted key or (signed in) the session's read key of the current project. */
@@ -568,9 +583,10 @@ async function show(): Promise<void> {
   const api = createApi(key);
   const project = signedIn() ? currentProject() : undefined;
   const listing = loadSaved(project ? { projectId: project.id } : { api, key });
+  await learnZone(api, key, project ? (project.timezone ?? 'UTC') : undefined);
   // A view naming a saved one waits for the lists; saved ids the project no longer has (deleted meanwhile) leave the
   // view and the address.
-  const read = readState(location.search, Date.now());
+  const read = readState(location.search, Date.now(), projectZone());
   if (namesSaved(read)) await listing;
   const state = withKnownSaved(read, savedLists());
   if (state !== read) history.replaceState(null, '', writeState(state));
@@ -591,7 +607,8 @@ async function showShared(): Promise<void> {
   const key = shareCredential();
   if (!key) return;
   const api = createApi(key);
-  const state = await withSavedDefinitions(readState(location.search, Date.now()));
+  shareZone();
+  const state = await withSavedDefinitions(readState(location.search, Date.now(), projectZone()));
   shownState = state;
   shownApi = api;
   $('dashboard').hidden = false;
@@ -647,7 +664,7 @@ function setUpRangeAndChart(onPopState: () => void): void {
     const from = parseDay($<HTMLInputElement>('custom-from').value);
     const last = parseDay($<HTMLInputElement>('custom-to').value);
     if (from === undefined || last === undefined || last < from) return;
-    navigate({ ...readState(location.search, Date.now()), range: { from, to: last + DAY_MS } });
+    navigate({ ...readState(location.search, Date.now(), projectZone()), range: { from, to: last + DAY_MS } });
   });
   window.addEventListener('popstate', onPopState);
   let resizeTimer: number | undefined;

@@ -7,6 +7,7 @@ import { openTestStores, silentLogger } from '@analytics/testing';
 import { buildApp } from '../../standalone/src/app';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
+import { DAY_MS, dayString, wallMs } from './state';
 import { CHROMIUM, launchChromium, loaded, shown, watch } from './test-support/page';
 
 // People in the dashboard (issue 45, docs/dashboard.md "Signing in"), in Chromium against the real service as `npm
@@ -206,6 +207,40 @@ CHROMIUM.describe('people in the dashboard (Chromium, the real service)', () => 
     await page.waitForSelector(`#keys tr[data-prefix="${prefix}"]`);
     expect(await page.isHidden('#new-key')).toBe(true);
     expect(await page.content()).not.toContain(secret.split('_')[3]!);
+    expect(problems).toEqual([]);
+  });
+
+  it("settings: the time zone select lists the zones the browser knows (UTC by default); saved, the project has it and the dashboard's Today is that zone's day", async () => {
+    const { page, problems } = owner;
+    const token = (await tokenOf(page))!;
+    await page.click('#nav-settings');
+    await page.waitForSelector('#settings-page:not([hidden]) #keys tbody tr');
+    expect(await page.inputValue('#project-timezone')).toBe('UTC');
+    const zones = await page.$$eval('#project-timezone option', (options) => options.map((o) => (o as HTMLOptionElement).value));
+    expect(zones.length).toBeGreaterThan(300);
+    expect(zones[0]).toBe('UTC');
+    expect(zones).toContain('Pacific/Kiritimati');
+    await page.selectOption('#project-timezone', 'Pacific/Kiritimati');
+    await page.click('#project-form button[type="submit"]');
+    await page.waitForFunction(() => document.getElementById('project-status')?.textContent === 'Saved.');
+    expect((await asUser<{ project: { timezone: string } }>(token, 'GET', `/admin/projects/${projectId}`)).body.project.timezone).toBe('Pacific/Kiritimati');
+
+    await page.click('#nav-dashboard');
+    await loaded(page);
+    await page.click('[data-preset="today"]');
+    // Kiritimati is UTC+14: its today, whatever the UTC date.
+    const wall = wallMs(Date.now(), 'Pacific/Kiritimati');
+    await page.waitForURL((u) => u.search.includes(`from=${dayString(wall - (wall % DAY_MS))}`));
+    await loaded(page);
+
+    // Back to the settings by their address alone (the later tests expect no range in it), and back to UTC.
+    await page.goto(`${base}/#/settings`);
+    await page.waitForSelector('#settings-page:not([hidden]) #keys tbody tr');
+    expect(await page.inputValue('#project-timezone')).toBe('Pacific/Kiritimati');
+    await page.selectOption('#project-timezone', 'UTC');
+    await page.click('#project-form button[type="submit"]');
+    await page.waitForFunction(() => document.getElementById('project-status')?.textContent === 'Saved.');
+    expect((await asUser<{ project: { timezone: string } }>(token, 'GET', `/admin/projects/${projectId}`)).body.project.timezone).toBe('UTC');
     expect(problems).toEqual([]);
   });
 

@@ -411,11 +411,19 @@ async function showSettings(): Promise<void> {
   if (roleTooLow(projectOrg(), 'settings-error', 'settings-body', 'project settings and keys')) return;
   $<HTMLInputElement>('project-name').value = project.name;
   $<HTMLInputElement>('project-retention').value = String(project.retention_days);
+  renderTimeZones(project.timezone ?? 'UTC');
   renderOrigins(project);
   await renderKeys(project);
 }
 
-async function patchProject(project: Project, body: Partial<Pick<Project, 'name' | 'allowed_origins' | 'retention_days'>>, statusId: string, done: string): Promise<void> {
+/** The time zone select: every zone the browser knows (Intl.supportedValuesOf), UTC first, the project's selected. */
+function renderTimeZones(current: string): void {
+  const zones = ['UTC', ...(Intl.supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
+  if (!zones.includes(current)) zones.unshift(current);
+  $<HTMLSelectElement>('project-timezone').replaceChildren(...zones.map((z) => el('option', { value: z, textContent: z.replaceAll('_', ' '), selected: z === current })));
+}
+
+async function patchProject(project: Project, body: Partial<Pick<Project, 'name' | 'allowed_origins' | 'retention_days' | 'timezone'>>, statusId: string, done: string): Promise<void> {
   try {
     const answer = await call<{ project: Project }>('PATCH', `/admin/projects/${project.id}`, body);
     projects = projects.map((p) => (p.id === project.id ? answer.project : p));
@@ -499,7 +507,9 @@ function setUpSettingsForms(): void {
     if (!project) return;
     const name = $<HTMLInputElement>('project-name').value.trim();
     const retention = Number($<HTMLInputElement>('project-retention').value);
-    void patchProject(project, { name, retention_days: retention }, 'project-status', 'Saved.').then(() => {
+    const timezone = $<HTMLSelectElement>('project-timezone').value;
+    // The time zone is sent only when changed (a server before issue 47 refuses the field).
+    void patchProject(project, { name, retention_days: retention, ...(timezone !== (project.timezone ?? 'UTC') ? { timezone } : {}) }, 'project-status', 'Saved.').then(() => {
       $('settings-title').textContent = `Settings of ${currentProject()?.name ?? ''}`;
     });
   });

@@ -21,6 +21,8 @@ export interface Project {
   name: string;
   allowed_origins: string[];
   retention_days: number;
+  /** IANA time zone its days are counted in (issue 47; absent from servers before it: UTC). */
+  timezone?: string;
   created_at: string;
   org_id: string | null;
 }

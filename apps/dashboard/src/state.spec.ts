@@ -1,4 +1,4 @@
-import { COUNT_STEPS, DAY_MS, type ViewState, conditionsOf, exportScopeOf, formatGoal, goalFilters, goalOf, parseGoal, withGoal, withStep, withoutGoal, withoutStep, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
+import { compareLabel, knownTimeZone, wallMs, COUNT_STEPS, DAY_MS, type ViewState, conditionsOf, exportScopeOf, formatGoal, goalFilters, goalOf, parseGoal, withGoal, withStep, withoutGoal, withoutStep, eventOf, formatFilter, parseFilter, withFilter, withoutFilter, bucketStarts, bucketTicks, bucketValues, changePercent, dayTickLabel, flagOf, intervalFor, legendValue, parseDay, presetOf, presetRange, previousRange, readState, writeState } from './state';
 
 const NOW = Date.parse('2026-03-18T15:30:00Z');
 const day = (s: string) => Date.parse(`${s}T00:00:00Z`);
@@ -17,6 +17,44 @@ describe('dashboard view state', () => {
   ] as const)('preset %s is [%s, %s) in UTC days', (id, from, to) => {
     expect(presetRange(id, NOW)).toEqual({ from: day(from), to: day(to) });
     expect(presetOf({ from: day(from), to: day(to) }, NOW)).toBe(id);
+  });
+
+  it.each([
+    // 2026-03-18T12:00Z is 2026-03-19 02:00 in Kiritimati (+14): its "Today" is already the 19th.
+    ['Pacific/Kiritimati', '2026-03-18T12:00:00Z', 'today', '2026-03-19', '2026-03-20'],
+    ['Pacific/Kiritimati', '2026-03-18T12:00:00Z', 'yesterday', '2026-03-18', '2026-03-19'],
+    // 2026-03-18T20:00Z is 2026-03-19 01:30 in Kolkata (+05:30).
+    ['Asia/Kolkata', '2026-03-18T20:00:00Z', 'today', '2026-03-19', '2026-03-20'],
+    ['Asia/Kolkata', '2026-03-18T18:29:59Z', 'today', '2026-03-18', '2026-03-19'],
+    ['Asia/Kolkata', '2026-04-02T19:00:00Z', 'month', '2026-04-01', '2026-04-04'],
+    ['Asia/Kolkata', '2026-03-31T19:00:00Z', 'last-month', '2026-03-01', '2026-04-01'],
+    // 2026-03-01T05:00Z is still Feb 28 in Los Angeles.
+    ['America/Los_Angeles', '2026-03-01T05:00:00Z', '7d', '2026-02-22', '2026-03-01'],
+    ['UTC', '2026-03-18T23:59:59Z', 'today', '2026-03-18', '2026-03-19'],
+  ] as const)('in %s at %s, preset %s is the local days [%s, %s)', (zone, at, id, from, to) => {
+    expect(presetRange(id, Date.parse(at), zone)).toEqual({ from: day(from), to: day(to) });
+    expect(presetOf({ from: day(from), to: day(to) }, Date.parse(at), zone)).toBe(id);
+    expect(readState('', Date.parse(at), zone).range).toEqual(presetRange('7d', Date.parse(at), zone));
+  });
+
+  it('wall clock of an instant in a zone, across a DST change; unknown zone names fall back to UTC', () => {
+    expect(new Date(wallMs(Date.parse('2026-03-29T00:59:59Z'), 'Europe/Berlin')).toISOString()).toBe('2026-03-29T01:59:59.000Z');
+    expect(new Date(wallMs(Date.parse('2026-03-29T01:00:00Z'), 'Europe/Berlin')).toISOString()).toBe('2026-03-29T03:00:00.000Z');
+    expect(new Date(wallMs(Date.parse('2026-03-18T20:00:00.250Z'), 'Asia/Kolkata')).toISOString()).toBe('2026-03-19T01:30:00.250Z');
+    expect(knownTimeZone('Mars/Olympus')).toBe('UTC');
+    expect(knownTimeZone(undefined)).toBe('UTC');
+    expect(knownTimeZone('Asia/Kolkata')).toBe('Asia/Kolkata');
+  });
+
+  it('says what the change compares with: the like-for-like range the API names while the range includes now', () => {
+    const now = Date.parse('2026-03-18T08:35:00Z'); // 14:05 in Kolkata
+    const today = presetRange('today', now, 'Asia/Kolkata');
+    expect(compareLabel(today, now, 'Asia/Kolkata', { from: '2026-03-16T18:30:00.000Z', to: '2026-03-17T08:35:00.000Z' })).toBe('vs yesterday until 14:05');
+    const week = presetRange('7d', now, 'Asia/Kolkata');
+    expect(compareLabel(week, now, 'Asia/Kolkata', { from: '2026-03-04T18:30:00.000Z', to: '2026-03-11T08:35:00.000Z' })).toBe('vs the previous 7 days until Mar 11, 14:05');
+    // A range that has ended, or an answer without compare_range: the whole previous period.
+    expect(compareLabel(presetRange('yesterday', now, 'Asia/Kolkata'), now, 'Asia/Kolkata', { from: '2026-03-15T18:30:00.000Z', to: '2026-03-16T18:30:00.000Z' })).toBe('vs previous period');
+    expect(compareLabel(today, now, 'Asia/Kolkata')).toBe('vs previous period');
   });
 
   it('reads an old event= link as an event_name filter, and writes filters as f=<dimension>:is:<value>', () => {
@@ -38,6 +76,17 @@ describe('dashboard view state', () => {
     expect(search).toBe('?from=2026-03-02&to=2026-03-16&f=source:is:google&f=path:is:%2Fa%3Ab%20c%26d%3De%3Ff%23g&f=prop:plan%3Atier:is:pro%3A%E2%82%AC%20100%25&f=prop:x:is:&compare=1&prop=a%20b%26c');
     expect(readState(search, NOW)).toEqual(state);
     expect(parseFilter(formatFilter(filters[2]!))).toEqual(filters[2]);
+  });
+
+  it('a merged source row is one filter of several values (is any of them): f=source:is:<a>:<b>, read back, sent as one condition', () => {
+    const merged = { dimension: 'source', value: 'news-ycombinator-com', more: ['news.ycombinator.com', 'a:b'] };
+    const state = plain({ range: { from: day('2026-03-02'), to: day('2026-03-16') }, filters: [merged], compare: false });
+    const search = writeState(state);
+    expect(search).toBe('?from=2026-03-02&to=2026-03-16&f=source:is:news-ycombinator-com:news.ycombinator.com:a%3Ab');
+    expect(readState(search, NOW).filters).toEqual([merged]);
+    expect(conditionsOf([merged])).toEqual([['is', 'source', ['news-ycombinator-com', 'news.ycombinator.com', 'a:b']]]);
+    // More than the API's 100 values: not a filter.
+    expect(parseFilter(`source:is:${Array.from({ length: 101 }, (_, i) => `s${i}`).join(':')}`)).toBeUndefined();
   });
 
   it('ignores malformed f= values, keeps one filter per dimension (the last), and adds and removes filters', () => {

@@ -7,7 +7,10 @@ const HOUR_MS = 3_600_000;
 export type Interval = 'hour' | 'day' | 'week';
 export type PresetId = 'today' | 'yesterday' | '7d' | '30d' | 'month' | 'last-month';
 
-/** A range with the API's meaning: UTC midnights, `from` inclusive, `to` exclusive. */
+/**
+ * A range of calendar days with the API's meaning: each day `YYYY-MM-DD` held as its UTC midnight, `from` inclusive,
+ * `to` exclusive; the API reads the days in the project's time zone.
+ */
 export interface DayRange {
   from: number;
   to: number;
@@ -18,6 +21,8 @@ export interface Filter {
   /** An insights dimension: a column (`source`, `path`, `event_name`, ...) or `prop:<key>`. */
   dimension: string;
   value: string;
+  /** More values the condition also holds for (`is` any of them): the other spellings of a merged source row. */
+  more?: string[];
 }
 
 /** A goal or a funnel step as the dashboard defines it: an event name, a path (a final `*`: a prefix), or both. */
@@ -78,9 +83,40 @@ export const PRESETS: ReadonlyArray<{ id: PresetId; label: string }> = [
 
 const startOfDay = (ms: number) => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
 
-/** The preset's range at `now`; ranges ending today end at tomorrow's midnight, so today's events count. */
-export function presetRange(id: PresetId, now: number): DayRange {
-  const today = startOfDay(now);
+// Days in the project's time zone (issue 47 item 2). A range holds calendar days (each a day's `YYYY-MM-DD` as UTC
+// midnight) and is sent date-only, which the API reads as the project's local days. Chart buckets are wall-clock
+// times in that zone, as the API's `time:*` buckets are ("YYYY-MM-DD HH:MM:SS" read as if UTC): "wall" ms.
+const wallFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The wall clock of `instant` in `timeZone` (an IANA name), as epoch ms of that clock read as UTC. */
+export function wallMs(instant: number, timeZone = 'UTC'): number {
+  if (timeZone === 'UTC') return instant;
+  let format = wallFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    wallFormats.set(timeZone, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(instant).map((x) => [x.type, x.value]));
+  return Date.UTC(Number(p['year']), Number(p['month']) - 1, Number(p['day']), Number(p['hour']), Number(p['minute']), Number(p['second'])) + (instant % 1000 + 1000) % 1000;
+}
+
+/** The zone's name if the browser knows it, else UTC (an unknown name never breaks the page). */
+export function knownTimeZone(name: string | undefined): string {
+  if (!name) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return name;
+  } catch {
+    return 'UTC';
+  }
+}
+
+/**
+ * The preset's range at `now` in `timeZone`'s calendar (default UTC); ranges ending today end at tomorrow's
+ * midnight, so today's events count.
+ */
+export function presetRange(id: PresetId, now: number, timeZone = 'UTC'): DayRange {
+  const today = startOfDay(wallMs(now, timeZone));
   const tomorrow = today + DAY_MS;
   const d = new Date(today);
   const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -101,9 +137,9 @@ export function presetRange(id: PresetId, now: number): DayRange {
 }
 
 /** The preset a range is, if any (to highlight its button). */
-export function presetOf(range: DayRange, now: number): PresetId | undefined {
+export function presetOf(range: DayRange, now: number, timeZone = 'UTC'): PresetId | undefined {
   return PRESETS.find((p) => {
-    const r = presetRange(p.id, now);
+    const r = presetRange(p.id, now, timeZone);
     return r.from === range.from && r.to === range.to;
   })?.id;
 }
@@ -118,7 +154,8 @@ export function parseDay(text: string | null): number | undefined {
   return Number.isNaN(ms) || dayString(ms) !== text ? undefined : ms;
 }
 
-// Filters in the URL: `f=<dimension>:is:<value>`, repeated, in the order added. Dimension and value are written with
+// Filters in the URL: `f=<dimension>:is:<value>[:<value>...]` (several values: any of them, a merged source row's
+// spellings), repeated, in the order added. Dimension and value are written with
 // encodeURIComponent, so a ':' inside either is `%3A` and the literal ':' only separates; a property dimension keeps
 // its own literal colon (`f=prop:plan:is:pro`). Read back with decodeURIComponent; a malformed `f=` is ignored.
 // The insights filter dimensions and limits (libs/schema's INSIGHT_DIMENSION_KINDS and INSIGHTS_LIMITS, kept here as
@@ -126,19 +163,21 @@ export function parseDay(text: string | null): number | undefined {
 const FILTER_DIMENSIONS: ReadonlySet<string> = new Set(['event_name', 'source', 'medium', 'campaign', 'channel', 'country', 'device_type', 'browser', 'os', 'path', 'entry_path', 'exit_path']);
 const MAX_PROPERTY_KEY = 256;
 const MAX_FILTER_VALUE = 1024;
+/** Values of one `is` condition (libs/schema's limit on a filter's values). */
+const MAX_FILTER_VALUES = 100;
 
 /** One `f=` value (raw, as in the address) as a filter; undefined when it is not one. */
 export function parseFilter(raw: string): Filter | undefined {
   const parts = raw.split(':');
   const prop = parts[0] === 'prop';
   const [dim, op, ...rest] = prop ? [`prop:${parts[1] ?? ''}`, ...parts.slice(2)] : parts;
-  if (op !== 'is' || rest.length !== 1 || dim === undefined) return undefined;
+  if (op !== 'is' || rest.length < 1 || rest.length > MAX_FILTER_VALUES || dim === undefined) return undefined;
   try {
     const dimension = prop ? `prop:${decodeURIComponent(dim.slice(5))}` : decodeURIComponent(dim);
-    const value = decodeURIComponent(rest[0]!);
+    const [value, ...more] = rest.map((v) => decodeURIComponent(v));
     if (prop ? dimension.length <= 5 || dimension.length > 5 + MAX_PROPERTY_KEY : !FILTER_DIMENSIONS.has(dimension)) return undefined;
-    if (value.length > MAX_FILTER_VALUE) return undefined;
-    return { dimension, value };
+    if (value === undefined || [value, ...more].some((v) => v.length > MAX_FILTER_VALUE)) return undefined;
+    return more.length ? { dimension, value, more } : { dimension, value };
   } catch {
     return undefined;
   }
@@ -147,7 +186,7 @@ export function parseFilter(raw: string): Filter | undefined {
 /** A filter as its `f=` value. */
 export function formatFilter(f: Filter): string {
   const dim = f.dimension.startsWith('prop:') ? `prop:${encodeURIComponent(f.dimension.slice(5))}` : encodeURIComponent(f.dimension);
-  return `${dim}:is:${encodeURIComponent(f.value)}`;
+  return `${dim}:is:${[f.value, ...(f.more ?? [])].map(encodeURIComponent).join(':')}`;
 }
 
 /** The state with `f` added; a filter on the same dimension is replaced (one value per dimension, as Plausible does). */
@@ -261,7 +300,7 @@ export function unsaved(f: FunnelState): FunnelState {
 }
 
 /** The filters as insights conditions. */
-export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value]]);
+export const conditionsOf = (filters: readonly Filter[]): Array<['is', string, string[]]> => filters.map((f) => ['is', f.dimension, [f.value, ...(f.more ?? [])]]);
 
 /** The event-name filter, if any (the recent events and the export follow it; they take no other filter). */
 export const eventOf = (state: ViewState): string | undefined => state.filters.find((f) => f.dimension === 'event_name')?.value;
@@ -281,11 +320,11 @@ export function exportScopeOf(filters: readonly Filter[]): { event?: string; app
  * The state a URL's query string names; a missing or unusable range is the last 7 days. `event=<name>` (the links of
  * earlier versions) reads as an `event_name` filter.
  */
-export function readState(search: string, now: number): ViewState {
+export function readState(search: string, now: number, timeZone = 'UTC'): ViewState {
   const params = new URLSearchParams(search);
   const from = parseDay(params.get('from'));
   const to = parseDay(params.get('to'));
-  const range = from !== undefined && to !== undefined && to > from ? { from, to } : presetRange('7d', now);
+  const range = from !== undefined && to !== undefined && to > from ? { from, to } : presetRange('7d', now, timeZone);
   let state: ViewState = { range, filters: [], compare: params.get('compare') === '1', goals: [], funnel: { ...DEFAULT_FUNNEL }, retention: { ...DEFAULT_RETENTION } };
   const event = params.get('event');
   if (event) state = withFilter(state, { dimension: 'event_name', value: event });
@@ -368,7 +407,7 @@ export function bucketStarts(r: DayRange, interval: Interval): number[] {
   return out;
 }
 
-/** The API's `bucket` (`YYYY-MM-DD HH:MM:SS`, UTC) as epoch ms. */
+/** The API's `bucket` (`YYYY-MM-DD HH:MM:SS`, the wall clock in the project's time zone) as wall ms. */
 export const bucketMs = (bucket: string) => Date.parse(`${bucket.replace(' ', 'T')}Z`);
 
 /** Change against the previous period, in percent; undefined when there was nothing before. */
@@ -397,7 +436,7 @@ const monthDay = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric',
 /** A day or week tick's label (`Mar 12`), never a time of day. */
 export const dayTickLabel = (ms: number) => monthDay.format(ms);
 
-/** The chart's values: 0 for a bucket without rows, null (not drawn) for one that has not begun at `now`. */
+/** The chart's values: 0 for a bucket without rows, null (not drawn) for one that has not begun at `now` (wall ms). */
 export function bucketValues(buckets: readonly number[], rows: ReadonlyArray<{ bucket?: unknown; value: unknown }>, now: number): (number | null)[] {
   const index = new Map(buckets.map((b, i) => [b, i]));
   const out: (number | null)[] = buckets.map((b) => (b > now ? null : 0));
@@ -414,4 +453,21 @@ const exactCount = new Intl.NumberFormat('en');
 export function legendValue(value: number | null, hovered: boolean, total: number): string {
   if (!hovered) return `${exactCount.format(total)} in range`;
   return value === null ? '–' : exactCount.format(value);
+}
+
+const clockTime = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+const dayAndTime = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+
+/**
+ * What the change figures compare with (issue 47 item 3). When the range includes `now`, the API compares a previous
+ * range cut to the same elapsed length and names it (`compare_range`): "vs yesterday until 14:05" for one day, "vs the
+ * previous 7 days until Nov 21, 14:05" otherwise, the time in `timeZone`. Otherwise "vs previous period".
+ */
+export function compareLabel(range: DayRange, now: number, timeZone: string, compared?: { from: string; to: string }): string {
+  const wallNow = wallMs(now, timeZone);
+  const end = compared ? Date.parse(compared.to) : NaN;
+  if (!(range.from <= wallNow && wallNow < range.to) || Number.isNaN(end)) return 'vs previous period';
+  const wallEnd = wallMs(end, timeZone);
+  const days = Math.round((range.to - range.from) / DAY_MS);
+  return days === 1 ? `vs yesterday until ${clockTime.format(wallEnd)}` : `vs the previous ${days} days until ${dayAndTime.format(wallEnd)}`;
 }

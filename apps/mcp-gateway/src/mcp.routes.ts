@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditLog, McpConsent } from '@analytics/accounts';
 import { type AuthContext, type Authenticator, type OAuthStore, isOAuthAccessToken, normalizeOrigin, originAllowed, requiredScope, scopeOf } from '@analytics/auth';
-import { type EventStore, isReadCapability, isSnapshotCapability, readCapabilities, snapshotCapabilities } from '@analytics/event-store';
+import { type EventStore, isReadCapability, isSnapshotCapability, readCapabilities, readScopeOf, snapshotCapabilities } from '@analytics/event-store';
 import { type IngestService, requestContexts, writeCapabilities } from '@analytics/ingest';
 import { z } from 'zod';
 import { ApiError, EVENTS_TABLE_DESCRIPTION, MCP_CAPABILITIES, type McpTool, NO_SAVED, type SavedLookup, parseOrThrow, routeInputSchema, routes, unknownFieldWarnings, validationDetails } from '@analytics/schema';
@@ -172,7 +172,7 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     }
     const name = tool.capability;
     const warned = <T extends object>(result: T) => (warnings.length > 0 ? { ...result, warnings } : result);
-    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input, deps.saved ?? NO_SAVED)), mcp.cap, maxBytes);
+    if (isReadCapability(name)) return capped(warned(await readCapabilities[name](deps.events, auth.projectId, input, deps.saved ?? NO_SAVED, readScopeOf(auth.project))), mcp.cap, maxBytes);
     // A streamed read's tool (get_live): one message of its stream, the function each of its ticks runs.
     if (isSnapshotCapability(name)) return capped(warned(await snapshotCapabilities[name](deps.events, auth.projectId, input)), mcp.cap, maxBytes);
     const result = await writeCapabilities[name](deps.ingest, requestContextOf(req, auth), input);
@@ -254,10 +254,10 @@ export function createMcpRouter(deps: McpRouterDeps): Router {
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const uri = request.params.uri;
-      const { id, name, retention_days, allowed_origins } = auth.project;
+      const { id, name, retention_days, allowed_origins, timezone } = auth.project;
       // A Map, not an object literal: `uri in {}` would find __proto__, constructor, toString and the like.
       const bodies = new Map<string, unknown>([
-        ['analytics://project', { id, name, retention_days, allowed_origins }],
+        ['analytics://project', { id, name, retention_days, allowed_origins, timezone }],
         ['analytics://schema/events', EVENTS_TABLE_DESCRIPTION],
         ['analytics://classifier/rules', { rules: CLASSIFIER_RULES }],
       ]);

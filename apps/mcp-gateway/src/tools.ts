@@ -111,7 +111,7 @@ export function toolErrorText(error: ToolError): string {
 }
 
 export const RESOURCES = [
-  { uri: 'analytics://project', name: 'project', title: 'This key\'s project', description: 'id, name, retention_days and allowed_origins of the project that owns the key.', mimeType: 'application/json' },
+  { uri: 'analytics://project', name: 'project', title: 'This key\'s project', description: 'id, name, retention_days, allowed_origins and timezone (the IANA zone its days are counted in) of the project that owns the key.', mimeType: 'application/json' },
   { uri: 'analytics://schema/events', name: 'event-schema', title: 'Stored event columns', description: 'The columns of a stored event and what each means.', mimeType: 'application/json' },
   { uri: 'analytics://classifier/rules', name: 'classifier-rules', title: 'Traffic-source rules', description: 'The 13 classification rules, in order, with their rule_ids.', mimeType: 'application/json' },
   { uri: CHART_URI, name: 'chart', title: 'Chart view (MCP Apps)', description: 'Renders get_stats and top_sources results as bars, in hosts that support MCP Apps.', mimeType: MCP_APP_MIME },

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { type Authenticator, keyGuard } from '@analytics/auth';
-import { type EventStore, READ_CAPABILITIES, readCapabilities, snapshotCapabilities } from '@analytics/event-store';
+import { type EventStore, READ_CAPABILITIES, type ReadScope, readCapabilities, readScopeOf, snapshotCapabilities } from '@analytics/event-store';
 import { NO_SAVED, type ReadCapability, type SavedLookup, routes } from '@analytics/schema';
 import { type Logger, type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
 import { exportRoute } from './export.route';
@@ -25,11 +25,11 @@ export interface ReadRouterDeps {
 function capabilityRoute<K extends ReadCapability>(name: K, events: EventStore, saved: SavedLookup): RouteDefinition {
   const route: (typeof routes)[ReadCapability] = routes[name];
   // Typed by the map (a read route without its function does not compile); its input is what the route parsed.
-  const run: (reader: EventStore, projectId: string, input: never, saved: SavedLookup) => Promise<unknown> = readCapabilities[name];
+  const run: (reader: EventStore, projectId: string, input: never, saved: SavedLookup, scope: ReadScope) => Promise<unknown> = readCapabilities[name];
   return defineRoute(route, async ({ body, query }, auth) => {
     const input = 'body' in route ? body : query;
     // A share link's credential: its segment's filters held to the read (share-scope.ts).
-    return (await run(events, auth.projectId, (auth.share ? heldToShare(name, input, auth.share) : input) as never, saved)) as never;
+    return (await run(events, auth.projectId, (auth.share ? heldToShare(name, input, auth.share) : input) as never, saved, readScopeOf(auth.project))) as never;
   });
 }
 

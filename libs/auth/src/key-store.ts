@@ -53,6 +53,8 @@ export function toProject(row: Record<string, unknown>): Project {
     retention_days: Number(row.retention_days),
     created_at: new Date(row.created_at as string).toISOString(),
     org_id: row.org_id ? String(row.org_id) : null,
+    // A store before migration 012 (or a row read without the column) counts in UTC.
+    timezone: typeof row.timezone === 'string' && row.timezone !== '' ? row.timezone : 'UTC',
   };
 }
 
@@ -102,15 +104,20 @@ export class KeyStore {
     await this.db.query('SELECT 1', []);
   }
 
-  async createProject(input: { name: string; allowed_origins?: string[]; retention_days?: number; org_id?: string | null }, env: KeyEnv = 'live') {
+  async createProject(input: { name: string; allowed_origins?: string[]; retention_days?: number; org_id?: string | null; timezone?: string }, env: KeyEnv = 'live') {
     const id = randomUUID();
     const minted = (['pk', 'sk', 'rk'] as const).map((kind) => mintKey(kind, env));
     const project = await this.db.transaction(async (tx) => {
-      const values = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS];
-      // Without an organization the column is left to its default: a store before migration 006 has none.
-      const { rows } = input.org_id
-        ? await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days, org_id) VALUES ($1, $2, $3, $4, $5) RETURNING *', [...values, input.org_id])
-        : await tx.query('INSERT INTO projects (id, name, allowed_origins, retention_days) VALUES ($1, $2, $3, $4) RETURNING *', values);
+      // Without an organization (or a time zone) the column is left to its default: a store before migration 006 (012)
+      // has none.
+      const columns = ['id', 'name', 'allowed_origins', 'retention_days'];
+      const values: unknown[] = [id, input.name, input.allowed_origins ?? [], input.retention_days ?? DEFAULT_RETENTION_DAYS];
+      for (const [column, value] of [['timezone', input.timezone], ['org_id', input.org_id || undefined]] as const) {
+        if (value === undefined) continue;
+        columns.push(column);
+        values.push(value);
+      }
+      const { rows } = await tx.query(`INSERT INTO projects (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`, values);
       for (const k of minted) {
         await tx.query('INSERT INTO api_keys (prefix, project_id, kind, env, secret_hash) VALUES ($1, $2, $3, $4, $5)', [k.prefix, id, k.kind, k.env, k.secretHash]);
       }
@@ -190,12 +197,12 @@ export class KeyStore {
     );
   }
 
-  async updateProject(id: string, patch: { name?: string; allowed_origins?: string[]; retention_days?: number }): Promise<Project | null> {
+  async updateProject(id: string, patch: { name?: string; allowed_origins?: string[]; retention_days?: number; timezone?: string }): Promise<Project | null> {
     if (!isUuid(id)) return null;
     const { rows } = await this.db.query(
       `UPDATE projects SET name = COALESCE($2, name), allowed_origins = COALESCE($3, allowed_origins),
-         retention_days = COALESCE($4, retention_days) WHERE id = $1 RETURNING *`,
-      [id, patch.name ?? null, patch.allowed_origins ?? null, patch.retention_days ?? null],
+         retention_days = COALESCE($4, retention_days), timezone = COALESCE($5, timezone) WHERE id = $1 RETURNING *`,
+      [id, patch.name ?? null, patch.allowed_origins ?? null, patch.retention_days ?? null, patch.timezone ?? null],
     );
     return rows[0] ? toProject(rows[0]) : null;
   }
@@ -231,7 +238,7 @@ export class KeyStore {
     const { rows } = await this.db.query(
       `SELECT k.prefix, k.project_id, k.kind, k.env, k.secret_hash, k.created_at AS key_created_at, k.revoked_at, k.expires_at,
               k.share_id, s.segment AS share_segment, s.revoked_at AS share_revoked_at,
-              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id
+              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id, p.timezone
          FROM api_keys k JOIN projects p ON p.id = k.project_id LEFT JOIN shares s ON s.id = k.share_id WHERE k.prefix = $1`,
       [prefix],
     );

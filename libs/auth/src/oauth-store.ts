@@ -276,7 +276,7 @@ export class OAuthStore {
     const { rows } = await this.db.query(
       `SELECT t.client_id, t.expires_at AS token_expires_at, k.kind, k.prefix, c.metadata->>'client_name' AS client_name,
               u.id AS user_id, u.email AS user_email,
-              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id
+              p.id, p.name, p.allowed_origins, p.retention_days, p.created_at, p.org_id, p.timezone
          FROM oauth_tokens t JOIN api_keys k ON k.prefix = t.key_prefix JOIN projects p ON p.id = k.project_id
          JOIN oauth_clients c ON c.client_id = t.client_id LEFT JOIN users u ON u.id = k.user_id
         WHERE t.token_hash = $1 AND t.kind = 'access' AND t.expires_at > $2 AND k.revoked_at IS NULL`,

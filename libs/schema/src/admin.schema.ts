@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timeZoneSchema } from './time-zone';
 
 export const KEY_KINDS = ['pk', 'sk', 'rk', 'ak'] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
@@ -21,11 +22,11 @@ const env = z.enum(KEY_ENVS).describe('Key environment segment (default live).')
 const orgId = z.uuid({ message: 'must be a UUID' }).describe("The organization the project belongs to: required with a user token (admin of it); with ADMIN_TOKEN, unset means the oldest organization (none before setup).");
 
 export const createProjectInputSchema = z
-  .object({ name, allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), env: env.optional(), org_id: orgId.optional() })
+  .object({ name, allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), timezone: timeZoneSchema.optional(), env: env.optional(), org_id: orgId.optional() })
   .describe('A new project; it gets one pk_, sk_ and rk_ key.');
 
 export const patchProjectInputSchema = z
-  .object({ name: name.optional(), allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional() })
+  .object({ name: name.optional(), allowed_origins: allowedOriginsInputSchema.optional(), retention_days: retentionDays.optional(), timezone: timeZoneSchema.optional() })
   .describe('Fields to change; the rest stay.');
 
 export const createKeyInputSchema = z.object({ kind: z.enum(KEY_KINDS).describe('Key kind.'), env: env.optional() }).describe('A new key of the project.');
@@ -38,8 +39,14 @@ export const projectSchema = z
     retention_days: z.number().int(),
     created_at: z.string().describe('ISO 8601.'),
     org_id: z.string().nullable().describe('Its organization (null only before the first user is set up).'),
+    timezone: z.string().describe('IANA time zone name its days, weeks and months are counted in (default UTC).'),
   })
   .describe('A project.');
+
+/** GET /v1/project: the key's project as a read key may see it (no origins, no retention, no organization). */
+export const readProjectResponseSchema = z
+  .object({ project: z.object({ id: z.string().describe('Project id (UUID).'), name: z.string(), timezone: z.string().describe('IANA time zone name its days are counted in.') }) })
+  .describe("The read key's project.");
 
 export const createdProjectResponseSchema = z
   .object({

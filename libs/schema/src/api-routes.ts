@@ -9,6 +9,7 @@ import {
   patchProjectInputSchema,
   projectListResponseSchema,
   projectResponseSchema,
+  readProjectResponseSchema,
   type KeyKind,
   type Project,
 } from './admin.schema';
@@ -426,7 +427,7 @@ export const routes = {
         goal: { ...GOAL_OR_ID_JSON, description: 'For metrics conversions, conversion_rate: { event?, path?, filters? } or { id } of a saved goal.' },
         segment: { description: 'A saved segment\'s id (list_segments): its filters hold too.' },
         order_by: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[[metric or dimension, "asc"|"desc"]]; default: first metric desc.' },
-        compare: { description: 'Adds comparison: the metrics over the equally long range before from.' },
+        compare: { description: 'Adds comparison: the metrics over the equally long range before from (as long as from..now if to > now).' },
         include_bots: { description: 'Count device_type bot too.' },
         limit: { description: 'Rows, default 100.' },
       },
@@ -472,7 +473,7 @@ export const routes = {
       description: `Cohorts by the period of each entity's first start event, and how many came back each later period: arguments = the POST /v1/retention body, result = its answer. Needs an rk_ key. Call list_goals and list_segments first: start and return may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       inputOverrides: {
-        period: { description: 'day, week (from Monday) or month, UTC.' },
+        period: { description: 'day, week (from Monday) or month.' },
         count_by: { description: 'Default user.' },
         start: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },
         return: { ...GOAL_OR_ID_JSON, description: 'Default any event.' },
@@ -531,6 +532,12 @@ export const routes = {
       result: z.object({ segments: z.array(z.looseObject({ id: z.string(), name: z.string() })) }),
     },
   },
+  // Issue 47: the dashboard (an rk_ key, often a session's) learns the project's name and time zone; no earlier read
+  // route answered the project.
+  project: {
+    method: 'get', path: '/v1/project', app: 'read-api', summary: "The key's project: id, name and the time zone its days are counted in", auth: { api_key: ['rk'], access: 'read' },
+    responses: { 200: readProjectResponseSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
+  },
   createProject: {
     method: 'post', path: '/admin/projects', app: 'admin-api', summary: 'Create a project and its pk_, sk_ and rk_ keys', auth: roleOf('admin', 'org_id'),
     body: createProjectInputSchema, responses: { 201: createdProjectResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
@@ -545,7 +552,7 @@ export const routes = {
     responses: { 200: projectResponseSchema }, errors: [...MEMBER_ERRORS, ...ALWAYS],
   },
   updateProject: {
-    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins or retention', auth: roleOf('admin', 'project'),
+    method: 'patch', path: '/admin/projects/{id}', app: 'admin-api', summary: 'Change a project\'s name, origins, retention or time zone', auth: roleOf('admin', 'project'),
     pathParams: PROJECT_ID, body: patchProjectInputSchema, responses: { 200: projectResponseSchema },
     errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS], example: { retention_days: 90 },
   },

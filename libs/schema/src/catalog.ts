@@ -86,10 +86,10 @@ export type InsightColumnDimension = keyof typeof COLUMN_DIMENSIONS;
 export const INSIGHT_TIME_DIMENSIONS = ['time:hour', 'time:day', 'time:week', 'time:month'] as const;
 export type InsightTimeDimension = (typeof INSIGHT_TIME_DIMENSIONS)[number];
 export const TIME_DIMENSIONS: Record<InsightTimeDimension, DimensionEntry> = {
-  'time:hour': { kind: 'time', description: 'The hour, UTC, "YYYY-MM-DD HH:00:00".' },
-  'time:day': { kind: 'time', description: 'The day, UTC.' },
-  'time:week': { kind: 'time', description: 'The week, from Monday, UTC.' },
-  'time:month': { kind: 'time', description: 'The month, from the 1st, UTC.' },
+  'time:hour': { kind: 'time', description: 'The hour, "YYYY-MM-DD HH:00:00" in the project\'s time zone.' },
+  'time:day': { kind: 'time', description: 'The day, in the project\'s time zone.' },
+  'time:week': { kind: 'time', description: 'The week, from Monday, in the project\'s time zone.' },
+  'time:month': { kind: 'time', description: 'The month, from the 1st, in the project\'s time zone.' },
 };
 export const PROPERTY_DIMENSION: DimensionEntry = { kind: 'property', description: 'prop:<key>: a top-level key of properties, as a string (null when absent).' };
 

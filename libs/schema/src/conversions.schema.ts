@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { type RangeBound, type ReadRange, clampToAcceptedRange, isoBoundParam, readRangeOf } from './iso-date';
 import type { InsightTimeDimension } from './catalog';
 import { type FilterIssue, type InsightCondition, type InsightDimension, SAVED_ID_MAX, filterListSchema, goalOrRefSchema, goalSchema, isInsightDimension, parseFilters, segmentRefSchema, valueBytesIssues } from './insights.schema';
 
@@ -25,8 +25,8 @@ export type RetentionPeriod = (typeof RETENTION_PERIODS)[number];
 
 const FILTERS_TEXT = 'Conditions every counted event must meet, as /v1/insights `filters`.';
 const range = {
-  from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
-  to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
 };
 const filtersField = filterListSchema(FILTERS_TEXT);
 const includeBots = z.boolean().default(false).describe('Count events of device_type bot too (left out by default).');
@@ -71,8 +71,8 @@ export function checkFunnelFilters(v: { filters: unknown[][]; steps?: ReadonlyAr
   for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
 }
 
-const checkRange = (v: { from: number; to: number }, ctx: z.RefinementCtx) => {
-  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+const checkRange = (v: { from: RangeBound; to: RangeBound }, ctx: z.RefinementCtx) => {
+  if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
 };
 
 /** A funnel read with every step inline: what queryFunnel runs. */
@@ -88,7 +88,7 @@ export const funnelBodySchema = z
     checkRange(v, ctx);
     checkFunnelFilters(v, ctx);
   })
-  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+  .transform((v) => ({ ...v, ...readRangeOf(v.from, v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
 
 /** What a saved funnel brings itself: refused beside `id`. */
 const SAVED_FUNNEL_FIELDS = ['steps', 'window_s', 'count_by'] as const;
@@ -119,7 +119,7 @@ export const funnelRequestSchema = z
         if (v[field] !== undefined) ctx.addIssue({ code: 'custom', message: `${field} comes from the saved funnel: leave it out beside \`id\``, path: [field] });
     checkFunnelFilters(v, ctx);
   })
-  .transform((v) => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
+  .transform((v) => ({ ...v, ...readRangeOf(v.from, v.to), filters: parseFilters(v.filters, ['filters'], [])! }));
 export type FunnelRequest = z.output<typeof funnelRequestSchema>;
 export type FunnelBody = z.input<typeof funnelBodySchema>;
 export type FunnelQuery = z.output<typeof funnelBodySchema>;
@@ -147,20 +147,20 @@ export type FunnelResponse = z.output<typeof funnelResponseSchema>;
 
 const retentionFields = {
   ...range,
-  period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe('day, week (Monday to Sunday, UTC) or month.'),
+  period: z.enum(RETENTION_PERIODS, { error: `period: allowed are ${RETENTION_PERIODS.join(', ')}` }).describe("day, week (Monday to Sunday) or month, in the project's time zone (UTC by default)."),
   count_by: z.enum(RETENTION_COUNT_BY, { error: `count_by: allowed are ${RETENTION_COUNT_BY.join(', ')}` }).default('user').describe('user (user_id, default) or visitor (anonymous_id).'),
   filters: filtersField,
   include_bots: includeBots,
 };
-function checkRetention(v: { from: number; to: number; period: RetentionPeriod; filters: unknown[][]; start?: object; return?: object }, ctx: z.RefinementCtx): void {
-  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
-  else if (periodsIn(clampToAcceptedRange(v.from), clampToAcceptedRange(v.to), v.period) > RETENTION_MAX_PERIODS)
+function checkRetention(v: { from: RangeBound; to: RangeBound; period: RetentionPeriod; filters: unknown[][]; start?: object; return?: object }, ctx: z.RefinementCtx): void {
+  if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+  else if (periodsIn(clampToAcceptedRange(v.from.ms), clampToAcceptedRange(v.to.ms), v.period) > RETENTION_MAX_PERIODS)
     ctx.addIssue({ code: 'custom', message: `at most ${RETENTION_MAX_PERIODS} periods between from and to: narrow the range or take a longer period`, path: ['to'] });
   const issues: FilterIssue[] = [];
   issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), ...filtersOfGoals([v.start, v.return])]));
   for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
 }
-const finishRetention = <T extends { from: number; to: number; filters: unknown[][] }>(v: T): Omit<T, 'filters'> & { filters: InsightCondition[] } => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters: parseFilters(v.filters, ['filters'], [])! });
+const finishRetention = <T extends { from: RangeBound; to: RangeBound; filters: unknown[][] }>(v: T): Omit<T, 'filters' | 'from' | 'to'> & ReadRange & { filters: InsightCondition[] } => ({ ...v, ...readRangeOf(v.from, v.to), filters: parseFilters(v.filters, ['filters'], [])! });
 
 /** A retention read with every goal inline: what queryRetention runs. */
 export const retentionBodySchema = z
@@ -192,7 +192,7 @@ export const retentionResponseSchema = z
   .object({
     cohorts: z.array(
       z.object({
-        cohort: z.string().describe('The first day of the cohort\'s period, YYYY-MM-DD (UTC).'),
+        cohort: z.string().describe("The first day of the cohort's period, YYYY-MM-DD (in the project's time zone)."),
         size: z.number().int().describe('Entities whose first start event in the range falls in this period.'),
         returned: z.array(z.number().int()).describe('returned[k]: the cohort\'s entities with a return event in period cohort + k, for each k whose period starts before `to`.'),
       }),

@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './limits';
 export * from './iso-date';
+export * from './time-zone';
 export * from './ingest.schema';
 export * from './catalog';
 export * from './group-by';

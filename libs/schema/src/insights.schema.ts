@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventNameSchema, toWellFormed } from './ingest.schema';
-import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { type RangeBound, type ReadRange, clampToAcceptedRange, isoBoundParam, isoDateParam, readRangeOf } from './iso-date';
 import {
   COLUMN_DIMENSIONS,
   FINITE_DIMENSION_VALUES,
@@ -271,8 +271,8 @@ const orderEntry = z.tuple([z.string(), z.enum(['asc', 'desc'], { error: 'direct
 const repeated = (names: readonly string[]) => [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
 
 const insightsFields = {
-  from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
-  to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
   metrics: z
     .array(z.enum(INSIGHT_METRICS, { error: oneOf('metric', INSIGHT_METRICS) }))
     .min(1)
@@ -285,7 +285,10 @@ const insightsFields = {
     .default([])
     .describe(`0 to 3 of: ${dimensionsText(true)}. Finite values: ${finiteValuesText()}.`),
   filters: filterListSchema(FILTERS_TEXT),
-  compare: z.enum(['previous_period'], { error: 'compare: allowed is previous_period' }).optional().describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from`.'),
+  compare: z
+    .enum(['previous_period'], { error: 'compare: allowed is previous_period' })
+    .optional()
+    .describe('previous_period: each row gains `comparison`, the same metrics over the range of the same length just before `from` (when `to` is after now: as long as `from` to now), and the answer `compare_range`, the range compared.'),
   order_by: z
     .array(orderEntry)
     .max(INSIGHTS_LIMITS.orderBy, { error: 'order_by: at most one entry per requested metric and dimension' })
@@ -297,8 +300,8 @@ const insightsFields = {
 
 /** The parsed fields every insights body's checks read (the goal inline, or a reference: its filters are then the saved goal's). */
 interface InsightsChecked {
-  from: number;
-  to: number;
+  from: RangeBound;
+  to: RangeBound;
   metrics: InsightMetric[];
   dimensions: InsightDimension[];
   filters: unknown[][];
@@ -309,7 +312,7 @@ const goalFiltersOf = (goal: object | undefined) => (goal && 'filters' in goal ?
 
 function checkInsights(v: InsightsChecked, ctx: z.RefinementCtx): void {
   if (v.goal === undefined && v.metrics.some((m) => GOAL_METRICS.includes(m))) ctx.addIssue({ code: 'custom', message: 'conversions and conversion_rate need a `goal`: { event?, path?, filters? } or { id } of a saved goal', path: ['goal'] });
-  if (v.to <= v.from) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
+  if (v.to.ms <= v.from.ms) ctx.addIssue({ code: 'custom', message: '`to` must be after `from`', path: ['to'] });
   const issues: FilterIssue[] = [];
   issues.push(...valueBytesIssues([parseFilters(v.filters, ['filters'], issues), goalFiltersOf(v.goal)]));
   const twice = repeated(v.metrics);
@@ -325,11 +328,11 @@ function checkInsights(v: InsightsChecked, ctx: z.RefinementCtx): void {
   for (const issue of issues) ctx.addIssue({ code: 'custom', ...issue });
 }
 
-function finishInsights<T extends InsightsChecked>(v: T): Omit<T, 'filters' | 'order_by'> & { filters: InsightCondition[]; order_by?: Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> } {
+function finishInsights<T extends InsightsChecked>(v: T): Omit<T, 'filters' | 'order_by' | 'from' | 'to'> & ReadRange & { filters: InsightCondition[]; order_by?: Array<[InsightMetric | InsightDimension, 'asc' | 'desc']> } {
   const filters = parseFilters(v.filters, ['filters'], [])!;
   // An empty order_by asks for no order: the default's (it was an ORDER BY of nothing, a 500).
   const order_by = v.order_by?.length ? (v.order_by as Array<[InsightMetric | InsightDimension, 'asc' | 'desc']>) : undefined;
-  return { ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to), filters, order_by };
+  return { ...v, ...readRangeOf(v.from, v.to), filters, order_by };
 }
 
 /** An insights read with every definition inline: what queryInsights runs. */
@@ -364,7 +367,10 @@ const cell = z.union([z.string(), z.number(), z.null()]);
 export const insightsRowSchema = z
   .record(z.string(), z.union([cell, z.record(z.string(), z.number())]))
   .describe('One row: each requested dimension by name (string, or null where the value is absent), each requested metric by name (number), and with compare `comparison`: { <metric>: number }.');
-export const insightsResponseSchema = z.object({ rows: z.array(insightsRowSchema) }).describe('Metrics by dimensions; one row of totals without dimensions.');
+export const compareRangeSchema = z.object({ from: z.string(), to: z.string() }).describe('With compare: the previous range compared, ISO 8601 [from, to).');
+export const insightsResponseSchema = z
+  .object({ rows: z.array(insightsRowSchema), compare_range: compareRangeSchema.optional() })
+  .describe('Metrics by dimensions; one row of totals without dimensions.');
 
 export const propertiesParamsSchema = z
   .object({
@@ -390,4 +396,4 @@ export const propertiesResponseSchema = z
   .describe(`Property keys most used first, or with \`key\` its values; at most ${INSIGHTS_LIMITS.properties} rows.`);
 export type PropertiesResponse = z.output<typeof propertiesResponseSchema>;
 export type InsightsRow = Record<string, string | number | null | Record<string, number>>;
-export type InsightsResponse = { rows: InsightsRow[] };
+export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string } };

@@ -58,9 +58,48 @@ const isoString = (check: (ms: number | null, value: string) => number | string)
 /** An event timestamp: ISO 8601 within LIMITS.timestamp; parses to epoch milliseconds. */
 export const isoDate = () => isoString((ms) => (ms === null ? NOT_ISO : ms >= min && ms < max ? ms : `must be ${TIMESTAMP_RANGE}`));
 
+const paramCheck = (ms: number | null, value: string) =>
+  ms ?? (parseIsoDate(value.replace(PLUS_AS_SPACE, '+$1')) === null ? NOT_ISO : `${NOT_ISO}: a \`+\` in a query string must be URL-encoded as %2B (it arrived as a space)`);
+
 /** A query-string `from`/`to`: ISO 8601 of any year (read.schema clamps the range); names an unencoded `+`. */
-export const isoDateParam = () =>
-  isoString((ms, value) => ms ?? (parseIsoDate(value.replace(PLUS_AS_SPACE, '+$1')) === null ? NOT_ISO : `${NOT_ISO}: a \`+\` in a query string must be URL-encoded as %2B (it arrived as a space)`));
+export const isoDateParam = () => isoString(paramCheck);
+
+/** A read range's bound: its instant (a date alone: that UTC midnight) and, when only a date was sent, the date. */
+export interface RangeBound {
+  ms: number;
+  /** `YYYY-MM-DD` when the bound was a date alone: a read in a time zone takes that local midnight (time-zone.ts). */
+  date?: string;
+}
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `from`/`to` of a read that counts in a time zone (insights, funnel, retention, stats and sources with `tz`): ISO 8601, a date alone kept as such. */
+export const isoBoundParam = () =>
+  z.string().transform((raw, ctx): RangeBound => {
+    const value = raw.trim();
+    const out = paramCheck(parseIsoDate(value), value);
+    if (typeof out === 'number') return DATE_ONLY.test(value) ? { ms: out, date: value } : { ms: out };
+    ctx.addIssue({ code: 'custom', message: out });
+    return z.NEVER;
+  });
+
+/** A read range as the queries take it: instants cut to the accepted timestamps, and the dates sent alone. */
+export interface ReadRange {
+  from: number;
+  to: number;
+  /** The date of `from` (`to`) when it was sent without a time: its midnight in the read's time zone. */
+  from_date?: string;
+  to_date?: string;
+}
+
+/** The range of two parsed bounds: clamped instants (UTC midnights for dates alone) and the dates. */
+export function readRangeOf(from: RangeBound, to: RangeBound): ReadRange {
+  return {
+    from: clampToAcceptedRange(from.ms),
+    to: clampToAcceptedRange(to.ms),
+    ...(from.date !== undefined ? { from_date: from.date } : {}),
+    ...(to.date !== undefined ? { to_date: to.date } : {}),
+  };
+}
 
 // Every event of a request without its own timestamp has the request's arrival time: format it once.
 let lastMs = Number.NaN;

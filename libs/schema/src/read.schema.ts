@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventNameSchema, toWellFormed, userIdSchema } from './ingest.schema';
-import { clampToAcceptedRange, isoDateParam } from './iso-date';
+import { type RangeBound, clampToAcceptedRange, isoBoundParam, isoDateParam, readRangeOf } from './iso-date';
+import { timeZoneSchema } from './time-zone';
 import { STATS_GROUP_BY, type StatsGroupBy, parseGroupBy } from './group-by';
 import { segmentRefSchema } from './insights.schema';
 import { LIMITS } from './limits';
@@ -21,6 +22,18 @@ const rangeIsOrdered = (v: { from: number; to: number }) => v.to > v.from;
 const rangeMessage = { message: '`to` must be after `from`', path: ['to'] };
 /** Cut to the accepted timestamps (after the order check, on what was sent): a wider range reads the same events. */
 const clampRange = <T extends { from: number; to: number }>(v: T): T => ({ ...v, from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to) });
+
+/**
+ * The range of /v1/stats and /v1/sources, with the additive `tz` (issue 47): UTC by default (the spec); with a zone,
+ * buckets and dates sent alone are counted in it.
+ */
+const zonedRange = z.object({
+  from: isoBoundParam().describe('Start of the range, ISO 8601, inclusive.'),
+  to: isoBoundParam().describe('End of the range, ISO 8601, exclusive.'),
+  tz: timeZoneSchema.optional().describe('IANA time zone of buckets and dates (default UTC).'),
+});
+const boundsOrdered = (v: { from: RangeBound; to: RangeBound }) => v.to.ms > v.from.ms;
+const zonedRangeOf = <T extends { from: RangeBound; to: RangeBound }>({ from, to, ...rest }: T) => ({ ...rest, ...readRangeOf(from, to) });
 
 /** The equality filters of raw-event reads (/v1/query, /v1/export). */
 const eventFilters = {
@@ -45,16 +58,16 @@ const GROUP_BY_MAX_CHARS = 256;
 const withParsedGroupBy = <T extends { group_by?: string }>({ group_by, ...rest }: T): Omit<T, 'group_by'> & { group_by?: StatsGroupBy[] } =>
   group_by === undefined ? rest : { ...rest, group_by: parseGroupBy(group_by) };
 
-export const statsParamsSchema = range
+export const statsParamsSchema = zonedRange
   .extend({
     metric: z.enum(STATS_METRICS).default('count').describe(STATS_METRICS.map((m) => `${m}: ${STATS_METRIC_CATALOG[m].description}`).join(' ')),
     event: eventNameSchema.optional(),
     group_by: z.string().max(GROUP_BY_MAX_CHARS).optional().describe(`Columns to group by, comma-separated: ${STATS_GROUP_BY.join(', ')}. ${statsValuesText()}`),
-    interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, UTC): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
+    interval: z.enum(['hour', 'day', 'week']).optional().describe('hour, day or week (weeks start Monday, in tz): adds a bucket column "YYYY-MM-DD HH:MM:SS".'),
     limit: limit(LIMITS.statsLimit.max, LIMITS.statsLimit.default),
   })
-  .refine(rangeIsOrdered, rangeMessage)
-  .transform(clampRange)
+  .refine(boundsOrdered, rangeMessage)
+  .transform(zonedRangeOf)
   .transform(withParsedGroupBy);
 
 /**
@@ -72,7 +85,7 @@ const queryBoolean = (dflt: boolean) =>
  */
 export const SOURCES_INCLUDE_BOTS_DEFAULT = true;
 
-export const sourcesParamsSchema = range
+export const sourcesParamsSchema = zonedRange
   .extend({
     breakdown: z.enum(['source_medium', 'source']).default('source_medium').describe('source_medium (default: one row per source and medium) or source.'),
     include_bots: queryBoolean(SOURCES_INCLUDE_BOTS_DEFAULT).describe(
@@ -80,8 +93,8 @@ export const sourcesParamsSchema = range
     ),
     limit: limit(LIMITS.sourcesLimit.max, LIMITS.sourcesLimit.default),
   })
-  .refine(rangeIsOrdered, rangeMessage)
-  .transform(clampRange);
+  .refine(boundsOrdered, rangeMessage)
+  .transform(zonedRangeOf);
 
 /** GET /v1/export: the range and filters of /v1/query, no row limit, and the file format. */
 export const EXPORT_FORMATS = ['ndjson', 'csv', 'parquet'] as const;

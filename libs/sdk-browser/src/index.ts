@@ -21,7 +21,19 @@ export interface InitOptions {
    * that have their visitors' consent.
    */
   persistence?: 'none' | 'local';
+  /** Opt-in: `$outbound` with `{ url }` on a click (or middle-click) on a link to another host. Default false. */
+  outboundLinks?: boolean;
+  /**
+   * Opt-in: `$download` with `{ url }` on a click on a link to a file: a link with a `download` attribute or whose path
+   * ends in one of these extensions (`true`: DOWNLOAD_EXTENSIONS). Default false. Takes precedence over `$outbound`.
+   */
+  fileDownloads?: boolean | string[];
+  /** Opt-in: this page is a "not found" page: `$404` with `{ path }` on init (the site's 404 template sets it). Default false. */
+  notFound?: boolean;
 }
+
+/** The file types `fileDownloads: true` counts (Plausible's list, plus a few archives and disk images). */
+export const DOWNLOAD_EXTENSIONS: readonly string[] = 'pdf xlsx xls docx doc txt rtf csv exe key pps ppt pptx 7z pkg rar gz tgz zip avi mov mp4 mpeg wmv midi mp3 wav wma dmg iso msi apk epub'.split(' ');
 
 /** One event as the SDK sends it in a `POST /v1/batch` body. */
 export interface WireEvent {
@@ -78,7 +90,7 @@ const optedOut = (): boolean => {
 export function init(options: InitOptions): void {
   if (cfg || optedOut()) return;
   if (!/^pk_/.test(options.key)) throw new Error('analytics: the browser client takes a pk_ key');
-  cfg = { autoPageview: true, flushAt: 20, flushInterval: 2000, persistence: 'none', ...options, endpoint: options.endpoint.replace(/\/+$/, '') };
+  cfg = { autoPageview: true, flushAt: 20, flushInterval: 2000, persistence: 'none', outboundLinks: false, fileDownloads: false, notFound: false, ...options, endpoint: options.endpoint.replace(/\/+$/, '') };
   if (cfg.persistence === 'local') {
     try {
       storage = localStorage;
@@ -110,6 +122,29 @@ export function init(options: InitOptions): void {
     addEventListener('pageshow', (e) => e.persisted && page());
     page();
   }
+  if (cfg.notFound) notFound();
+  const types = cfg.fileDownloads === true ? DOWNLOAD_EXTENSIONS : cfg.fileDownloads || [];
+  if (cfg.outboundLinks || cfg.fileDownloads) {
+    const clicked = (e: MouseEvent) => {
+      const a = (e.target as Element | null)?.closest?.('a[href]') as HTMLAnchorElement | null;
+      if (!a || (e.type === 'auxclick' && e.button !== 1)) return;
+      const url = new URL(a.href);
+      if (!/^https?:$/.test(url.protocol)) return;
+      const ext = /\.([^./]+)$/.exec(url.pathname)?.[1]?.toLowerCase();
+      const event = cfg!.fileDownloads && (a.hasAttribute('download') || (ext && types.indexOf(ext) >= 0)) ? '$download' : cfg!.outboundLinks && url.host !== location.host && '$outbound';
+      if (!event) return;
+      track(event, { url: url.href.split('#')[0]!.slice(0, 2048) });
+      // The click may leave the page at once: sent now, with keepalive, so the request outlives it.
+      void flush(true);
+    };
+    document.addEventListener('click', clicked, true);
+    document.addEventListener('auxclick', clicked, true);
+  }
+}
+
+/** Emits `$404` with the current path: for a page the site marks as not found (single-page apps call it on their 404 route). */
+export function notFound(): void {
+  track('$404', { path: location.pathname.slice(0, 2048) });
 }
 
 /** Buffers an event. Events over the spec's limits (name 1..128 chars, properties ≤ 8 KB) are dropped with a warning. */
@@ -241,3 +276,19 @@ const post = (path: string, body: unknown, keepalive?: boolean) =>
         )
       : res,
   );
+
+// The script tag's data attributes: <script src=".../analytics.min.js" data-endpoint data-key [data-outbound]
+// [data-downloads[="pdf zip"]] [data-404] [data-persistence="local"] [data-no-pageview]> starts the client on load.
+const tag = typeof document !== 'undefined' ? (document.currentScript as HTMLScriptElement | null) : null;
+if (tag && tag.dataset.key) {
+  const d = tag.dataset;
+  init({
+    endpoint: d.endpoint || new URL(tag.src).origin,
+    key: d.key!,
+    autoPageview: d.noPageview === undefined,
+    persistence: d.persistence === 'local' ? 'local' : 'none',
+    outboundLinks: d.outbound !== undefined,
+    fileDownloads: d.downloads === undefined ? false : d.downloads ? d.downloads.split(/[\s,]+/) : true,
+    notFound: d['404'] !== undefined,
+  });
+}

@@ -44,11 +44,13 @@ interface PageOptions {
   /** The SDK's `persistence`; left out of the config when absent, so the default applies. */
   persistence?: Sdk.InitOptions['persistence'];
   prepare?: (context: BrowserContext) => Promise<unknown>;
+  /** More init options (the standard events' opt-ins). */
+  options?: Partial<Sdk.InitOptions>;
 }
 const LOCAL = { persistence: 'local' } as const;
 
 /** A fresh browser context (own storage) whose pages init the SDK with `key`; fetch calls are recorded. */
-async function openPage(key: string, { persistence, prepare }: PageOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+async function openPage(key: string, { persistence, prepare, options }: PageOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   contexts.push(context);
   await context.addInitScript((config) => {
@@ -59,7 +61,7 @@ async function openPage(key: string, { persistence, prepare }: PageOptions = {})
       window.__fetches.push({ url: String(input), keepalive: init?.keepalive, headers: { ...(init?.headers as Record<string, string>) }, body: String(init?.body) });
       return realFetch(input, init);
     };
-  }, { endpoint: service.endpoint, key, ...(persistence && { persistence }) });
+  }, { endpoint: service.endpoint, key, ...(persistence && { persistence }), ...options });
   await prepare?.(context);
   return { context, page: await context.newPage() };
 }
@@ -522,6 +524,96 @@ CHROMIUM.describe('browser SDK in headless Chromium against the real service', (
       await sleep(300);
       expect(posts).toBe(answers.length);
       expect(warnings).toEqual([]);
+    });
+  });
+
+  describe('standard events (opt-in): $outbound, $download, $404', () => {
+    const propsOf = (row: Record<string, string | null>) => JSON.parse(row.properties!) as Record<string, unknown>;
+    const eventsStored = async (projectId: string) => (await rowsOf(projectId)).map((r) => [r.event_name, r.path, propsOf(r)['url'] ?? propsOf(r)['path'] ?? null]);
+
+    it('a click on a link to another host sends $outbound with its URL at once (no timer runs), and it is stored although the click leaves the page', async () => {
+      const { key, projectId } = await newProject('outbound');
+      const { page } = await openPage(key, { options: { outboundLinks: true } });
+      await freezeClock(page); // no timed flush: only the click's own send can deliver it before the navigation
+      await page.goto(`${pages.origin}/article?links=${encodeURIComponent(foreign.origin)}`);
+      await Promise.all([page.waitForURL(`${foreign.origin}/landing?from=page#top`), page.click('#out')]);
+      await until(async () => (await rowsOf(projectId)).some((r) => r.event_name === '$outbound'), 'the $outbound row');
+      const sent = sentEvents(key).find((e) => e.event === '$outbound')!;
+      expect(sent).toMatchObject({ path: '/article', properties: { url: `${foreign.origin}/landing?from=page` } });
+      expect(batches(key).find((b) => (b.body as { events: WireEvent[] }).events.some((e) => e.event === '$outbound'))).toMatchObject({ status: 202 });
+      // The $pageview buffered before the click went in the same keepalive request.
+      expect(await eventsStored(projectId)).toEqual(expect.arrayContaining([['$pageview', '/article', null], ['$outbound', '/article', `${foreign.origin}/landing?from=page`]]));
+    });
+
+    it('downloads: a listed extension (any case) or a download attribute sends $download with the file URL, before $outbound; links inside the site, mailto: and other clicks send nothing', async () => {
+      const { key, projectId } = await newProject('downloads');
+      const { page } = await openPage(key, { options: { outboundLinks: true, fileDownloads: true } });
+      await freezeClock(page);
+      const at = `${pages.origin}/files?links=${encodeURIComponent(foreign.origin)}`;
+      // Clicks that navigate nowhere: each link's default action is prevented after the SDK's capture listener ran.
+      await page.goto(at);
+      await page.evaluate(() => document.addEventListener('click', (e) => e.preventDefault()));
+      await page.click('#file');
+      await page.click('#attr');
+      await page.click('#inner'); // a click on an element inside the link
+      await page.click('#inside');
+      await page.click('#mail');
+      await page.click('h1');
+      await until(() => sentEvents(key).filter((e) => e.event !== '$pageview').length === 3, 'three events');
+      await sleep(200);
+      expect(sentEvents(key).filter((e) => e.event !== '$pageview').map((e) => [e.event, e.properties['url']])).toEqual([
+        ['$download', `${pages.origin}/files/Report.PDF?v=2`],
+        ['$download', `${pages.origin}/export/data`],
+        ['$download', `${foreign.origin}/dist/tool.zip`],
+      ]);
+      await until(async () => (await rowsOf(projectId)).length === 4, 'four rows');
+    });
+
+    it('without the opt-ins a click on any link sends nothing', async () => {
+      const { key } = await newProject('no-opt-in');
+      const { page } = await openPage(key);
+      await freezeClock(page);
+      await page.goto(`${pages.origin}/plain?links=${encodeURIComponent(foreign.origin)}`);
+      await page.evaluate(() => document.addEventListener('click', (e) => e.preventDefault()));
+      for (const id of ['#out', '#file', '#attr', '#inner']) await page.click(id);
+      await page.evaluate(() => window.analytics.flush());
+      expect(sentEvents(key).map((e) => e.event)).toEqual(['$pageview']);
+    });
+
+    it('$404: notFound: true on init, or analytics.notFound() on a single-page app route; goals count it by its event name', async () => {
+      const { key, projectId, readKey } = await newProject('not-found');
+      const { page } = await openPage(key, { options: { notFound: true } });
+      await page.goto(`${pages.origin}/missing-page`);
+      await page.evaluate(() => {
+        history.pushState({}, '', '/app/unknown-route');
+        window.analytics.notFound();
+        return window.analytics.flush();
+      });
+      expect(await eventsStored(projectId)).toEqual(expect.arrayContaining([['$404', '/missing-page', '/missing-page'], ['$404', '/app/unknown-route', '/app/unknown-route']]));
+      const today = new Date().toISOString().slice(0, 10);
+      const res = await fetch(`${service.endpoint}/v1/insights`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: today, to: new Date(Date.now() + 86_400_000).toISOString().slice(0, 10), metrics: ['conversions'], goal: { event: '$404' }, include_bots: true /* headless Chromium is a bot */ }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { rows: Record<string, number>[] }).rows[0]).toMatchObject({ conversions: 1 }) // one browser, one visitor;
+    });
+
+    it('script tag data attributes: data-key and data-endpoint start the client; data-outbound, data-downloads="zip" and data-404 opt in', async () => {
+      const { key, projectId } = await newProject('tag');
+      const context = await browser.newContext();
+      contexts.push(context);
+      const page = await context.newPage();
+      const tag = `${service.endpoint}|${key}|outbound,downloads=zip,404`;
+      await page.goto(`${pages.origin}/gone?links=${encodeURIComponent(foreign.origin)}&tag=${encodeURIComponent(tag)}`);
+      await page.evaluate(() => document.addEventListener('click', (e) => e.preventDefault()));
+      await page.click('#file'); // a .pdf: not in data-downloads="zip", and on this host: nothing
+      await page.click('#inner'); // tool.zip
+      await page.click('#out');
+      await until(async () => (await rowsOf(projectId)).length === 4, 'four rows');
+      expect((await eventsStored(projectId)).map(([e]) => e).sort()).toEqual(['$404', '$download', '$outbound', '$pageview']);
+      expect(sentEvents(key).find((e) => e.event === '$download')!.properties['url']).toBe(`${foreign.origin}/dist/tool.zip`);
     });
   });
 

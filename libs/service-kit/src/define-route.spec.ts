@@ -36,7 +36,7 @@ describe('defineRoute', () => {
   const definitions: Parameters<typeof routerOf>[1] = [
     defineRoute(routes.createProject, ({ body }, caller) => {
       seen.push({ ...body, org: caller.org });
-      return { project: { id: 'p-1', name: body.name, allowed_origins: [], retention_days: 30, created_at: '2026-01-01T00:00:00.000Z', org_id: null }, keys: { pk: 'pk_a', sk: 'sk_b', rk: 'rk_c' } };
+      return { project: { id: 'p-1', name: body.name, allowed_origins: [], retention_days: 30, created_at: '2026-01-01T00:00:00.000Z', org_id: null, timezone: 'UTC' }, keys: { pk: 'pk_a', sk: 'sk_b', rk: 'rk_c' } };
     }),
     defineRoute(routes.revokeKey, ({ params }) => void seen.push(params.prefix)),
     defineRoute(routes.query, ({ query }, auth) => {

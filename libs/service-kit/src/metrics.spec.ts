@@ -24,7 +24,7 @@ const routesOf = (text: string) =>
 describe('route labels', () => {
   it('names the declared pattern, a fixed pattern a handler set, a static mount, and `unmatched`: never a path as it arrived', async () => {
     const declared = routerOf({ session: { authenticate: async () => ({ kind: 'operator' }), authorizeBody: async (caller) => caller } }, [
-      defineRoute(routes.getProject, ({ params }) => ({ project: { id: params.id, name: 'p', allowed_origins: [], retention_days: 90, created_at: '2026-01-01T00:00:00Z', org_id: null } })),
+      defineRoute(routes.getProject, ({ params }) => ({ project: { id: params.id, name: 'p', allowed_origins: [], retention_days: 90, created_at: '2026-01-01T00:00:00Z', org_id: null, timezone: 'UTC' } })),
     ]);
     const fixed = Router();
     fixed.use((req, res, next) => {

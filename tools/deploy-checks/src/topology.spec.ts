@@ -219,6 +219,7 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   sources: () => ({ query: WINDOW }),
   insights: () => ({}),
   properties: () => ({ query: WINDOW }),
+  project: () => ({}),
   funnel: () => ({}),
   retention: () => ({}),
   goals: () => ({}),

@@ -168,10 +168,16 @@ function metricOf(m: InsightMetric, g: Group | undefined): number {
   }
 }
 
-export function expectedInsights(rows: EventRow[], projectId: string, q: InsightsQuery): { rows: InsightsRow[] } {
+/**
+ * The answer of POST /v1/insights. With compare, the previous period is the range of the same length before `from`; when
+ * the range includes `now` (issue 47, like for like), only as long as from..now; `compare_range` names it.
+ */
+export function expectedInsights(rows: EventRow[], projectId: string, q: InsightsQuery, now = Date.now()): { rows: InsightsRow[]; compare_range?: { from: string; to: string } } {
   const span = q.to - q.from;
   const current = groupsOf(rows, projectId, q, q.from, q.to, 0);
-  const previous = q.compare ? groupsOf(rows, projectId, q, Math.max(q.from - span, LIMITS.timestamp.min), q.from, span) : undefined;
+  const lo = Math.max(q.from - span, LIMITS.timestamp.min);
+  const hi = q.to > now ? Math.max(lo, Math.min(q.from, q.from - span + Math.min(Math.max(now - q.from, 0), span))) : q.from;
+  const previous = q.compare ? groupsOf(rows, projectId, q, lo, hi, span) : undefined;
   if (q.dimensions.length === 0 && current.size === 0) current.set('[]', { cells: [], events: 0, pageviews: 0, anons: new Set(), converted: new Set(), visits: new Set() });
   const out = [...current.entries()].map(([key, g]) => {
     const row: InsightsRow = {};
@@ -194,7 +200,7 @@ export function expectedInsights(rows: EventRow[], projectId: string, q: Insight
     }
     return 0;
   });
-  return { rows: out.slice(0, q.limit) };
+  return { rows: out.slice(0, q.limit), ...(q.compare ? { compare_range: { from: new Date(lo).toISOString(), to: new Date(hi).toISOString() } } : {}) };
 }
 
 /**

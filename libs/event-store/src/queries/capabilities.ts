@@ -10,11 +10,26 @@ import { type SourcesReader, querySources } from './sources.query';
 import { queryStats } from './stats.query';
 
 /**
+ * What a read learns beside its input from the key that asked (issue 47): the project's name and time zone, and the
+ * time of the request (a test's clock; "now" for the like-for-like previous period of insights).
+ */
+export interface ReadScope {
+  project: { id: string; name: string; timezone: string };
+  now: number;
+}
+
+/** The scope of a read by a key's project at `now` (the capability layer's clock; Date.now() unless a test passes one). */
+export const readScopeOf = (project: { id: string; name: string; timezone?: string }, now: number = Date.now()): ReadScope => ({
+  project: { id: project.id, name: project.name, timezone: project.timezone ?? 'UTC' },
+  now,
+});
+
+/**
  * How one read capability runs: the key's project, the route's parsed input, its success answer. `saved`: the
  * project's saved goals, funnels and segments (the key store's, passed in by the wiring): the ids a read names are
- * resolved through it, and the lists read it.
+ * resolved through it, and the lists read it. `scope`: the key's project (time zone) and the time of the request.
  */
-export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>, saved: SavedLookup) => Promise<CapabilityResult<K>>;
+export type ReadRunner<K extends ReadCapability> = (reader: SourcesReader, projectId: string, input: CapabilityInput<K>, saved: SavedLookup, scope: ReadScope) => Promise<CapabilityResult<K>>;
 
 const listOf = async (saved: SavedLookup, projectId: string, kind: SavedKind) => (await saved.list(projectId, kind)).map(savedAnswer) as never[];
 
@@ -33,13 +48,14 @@ export const readCapabilities: { readonly [K in ReadCapability]: ReadRunner<K> }
     const { breakdown, rows } = await querySources(reader, projectId, input);
     return { breakdown, rows };
   },
-  insights: async (reader, projectId, input, saved) => queryInsights(reader, projectId, await resolveInsights(saved, projectId, input)),
-  funnel: async (reader, projectId, input, saved) => queryFunnel(reader, projectId, await resolveFunnel(saved, projectId, input)),
-  retention: async (reader, projectId, input, saved) => queryRetention(reader, projectId, await resolveRetention(saved, projectId, input)),
+  insights: async (reader, projectId, input, saved, scope) => queryInsights(reader, projectId, await resolveInsights(saved, projectId, input), { timezone: scope.project.timezone, now: scope.now }),
+  funnel: async (reader, projectId, input, saved, scope) => queryFunnel(reader, projectId, await resolveFunnel(saved, projectId, input), { timezone: scope.project.timezone }),
+  retention: async (reader, projectId, input, saved, scope) => queryRetention(reader, projectId, await resolveRetention(saved, projectId, input), { timezone: scope.project.timezone }),
   properties: queryProperties,
   goals: async (_reader, projectId, _input, saved) => ({ goals: await listOf(saved, projectId, 'goal') }),
   funnels: async (_reader, projectId, _input, saved) => ({ funnels: await listOf(saved, projectId, 'funnel') }),
   segments: async (_reader, projectId, _input, saved) => ({ segments: await listOf(saved, projectId, 'segment') }),
+  project: async (_reader, _projectId, _input, _saved, scope) => ({ project: scope.project }),
 };
 
 /** The read capabilities' names. */

@@ -52,6 +52,23 @@ export function visitValueOf(tables: ReadTables, d: InsightDimension, includeBot
 
 /** The time buckets' SQL over `ts` (the event's time, moved by a period under compare). */
 export const TIME_SQL: Record<InsightTimeDimension, string> = { 'time:hour': 'toStartOfHour(ts)', 'time:day': 'toDate(ts)', 'time:week': 'toMonday(ts)', 'time:month': 'toStartOfMonth(ts)' };
+/**
+ * The time buckets in the read's time zone (issue 47), bound as `{tz:String}`: the local hour, date, Monday and first
+ * of the month. Days of 23 or 25 hours are one bucket each; Asia/Kolkata's hours start at :30 UTC.
+ */
+export const ZONED_TIME_SQL: Record<InsightTimeDimension, string> = {
+  'time:hour': 'toStartOfHour(ts, {tz:String})',
+  'time:day': 'toDate(ts, {tz:String})',
+  'time:week': 'toMonday(ts, {tz:String})',
+  'time:month': 'toStartOfMonth(ts, {tz:String})',
+};
+
+/** What a read counts in beside its input (libs/schema's time-zone.ts): its time zone (default UTC) and, for insights, now. */
+export interface ReadOptions {
+  timezone?: string;
+  /** The time of the request in ms (insights: a range that includes now is compared like for like). Default Date.now(). */
+  now?: number;
+}
 
 export type Query = { sql: string; params: Record<string, unknown> };
 
@@ -77,6 +94,11 @@ export class Builder {
   private filters = 0;
   private goals = 0;
 
+  /** `tz`: the time zone name, bound as {tz:String} for the time buckets; undefined (UTC) keeps the UTC SQL. */
+  constructor(readonly tz?: string) {
+    if (tz !== undefined) this.params.tz = tz;
+  }
+
   /** The SQL of a dimension's value for one (joined) event row. */
   value(d: InsightDimension): string {
     if (d.startsWith('prop:')) {
@@ -90,7 +112,7 @@ export class Builder {
       this.columns.add('properties_map');
       return propSql(name);
     }
-    if (d in TIME_SQL) return TIME_SQL[d as InsightTimeDimension];
+    if (d in TIME_SQL) return (this.tz === undefined ? TIME_SQL : ZONED_TIME_SQL)[d as InsightTimeDimension];
     const c = d as InsightColumnDimension;
     if (dimensionKind(c) === 'visit') {
       let i = this.visitDims.indexOf(c);

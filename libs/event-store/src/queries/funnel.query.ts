@@ -1,8 +1,8 @@
-import { ApiError, DAY_MS, FUNNEL_LIMITS, type FunnelQuery, type FunnelResponse, type FunnelStep, type InsightDimension, dimensionKind } from '@analytics/schema';
+import { ApiError, DAY_MS, DEFAULT_TIME_ZONE, FUNNEL_LIMITS, type FunnelQuery, type FunnelResponse, type FunnelStep, type InsightDimension, dimensionKind, rangeInZone } from '@analytics/schema';
 import { clickHouseCodeOf } from '../client/store-error';
 import { isUtcMidnight, toClickHouseDate } from '../primitives/clickhouse-time';
 import type { ReadTables } from '../tables/read-tables';
-import { Builder, type Query, dimensionsOf, visitValueOf } from './dimension-sql';
+import { Builder, type Query, type ReadOptions, dimensionsOf, visitValueOf } from './dimension-sql';
 import { DAILY_IDS_NOTE, eventRows } from './entity-rows';
 import type { Reader } from './reader';
 
@@ -47,7 +47,9 @@ export const FUNNEL_MAX_EVENTS_PER_ENTITY = 10_000;
 const THROW_IF_CODE = 395;
 
 /** Builds POST /v1/funnel as one statement (see the top of this file); every value is a bound parameter. */
-export function buildFunnel(tables: ReadTables, projectId: string, q: FunnelQuery): Query {
+export function buildFunnel(tables: ReadTables, projectId: string, query: FunnelQuery, options: ReadOptions = {}): Query {
+  // Dates sent without a time are the project's local midnights (a funnel has no buckets: only its range moves).
+  const q = rangeInZone(query, options.timezone ?? DEFAULT_TIME_ZONE);
   const b = new Builder();
   const steps = q.steps.map((g) => b.goal(g));
   const bd = q.breakdown as InsightDimension | undefined;
@@ -128,7 +130,8 @@ function stepsOf(r: Raw | undefined, n: number): FunnelStep[] {
 const dailyNote = (countBy: string, span: number, r: Raw | undefined) => countBy === 'visitor' && span > DAY_MS && r !== undefined && Number(r.ents) > 0 && Number(r.daily) * 2 >= Number(r.ents);
 
 /** POST /v1/funnel over a validated body, under the read gate and limits (reader.read). */
-export async function queryFunnel(reader: Reader, projectId: string, q: FunnelQuery): Promise<FunnelResponse> {
+export async function queryFunnel(reader: Reader, projectId: string, query: FunnelQuery, options: ReadOptions = {}): Promise<FunnelResponse> {
+  const q = rangeInZone(query, options.timezone ?? DEFAULT_TIME_ZONE);
   const { sql, params } = buildFunnel(reader.tables, projectId, q);
   const rows = await reader.read<Raw>(projectId, sql, params).catch((e: unknown) => {
     if (clickHouseCodeOf(e) !== THROW_IF_CODE) throw e;

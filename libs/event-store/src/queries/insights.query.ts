@@ -5,13 +5,15 @@ import {
   type InsightsResponse,
   type InsightsRow,
   LIMITS,
+  DEFAULT_TIME_ZONE,
   dimensionKind,
   metricsOfKind,
+  rangeInZone,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { Builder, DIMENSION_SQL, type Query, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
+import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
@@ -28,8 +30,22 @@ import type { Reader } from './reader';
 // event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
 // per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
 
-/** Time buckets are written as /v1/stats writes its buckets. */
+/** Time buckets are written as /v1/stats writes its buckets: the wall clock in the read's time zone (UTC by default). */
 const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
+const ZONED_BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', {tz:String}";
+
+/**
+ * The previous period compare reads (issue 47, like for like): the range of the same length just before `from`, cut to
+ * the elapsed length `now - from` when the range includes now (`to > now`): today until 14:05 against yesterday until
+ * 14:05. `cut` says whether it was cut; both ends are clamped to the accepted timestamps.
+ */
+export function previousPeriod(from: number, to: number, now: number): { lo: number; hi: number; cut: boolean } {
+  const span = to - from;
+  const lo = Math.max(from - span, LIMITS.timestamp.min);
+  if (to <= now) return { lo, hi: from, cut: false };
+  const elapsed = Math.min(Math.max(now - from, 0), span);
+  return { lo, hi: Math.max(lo, Math.min(from, from - span + elapsed)), cut: true };
+}
 
 // The metrics' kinds are the catalog's (libs/schema METRIC_CATALOG): visit metrics need the per-visit rows, goal
 // metrics the goal's flag.
@@ -94,12 +110,19 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 const isTime = (d: InsightDimension) => d.startsWith('time:');
 
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
-export function buildInsights(tables: ReadTables, projectId: string, q: InsightsQuery): Query {
-  const b = new Builder();
+export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: ReadOptions = {}): Query {
+  const tz = options.timezone ?? DEFAULT_TIME_ZONE;
+  // Dates sent without a time are the project's local midnights; the time buckets are counted in its zone.
+  const q = rangeInZone(query, tz);
+  const b = new Builder(tz === DEFAULT_TIME_ZONE ? undefined : tz);
   const compare = q.compare === 'previous_period';
   const span = q.to - q.from;
-  const lo = compare ? Math.max(q.from - span, LIMITS.timestamp.min) : q.from;
+  const previous = compare ? previousPeriod(q.from, q.to, options.now ?? Date.now()) : { lo: q.from, hi: q.from, cut: false };
+  const lo = previous.lo;
+  // A cut previous period leaves out its events from `hi` on (the current period's are all of [from, to)).
+  const cut = previous.cut ? ' AND (timestamp >= {from:DateTime64(3, \'UTC\')} OR timestamp < {hi:DateTime64(3, \'UTC\')})' : '';
   Object.assign(b.params, { project: projectId, lo: toClickHouseTime(lo), from: toClickHouseTime(q.from), to: toClickHouseTime(q.to), shift: span, limit: q.limit });
+  if (previous.cut) b.params.hi = toClickHouseTime(previous.hi);
 
   const dims = q.dimensions.map((d) => b.value(d));
   const where = q.filters.map((c) => b.condition(c));
@@ -114,7 +137,8 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
   // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
   // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
-  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
+  // A cut previous period ends within a day: the aggregate's whole days cannot hold it.
+  const wholeDays = !previous.cut && isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
   // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
   // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
@@ -139,14 +163,15 @@ export function buildInsights(tables: ReadTables, projectId: string, q: Insights
     `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' visit_key AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
     `FROM ${tables.events}`,
-    "WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
+    `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${cut}`,
     ...(q.include_bots ? [] : ["  AND device_type != 'bot'"]),
   ].join('\n');
 
   const dimAliases = dims.map((_, i) => `d${i}`);
   const periods: Array<0 | 1> = compare ? [1, 0] : [1];
   const metrics = periods.flatMap((p) => q.metrics.map((m, i) => `${metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'))} AS ${p ? 'm' : 'c'}${i}`));
-  const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${BUCKET_FORMAT}) AS o${i}` : `d${i} AS o${i}`));
+  const bucketFormat = b.tz === undefined ? BUCKET_FORMAT : ZONED_BUCKET_FORMAT;
+  const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${bucketFormat}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
   if (fromVisits) {
@@ -235,8 +260,18 @@ function rowsOf(q: InsightsQuery, raw: Array<Record<string, unknown>>): Insights
   });
 }
 
-/** POST /v1/insights over a validated body, under the read gate and limits (reader.read). */
-export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery): Promise<InsightsResponse> {
-  const { sql, params } = buildInsights(reader.tables, projectId, q);
-  return { rows: rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params)) };
+const isoOf = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * POST /v1/insights over a validated body, under the read gate and limits (reader.read); `options`: the project's time
+ * zone and the request's time. With compare, `compare_range` names the previous range compared.
+ */
+export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
+  const now = options.now ?? Date.now();
+  const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now });
+  const rows = rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params));
+  if (q.compare !== 'previous_period') return { rows };
+  const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
+  const { lo, hi } = previousPeriod(range.from, range.to, now);
+  return { rows, compare_range: { from: isoOf(lo), to: isoOf(hi) } };
 }

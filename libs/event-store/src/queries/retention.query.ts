@@ -1,12 +1,18 @@
-import { DAY_MS, type RetentionPeriod, type RetentionQuery, type RetentionResponse } from '@analytics/schema';
+import { DAY_MS, DEFAULT_TIME_ZONE, type RetentionPeriod, type RetentionQuery, type RetentionResponse, localMidnight, rangeInZone } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate } from '../primitives/clickhouse-time';
 import { ANON_DAILY_SQL } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { Builder, type Query } from './dimension-sql';
+import { Builder, type Query, type ReadOptions } from './dimension-sql';
 import { DAILY_IDS_NOTE, eventRows } from './entity-rows';
 import type { Reader } from './reader';
 
 const PERIOD_SQL: Record<RetentionPeriod, (ts: string) => string> = { day: (t) => `toDate(${t})`, week: (t) => `toMonday(${t})`, month: (t) => `toStartOfMonth(${t})` };
+/** The periods in the project's time zone (issue 47), bound as {tz:String}: local dates, Mondays, firsts of the month. */
+const ZONED_PERIOD_SQL: Record<RetentionPeriod, (ts: string) => string> = {
+  day: (t) => `toDate(${t}, {tz:String})`,
+  week: (t) => `toMonday(${t}, {tz:String})`,
+  month: (t) => `toStartOfMonth(${t}, {tz:String})`,
+};
 const PERIOD_DIFF: Record<RetentionPeriod, (p: string, c: string) => string> = {
   day: (p, c) => `(toInt64(toRelativeDayNum(${p})) - toRelativeDayNum(${c}))`,
   week: (p, c) => `intDiv(toInt64(toRelativeDayNum(${p})) - toRelativeDayNum(${c}), 7)`,
@@ -17,8 +23,10 @@ const PERIOD_DIFF: Record<RetentionPeriod, (p: string, c: string) => string> = {
  * Builds POST /v1/retention as one statement: per entity, its first start event's period (the cohort) and the distinct
  * periods of its return events; rows (cohort, k, entities), k = -1 giving each cohort's size.
  */
-export function buildRetention(tables: ReadTables, projectId: string, q: RetentionQuery): Query {
-  const b = new Builder();
+export function buildRetention(tables: ReadTables, projectId: string, query: RetentionQuery, options: ReadOptions = {}): Query {
+  const tz = options.timezone ?? DEFAULT_TIME_ZONE;
+  const q = rangeInZone(query, tz);
+  const b = new Builder(tz === DEFAULT_TIME_ZONE ? undefined : tz);
   const start = q.start ? b.goal(q.start) : '1';
   const ret = q.return ? b.goal(q.return) : '1';
   // Any event as start and return, by visitor, no filter, whole UTC days: who was active on which day is in the visits
@@ -32,7 +40,7 @@ export function buildRetention(tables: ReadTables, projectId: string, q: Retenti
         `WHERE project_id = {project:UUID} AND day >= {from_day:Date} AND day < {to_day:Date} AND anonymous_id != ''${q.include_bots ? '' : ' AND bot = 0'}`,
       ].join('\n')
     : eventRows(b, tables, projectId, q, q.count_by, () => ['timestamp AS ts', `${start} AS st`, `${ret} AS rt`], () => [`(${start} OR ${ret})`]);
-  const period = PERIOD_SQL[q.period];
+  const period = (b.tz === undefined ? PERIOD_SQL : ZONED_PERIOD_SQL)[q.period];
   const perEntity = [
     `SELECT ent, max(dly) AS daily, ${period('minIf(ts, st)')} AS cohort, groupUniqArrayIf(${period('ts')}, rt) AS ps`,
     `FROM (${rows}) GROUP BY ent HAVING countIf(st) > 0`,
@@ -46,16 +54,18 @@ export function buildRetention(tables: ReadTables, projectId: string, q: Retenti
   return { sql, params: b.params };
 }
 
-/** The start (ms, UTC) of the period k periods after the one starting at `cohort` (YYYY-MM-DD). */
-function periodStart(cohort: string, period: RetentionPeriod, k: number): number {
+/** The start (ms) of the period k periods after the one starting at `cohort` (YYYY-MM-DD): its local midnight in `tz`. */
+function periodStart(cohort: string, period: RetentionPeriod, k: number, tz: string): number {
   const [y, m, d] = cohort.split('-').map(Number) as [number, number, number];
-  if (period === 'month') return Date.UTC(y, m - 1 + k, 1);
-  return Date.UTC(y, m - 1, d) + k * (period === 'week' ? 7 : 1) * DAY_MS;
+  const day = period === 'month' ? Date.UTC(y, m - 1 + k, 1) : Date.UTC(y, m - 1, d) + k * (period === 'week' ? 7 : 1) * DAY_MS;
+  return tz === DEFAULT_TIME_ZONE ? day : localMidnight(new Date(day).toISOString().slice(0, 10), tz);
 }
 
 /** POST /v1/retention over a validated body, under the read gate and limits (reader.read). */
-export async function queryRetention(reader: Reader, projectId: string, q: RetentionQuery): Promise<RetentionResponse> {
-  const { sql, params } = buildRetention(reader.tables, projectId, q);
+export async function queryRetention(reader: Reader, projectId: string, query: RetentionQuery, options: ReadOptions = {}): Promise<RetentionResponse> {
+  const tz = options.timezone ?? DEFAULT_TIME_ZONE;
+  const q = rangeInZone(query, tz);
+  const { sql, params } = buildRetention(reader.tables, projectId, q, { timezone: tz });
   const rows = await reader.read<{ c: string; k: number | string; n: number | string; daily: number | string }>(projectId, sql, params);
   const cohorts = new Map<string, { cohort: string; size: number; returned: number[] }>();
   let ents = 0;
@@ -64,7 +74,7 @@ export async function queryRetention(reader: Reader, projectId: string, q: Reten
     let c = cohorts.get(r.c);
     if (!c) {
       let periods = 0;
-      while (periodStart(r.c, q.period, periods) < q.to) periods++;
+      while (periodStart(r.c, q.period, periods, tz) < q.to) periods++;
       cohorts.set(r.c, (c = { cohort: r.c, size: 0, returned: new Array<number>(periods).fill(0) }));
     }
     const k = Number(r.k);

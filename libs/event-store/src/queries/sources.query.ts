@@ -1,4 +1,4 @@
-import type { SourcesParams, SourcesResponse } from '@analytics/schema';
+import { type SourcesParams, type SourcesResponse, rangeInZone } from '@analytics/schema';
 import { SESSION_ENTRY, VISIT_ENTRY } from '../tables/aggregates';
 import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import type { ReadTables } from '../tables/read-tables';
@@ -140,7 +140,10 @@ export interface SourcesReader extends Reader {
   readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void };
 }
 
-export async function querySources(reader: SourcesReader, projectId: string, params: SourcesParams): Promise<SourcesResponse> {
+export async function querySources(reader: SourcesReader, projectId: string, sent: SourcesParams): Promise<SourcesResponse> {
+  // `tz` (UTC by default, the spec): dates sent without a time are its local midnights. Sessions count by their first
+  // event, so a range of local days off UTC midnights reads `sessions` (buildSources) instead of the whole-day rows.
+  const params = rangeInZone(sent, sent.tz ?? 'UTC');
   const tables = reader.tables;
   // The keeper of sources_daily is the builder's: in a process that does not build (read-api on a server) stale days
   // are not told to it; its own ranges and its start mark them (engines/write/sources-daily-refresh.ts).

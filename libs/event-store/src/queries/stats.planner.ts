@@ -34,6 +34,9 @@ export const ROLLUP_GROUP_BY: readonly StatsGroupBy[] = STATS_GROUP_BY.filter((c
 /** The group_by columns daily_uniques keeps (its grain is project_id, day, event_name). */
 export const UNIQUES_GROUP_BY: readonly StatsGroupBy[] = ['event_name'];
 
+/** The events' buckets in `tz` (issue 47), bound as {tz:String}: the daily aggregates' days are UTC days, so only events answer. */
+const ZONED_BUCKET_SQL: Record<StatsInterval, string> = { hour: 'toStartOfHour(timestamp, {tz:String})', day: 'toDate(timestamp, {tz:String})', week: 'toMonday(timestamp, {tz:String})' };
+
 const BUCKET_SQL: Record<StatsSource, Partial<Record<StatsInterval, string>>> = {
   events: { hour: 'toStartOfHour(timestamp)', day: 'toDate(timestamp)', week: 'toMonday(timestamp)' },
   rollup: { day: 'day', week: 'toMonday(day)' },
@@ -50,10 +53,10 @@ const VALUE_SQL: Record<StatsSource, Partial<Record<StatsMetric, string>>> = {
 };
 
 /** True when daily_rollup holds the request's grain: rollup columns only, day/week or no buckets, whole UTC days. */
-export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'>, groupBy: readonly StatsGroupBy[]): boolean {
+export function rollupFits(params: Pick<StatsParams, 'from' | 'to' | 'interval'> & { tz?: string }, groupBy: readonly StatsGroupBy[]): boolean {
   return (
     groupBy.every((c) => ROLLUP_GROUP_BY.includes(c)) &&
-    (params.interval === undefined || params.interval in BUCKET_SQL.rollup) &&
+    (params.interval === undefined || (params.interval in BUCKET_SQL.rollup && zoneOf(params) === undefined)) &&
     isUtcMidnight(params.from) &&
     isUtcMidnight(params.to)
   );
@@ -73,6 +76,9 @@ export function uniquesByFits(tables: ReadTables, params: Pick<StatsParams, 'fro
   const shape = groupBy.length === 0 ? params.event === undefined : groupBy.length === 1 && (UNIQUES_BY_GROUP_BY as readonly StatsGroupBy[]).includes(groupBy[0]!);
   return tables.dailyUniquesBy !== undefined && params.metric === 'uniques' && shape && rollupFits(params, groupBy);
 }
+
+/** The request's time zone when it is not UTC (its buckets then need {tz:String}); undefined in UTC. */
+const zoneOf = (params: { tz?: string }) => (params.tz === undefined || params.tz === 'UTC' ? undefined : params.tz);
 
 const FROM: Record<StatsSource, (t: ReadTables) => string> = {
   events: (t) => t.events,
@@ -128,12 +134,14 @@ export function planStats(tables: ReadTables, projectId: string, params: StatsPa
   }
 
   const columns = groupBy.map(COLUMN_SQL);
-  const bucket = params.interval ? BUCKET_SQL[source][params.interval]! : undefined;
+  const tz = zoneOf(params);
+  if (tz !== undefined && params.interval) bound.tz = tz;
+  const bucket = params.interval ? (tz !== undefined ? ZONED_BUCKET_SQL[params.interval] : BUCKET_SQL[source][params.interval]!) : undefined;
   // Raw events grouped by 2+ keys: LowCardinality columns by their hash (see STATS_COLUMN_SQL), read as e.<column>.
   const hashed = (c: StatsGroupBy) => source === 'events' && (bucket ? 1 : 0) + columns.length >= 2 && STATS_COLUMN_SQL[c].lowCardinality;
   const column = (c: StatsGroupBy) => (source === 'uniques_by' ? `dim_value AS ${COLUMN_SQL(c)}` : hashed(c) ? `any(e.${COLUMN_SQL(c)}) AS ${COLUMN_SQL(c)}` : COLUMN_SQL(c));
   const key = (c: StatsGroupBy) => (source === 'uniques_by' ? 'dim_value' : hashed(c) ? `cityHash64(e.${COLUMN_SQL(c)})` : COLUMN_SQL(c));
-  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket`] : []), ...groupBy.map(column), `${VALUE_SQL[source][params.metric]!} AS value`];
+  const select = [...(bucket ? [`formatDateTime(${bucket}, '%Y-%m-%d %H:%i:%S', ${tz !== undefined ? '{tz:String}' : "'UTC'"}) AS bucket`] : []), ...groupBy.map(column), `${VALUE_SQL[source][params.metric]!} AS value`];
   const keys = [...(bucket ? [bucket] : []), ...groupBy.map(key)];
   const order = [...(bucket ? ['bucket ASC'] : []), 'value DESC', ...columns.map((c) => `${c} ASC`)];
   const sql = [

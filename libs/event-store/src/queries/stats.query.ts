@@ -1,4 +1,4 @@
-import type { StatsParams, StatsResponse, StatsRow } from '@analytics/schema';
+import { type StatsParams, type StatsResponse, type StatsRow, rangeInZone } from '@analytics/schema';
 import type { Reader } from './reader';
 import { type StatsPlan, planStats } from './stats.planner';
 
@@ -10,7 +10,9 @@ export async function runStatsPlan(reader: Reader, plan: StatsPlan): Promise<Sta
 }
 
 /** GET /v1/stats over validated params (group_by already parsed into allowed columns by the schema). */
-export async function queryStats(reader: Reader, projectId: string, params: StatsParams): Promise<StatsResponse> {
+export async function queryStats(reader: Reader, projectId: string, sent: StatsParams): Promise<StatsResponse> {
+  // `tz` (UTC by default, the spec): dates sent without a time are its local midnights, buckets its wall clock.
+  const params = rangeInZone(sent, sent.tz ?? 'UTC');
   const plan = planStats(reader.tables, projectId, params, params.group_by ?? []);
   return { metric: params.metric, rows: await runStatsPlan(reader, plan) };
 }

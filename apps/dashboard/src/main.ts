@@ -13,7 +13,7 @@ import { namesSaved, segmentOf, withKnownSaved } from './saved-state';
 import { inShare, renderShareSegment, shareCredential, shareHasSegment, shareRefused, startShare, withSavedDefinitions } from './share';
 import { setUpShareDialog, showShareButton } from './share-dialog';
 import { byValue, groupSources, sourceLabelOf } from './sources';
-import { learnZone, projectZone, shareZone } from './zone';
+import { learnZone, projectZone } from './zone';
 import {
   DAY_MS,
   PRESETS,
@@ -607,7 +607,8 @@ async function showShared(): Promise<void> {
   const key = shareCredential();
   if (!key) return;
   const api = createApi(key);
-  shareZone();
+  // The link's project's time zone (GET /v1/project takes a share credential), as the signed-in page counts days.
+  await learnZone(api, key);
   const state = await withSavedDefinitions(readState(location.search, Date.now(), projectZone()));
   shownState = state;
   shownApi = api;

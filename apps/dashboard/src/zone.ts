@@ -1,6 +1,6 @@
 // The project's time zone on the dashboard (issue 47 item 2): presets, custom dates and chart buckets are its local
 // days and wall clock. Learnt from the signed-in project object (admin API) or, with a pasted read key, from
-// GET /v1/project (once per key); UTC when neither says (a share link, a server before issue 47).
+// GET /v1/project (once per key, a share link's credential too); UTC when neither says (a server before issue 47).
 import type { Api } from './api';
 import { knownTimeZone } from './state';
 
@@ -22,6 +22,3 @@ export async function learnZone(api: Api, key: string, known?: string): Promise<
   byKey.set(key, learnt);
   return (zone = learnt);
 }
-
-/** A share link's dashboard: UTC (the link reads statistics only). */
-export const shareZone = (): string => (zone = 'UTC');

@@ -1,7 +1,8 @@
 import { ApiError, type FilterIssue, type ShareScope, parseFilters } from '@analytics/schema';
 
-// The saved lists (GET /v1/goals, /v1/funnels, /v1/segments): definitions, no event read for a segment to hold.
-const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments']);
+// The saved lists (GET /v1/goals, /v1/funnels, /v1/segments) and the project (GET /v1/project: its name and time
+// zone): no event read for a segment to hold.
+const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments', 'project']);
 
 /**
  * A read through a share link's credential (docs/saved-and-shared.md, "Share links and embeds"): the segment the link
@@ -13,7 +14,8 @@ const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments'])
 export function heldToShare(name: string, input: unknown, share: ShareScope): unknown {
   const segment = share.segment;
   if (!segment || segment.filters.length === 0) return input;
-  const own = (input as { filters?: unknown }).filters;
+  // A read without a query or body (GET /v1/project) has no input at all.
+  const own = typeof input === 'object' && input !== null ? (input as { filters?: unknown }).filters : undefined;
   if (Array.isArray(own)) {
     const issues: FilterIssue[] = [];
     const filters = parseFilters(segment.filters as unknown[][], ['segment'], issues);
@@ -22,5 +24,5 @@ export function heldToShare(name: string, input: unknown, share: ShareScope): un
     return { ...(input as object), filters: [...own, ...filters] };
   }
   if (NO_EVENTS.has(name)) return input;
-  throw new ApiError('insufficient_scope', { required: 'read', got: 'share', details: 'a share link with a segment reads /v1/insights, /v1/funnel and /v1/retention (and the saved lists) only: this read cannot apply its filters' });
+  throw new ApiError('insufficient_scope', { required: 'read', got: 'share', details: 'a share link with a segment reads /v1/insights, /v1/funnel and /v1/retention (and the saved lists and the project) only: this read cannot apply its filters' });
 }

@@ -38,6 +38,8 @@ const READS: Record<string, { query?: Record<string, string>; body?: Record<stri
   goals: {},
   funnels: {},
   segments: {},
+  // The shared page counts days in the project's time zone (issue 47).
+  project: {},
 };
 const SHARE_ROUTES = Object.entries(routes as Record<string, ApiRoute>).filter(([, r]) => typeof r.auth === 'object' && 'api_key' in r.auth && r.auth.share === true);
 
@@ -171,6 +173,11 @@ describe('what a share link reads', () => {
     for (const name of ['stats', 'sources', 'properties'] as const) {
       const res = await call(routes[name], token, READS[name]);
       expect({ name, status: res.status, error: res.body.error, got: res.body.got }).toEqual({ name, status: 403, error: 'insufficient_scope', got: 'share' });
+    }
+    // The reads of no event (the saved lists, the project's name and time zone) answer as for the rk_ key.
+    for (const name of ['goals', 'project'] as const) {
+      const [viaLink, direct] = [await call(routes[name], token, READS[name]), await call(routes[name], rk, READS[name])];
+      expect({ name, status: viaLink.status, body: viaLink.body }).toEqual({ name, status: 200, body: direct.body });
     }
   });
 

@@ -535,7 +535,7 @@ export const routes = {
   // Issue 47: the dashboard (an rk_ key, often a session's) learns the project's name and time zone; no earlier read
   // route answered the project.
   project: {
-    method: 'get', path: '/v1/project', app: 'read-api', summary: "The key's project: id, name and the time zone its days are counted in", auth: { api_key: ['rk'], access: 'read' },
+    method: 'get', path: '/v1/project', app: 'read-api', summary: "The key's project: id, name and the time zone its days are counted in", auth: { api_key: ['rk'], access: 'read', share: true },
     responses: { 200: readProjectResponseSchema }, errors: [...KEY_ERRORS, ...ALWAYS],
   },
   createProject: {

@@ -1,52 +1,31 @@
-import { join } from 'node:path';
-import type { Server } from 'node:http';
-import type { Browser, Page } from 'playwright-core';
-import { openTestStores, silentLogger } from '@analytics/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard is tested against the whole service it ships with
-import { buildApp } from '../../standalone/src/app';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
-import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
-import { CHROMIUM, launchChromium, loaded, signIn, viewLoaded, watch } from './test-support/page';
+import type { Page } from 'playwright-core';
+import { CHROMIUM, loaded, signIn, viewLoaded, watch } from './test-support/page';
+import { useServedDashboard } from './test-support/service';
 
 // Issue 50 item 6, the dashboard's details, in Chromium against the real service: a loading state that shows, the
 // "Today" chart drawing in the day's first hour, country codes where no emoji font draws flags, durations on one line,
 // no empty "Time" legend entry, a weekly cohort labelled within the range, breakdown options capitalized alike, and a
 // headless browser's own visits explained in Recent events.
-const DIST = join(__dirname, '../../../dist/apps/dashboard');
 const HEADLESS_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36';
 const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const DAY = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 CHROMIUM.describe('dashboard details (Chromium, the real service)', () => {
-  let stores: Awaited<ReturnType<typeof openTestStores>>;
-  let server: Server;
-  let base: string;
-  let browser: Browser;
+  const served = useServedDashboard('admin-token-details');
 
   const send = async (sk: string, events: object[], ua = DESKTOP_UA, ip = '81.2.69.160') => {
-    const res = await fetch(`${base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'user-agent': ua, 'x-forwarded-for': ip }, body: JSON.stringify({ events }) });
+    const res = await fetch(`${served.base}/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json', 'user-agent': ua, 'x-forwarded-for': ip }, body: JSON.stringify({ events }) });
     expect(res.status).toBe(202);
   };
-  const project = async (name: string) => (await stores.keyStore.createProject({ name, allowed_origins: [] })).keys;
+  const project = async (name: string) => (await served.stores.keyStore.createProject({ name, allowed_origins: [] })).keys;
   const open = async (path: string, rk: string): Promise<{ page: Page; problems: string[] }> => {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    const problems = watch(page, base);
-    await signIn(page, `${base}${path}`, rk);
+    const page = await (await served.browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    const problems = watch(page, served.base);
+    await signIn(page, `${served.base}${path}`, rk);
     return { page, problems };
   };
 
-  beforeAll(async () => {
-    stores = await openTestStores();
-    server = await listen(buildApp({ stores, logger: silentLogger, trustProxy: true, dashboardDir: DIST, secrets: { ADMIN_TOKEN: 'admin-token-details', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' } }));
-    base = urlOf(server);
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    if (server) await closeServer(server);
-    await stores?.close();
-  });
 
   it('dims the panels and says it is updating while a view loads, then shows every panel of the new filter together', async () => {
     const { sk, rk } = await project('loading');

@@ -1,49 +1,26 @@
-import { join } from 'node:path';
-import type { Server } from 'node:http';
-import type { Browser } from 'playwright-core';
-import { openTestStores, silentLogger } from '@analytics/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard is tested against the whole service it ships with
-import { buildApp } from '../../standalone/src/app';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
-import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { DAY_MS, dayString, wallMs } from './state';
-import { CHROMIUM, launchChromium, loaded, shown, signIn, watch } from './test-support/page';
+import { CHROMIUM, loaded, shown, signIn, watch } from './test-support/page';
+import { useServedDashboard } from './test-support/service';
 
 // Issue 47 items 2 and 3 on the dashboard, in Chromium against the real service: a project whose days are another
 // zone's. "Today" and "Yesterday" are that zone's calendar days (local midnight to local midnight), their numbers the
 // API's for the same local days and what was sent, and the change figures name the like-for-like range compared.
-const DIST = join(__dirname, '../../../dist/apps/dashboard');
 const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 
 CHROMIUM.describe('dashboard days in the project time zone (Chromium, the real service)', () => {
-  let stores: Awaited<ReturnType<typeof openTestStores>>;
-  let server: Server;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    stores = await openTestStores();
-    server = await listen(buildApp({ stores, logger: silentLogger, trustProxy: true, dashboardDir: DIST, secrets: { ADMIN_TOKEN: 'admin-token-tz', IP_HASH_SECRET: 'ip', INTERNAL_SECRET: 'internal' } }));
-    base = urlOf(server);
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    if (server) await closeServer(server);
-    await stores?.close();
-  });
+  const served = useServedDashboard('admin-token-tz');
 
   const post = async <T>(path: string, key: string, body: unknown): Promise<T> => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'user-agent': DESKTOP_UA }, body: JSON.stringify(body) });
+    const res = await fetch(`${served.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'user-agent': DESKTOP_UA }, body: JSON.stringify(body) });
     expect(res.status).toBeLessThan(300);
     return (await res.json()) as T;
   };
 
   it.each(['Pacific/Kiritimati', 'Asia/Kolkata'])('%s: Today starts at local midnight, its numbers are the API’s for that local day, and the change says "vs yesterday until HH:MM"', async (zone) => {
-    const created = await stores.keyStore.createProject({ name: `tz ${zone}`, allowed_origins: [] });
+    const created = await served.stores.keyStore.createProject({ name: `tz ${zone}`, allowed_origins: [] });
     const patch = { name: created.project.name, timezone: zone }; // timezone: the key store of issue 47 (h47-tz)
-    await stores.keyStore.updateProject(created.project.id, patch);
+    await served.stores.keyStore.updateProject(created.project.id, patch);
     const now = Date.now();
     // Local midnight of today in the zone (neither zone has daylight saving time), as an instant.
     const wall = wallMs(now, zone);
@@ -57,10 +34,10 @@ CHROMIUM.describe('dashboard days in the project time zone (Chromium, the real s
       events: [at('t1', midnight + elapsed / 2), at('t2', midnight + 1000), at('t3', Math.max(midnight + 2000, now - 1000)), at('y1', midnight - DAY_MS + elapsed / 2), at('y2', midnight - 10_000)],
     });
 
-    const context = await browser.newContext();
+    const context = await served.browser.newContext();
     const page = await context.newPage();
-    const problems = watch(page, base);
-    await signIn(page, `${base}/`, created.keys.rk);
+    const problems = watch(page, served.base);
+    await signIn(page, `${served.base}/`, created.keys.rk);
     await page.click('[data-preset="today"]');
     await page.waitForURL((u) => u.search.includes(`from=${dayString(todayWall)}`));
     await loaded(page);

@@ -17,7 +17,7 @@ describe('environment', () => {
     expect([set.budget.share, set.readTimeoutMs]).toEqual([32 * 1024 * 1024, 1_500]);
     expect(() => loadConfig(envSchema, { BODY_READ_TIMEOUT_MS: '0' })).toThrow(/BODY_READ_TIMEOUT_MS/);
     // Our 408 (JSON) comes before Node's: its request timeout counts the headers' time too.
-    expect(serverTimeoutsOf(10_000)).toEqual({ headersTimeout: 30_000, requestTimeout: 45_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 });
+    expect(serverTimeoutsOf(10_000)).toEqual({ headersTimeout: 30_000, requestTimeout: 65_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 });
   });
   it('reads the failed-authentication budgets per IP and per key prefix', () => {
     const env = loadConfig(envSchema, { AUTH_FAILURES_PER_IP_PER_S: '3', AUTH_FAILURES_PER_KEY_PER_S: '2', AUTH_FAILURES_PER_KEY_BURST: '9' });

@@ -1,23 +1,23 @@
 import { type Server, createServer } from 'node:http';
 import type { Express } from 'express';
-import type { Logger } from '@analytics/service-kit';
+import { BODY_READ_MAX_FACTOR, type Logger } from '@analytics/service-kit';
 import type { Env } from './config';
 
 /**
  * The Node server's own timeouts, set here for every app (each main listens through `serve`):
  * - `headersTimeout` 30 s: a client gets 30 s to send its request line and headers (Node's default is 60 s), then
  *   Node answers 408 and closes the connection; headers are small, so 30 s is generous even on a bad mobile link.
- * - `requestTimeout` headersTimeout + BODY_READ_TIMEOUT_MS + 5 s (45 s by default): only a backstop. It counts from
- *   the request's first byte, and a route reading a body answers `408 request_timeout` (JSON, its budget released)
- *   BODY_READ_TIMEOUT_MS after it starts reading (libs/service-kit's readJsonBody), so that answer always comes
- *   first. Node's limit (plain 408, checked every second: `connectionsCheckingInterval`) closes what no route reads,
+ * - `requestTimeout` headersTimeout + 3 x BODY_READ_TIMEOUT_MS + 5 s (65 s by default): only a backstop. It counts
+ *   from the request's first byte, and a route reading a body answers `408 request_timeout` (JSON, its budget
+ *   released) BODY_READ_TIMEOUT_MS after it starts reading, or up to 3x that for a body still arriving at 1 MiB/s
+ *   (libs/service-kit's readJsonBody), so that answer always comes first. Node's limit (plain 408, checked every second: `connectionsCheckingInterval`) closes what no route reads,
  *   such as the body of a request refused before its body was read, which Node discards as it arrives.
  * - `keepAliveTimeout` 65 s: an idle keep-alive connection stays open longer than a load balancer's usual 60 s idle
  *   timeout, so the proxy never reuses a connection Node is closing.
  */
 export function serverTimeoutsOf(bodyReadTimeoutMs: number) {
   const headersTimeout = 30_000;
-  return { headersTimeout, requestTimeout: headersTimeout + bodyReadTimeoutMs + 5_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 };
+  return { headersTimeout, requestTimeout: headersTimeout + BODY_READ_MAX_FACTOR * bodyReadTimeoutMs + 5_000, keepAliveTimeout: 65_000, connectionsCheckingInterval: 1_000 };
 }
 
 /** Listens, and on SIGTERM/SIGINT stops accepting, lets requests finish, then runs `shutdown` (flush writer, close stores). */

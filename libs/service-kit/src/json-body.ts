@@ -22,13 +22,27 @@ export interface BodyLimits {
   budget: ByteBudget;
   /** How long a request may wait for room in the budget before it is answered 503 server_busy with Retry-After. */
   waitMs: number;
-  /** How long a body may take to arrive whole, from when its route starts reading it; past it, 408 request_timeout. */
+  /**
+   * How long a body may take to arrive whole, from when its route starts reading it; past it, 408 request_timeout. A
+   * body arriving at 1 MiB/s or more earns more, up to 3x (bodyReadAllowanceMs).
+   */
   readTimeoutMs: number;
 }
 
 export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_BODY_WAIT_MS = 2_000;
 export const DEFAULT_BODY_READ_TIMEOUT_MS = 10_000;
+/**
+ * A body still arriving at this rate earns more time (1 s per MiB received), up to BODY_READ_MAX_FACTOR times
+ * BODY_READ_TIMEOUT_MS in all: the time a busy server takes to read a large body counts as its client's (the server
+ * reads no socket while it parses another batch), so a 14 MB batch read beside 63 others must not be cut at the bare
+ * deadline, while a trickle (a byte a second) still is. Apache's mod_reqtimeout MinRate, in the same spirit.
+ */
+export const BODY_READ_MIN_RATE_BYTES_PER_S = 1024 * 1024;
+export const BODY_READ_MAX_FACTOR = 3;
+/** How long a body of `received` bytes so far may take, in client time, before 408 (see BODY_READ_MIN_RATE_BYTES_PER_S). */
+export const bodyReadAllowanceMs = (readTimeoutMs: number, received: number): number =>
+  readTimeoutMs + Math.min((BODY_READ_MAX_FACTOR - 1) * readTimeoutMs, (received / BODY_READ_MIN_RATE_BYTES_PER_S) * 1000);
 
 /**
  * The most one project, or one client address, may hold of a body budget of `capacity` bytes: a quarter of it, but
@@ -116,6 +130,7 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let received = 0; // bytes off the wire, for the deadline's allowance
     let waiting = 0; // chunks waiting for room in the budget
     // The deadline counts the client's time only: while a chunk waits for room, the socket is paused by us.
     const started = Date.now();
@@ -179,6 +194,7 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
       maybeDone();
     };
     const onWire = (chunk: Buffer) => {
+      received += chunk.length;
       count(chunk.length);
       if (decoder) decoder.write(chunk);
       else onBody(chunk);
@@ -195,11 +211,11 @@ function readBody(req: Request, res: Response, limits: BodyLimits, holders: read
       if (!req.complete) onAborted();
     };
 
-    const timedOut = () => new ApiError('request_timeout', { details: { formErrors: [`the body did not arrive whole within ${readTimeoutMs} ms: send it at once (this connection is closed)`], fieldErrors: {} } });
+    const timedOut = () => new ApiError('request_timeout', { details: { formErrors: [`the body did not arrive whole within ${Math.round(bodyReadAllowanceMs(readTimeoutMs, received))} ms (${readTimeoutMs} ms, plus 1 s per MiB received): send it at once (this connection is closed)`], fieldErrors: {} } });
     // Time spent waiting for room is ours (bounded by BODY_WAIT_MS per wait, then 503): the deadline moves by it.
     const clientMs = () => Date.now() - started - waitedMs - (waiting > 0 ? Date.now() - waitingSince : 0);
     const onDeadline = () => {
-      const left = readTimeoutMs - clientMs();
+      const left = bodyReadAllowanceMs(readTimeoutMs, received) - clientMs();
       if (left > 0) deadline = setTimeout(onDeadline, left);
       else done(timedOut());
     };

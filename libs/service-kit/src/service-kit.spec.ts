@@ -272,6 +272,41 @@ describe('body byte budget', () => {
     }
   });
 
+  it('gives a body still arriving 1 s more per MiB received (up to 3x BODY_READ_TIMEOUT_MS): a steady 4 MiB/s body outlives the bare deadline, a trickle does not', async () => {
+    const budget = new ByteBudget(MAX_BODY_BYTES * 2);
+    const { post, close } = await budgetServer(budget, { waitMs: 100, readTimeoutMs: 400 });
+    /** A chunked JSON body: `chunks` pieces of `bytes` each, one every `everyMs`. */
+    const streamed = (chunks: number, bytes: number, everyMs: number) => {
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"a":"'));
+          if (sent === chunks) {
+            controller.enqueue(new TextEncoder().encode('"}'));
+            return controller.close();
+          }
+          await new Promise((r) => setTimeout(r, everyMs));
+          controller.enqueue(new Uint8Array(bytes).fill(120));
+          sent++;
+        },
+      });
+    };
+    try {
+      // 12 x 256 KiB at one every 60 ms: ~0.8 s in all, twice the bare 400 ms, at ~4 MiB/s (allowance 400 + 3,000 ms capped at 1,200).
+      const steady = await post('/v1/fast', streamed(12, 256 * 1024, 60));
+      expect(steady.status).toBe(200);
+      expect(((await steady.json()) as { a: string }).a).toHaveLength(12 * 256 * 1024);
+      // 10 bytes every 100 ms never earns a millisecond: cut at ~400 ms.
+      const started = performance.now();
+      const trickle = await post('/v1/fast', streamed(100, 10, 100));
+      expect(trickle.status).toBe(408);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(budget.inUse).toBe(0);
+    } finally {
+      close();
+    }
+  });
+
   it('reads away the rest of a refused body, so a client that sends all before it reads gets the 413 and not a reset (lingering close)', async () => {
     const budget = new ByteBudget(MAX_BODY_BYTES * 2);
     const { port, close } = await budgetServer(budget);

@@ -149,12 +149,27 @@ interface Found {
   known: string[];
 }
 
+// Per schema: whether a value of it can hold an object with named fields (filters, lists of names and tuples cannot).
+const holders = new WeakMap<z.ZodType, boolean>();
+
+/** Whether `schema` is, or is a list (of lists) of, an object schema whose fields are checked. */
+function holdsNames(schema: z.ZodType, depth = 0): boolean {
+  const cached = holders.get(schema);
+  if (cached !== undefined) return cached;
+  const element = depth < 8 ? arrayElement(schema) : undefined;
+  const holds = shapeOf(schema) !== null || (element !== undefined && holdsNames(element, depth + 1));
+  holders.set(schema, holds);
+  return holds;
+}
+
 function walk(schema: z.ZodType, value: unknown, path: string, out: Found[], budget: { left: number }): void {
   if (budget.left <= 0 || typeof value !== 'object' || value === null) return;
   if (Array.isArray(value)) {
+    // A list whose entries hold no named fields (1.8 MB of filter tuples) is not walked at all; the rest count each
+    // entry against the budget as they count keys.
     const element = arrayElement(schema);
-    if (!element) return;
-    for (let i = 0; i < value.length && budget.left > 0; i++) if (typeof value[i] === 'object' && value[i] !== null) walk(element, value[i], `${path}[${i}]`, out, budget);
+    if (!element || !holdsNames(element)) return;
+    for (let i = 0; i < value.length && --budget.left > 0; i++) if (typeof value[i] === 'object' && value[i] !== null) walk(element, value[i], `${path}[${i}]`, out, budget);
     return;
   }
   const shape = shapeOf(schema);
@@ -184,7 +199,9 @@ export function unknownFieldWarnings(schema: z.ZodType, input: unknown, noun: 'f
   const groups = new Map<string, Found[]>();
   for (const f of found) {
     const shape = `${f.where.replace(/\[\d+\]/g, '[]')}`;
-    groups.set(shape, [...(groups.get(shape) ?? []), f]);
+    const group = groups.get(shape);
+    if (group) group.push(f);
+    else groups.set(shape, [f]);
   }
   // Lines are written only for the groups that are shown: a hostile body's 50,000 distinct names cost no suggestions.
   const shown = [...groups.values()].slice(0, groups.size <= MAX_WARNINGS ? MAX_WARNINGS : MAX_WARNINGS - 1);

@@ -1,6 +1,6 @@
 import type { Authenticator } from '@analytics/auth';
 import { routes } from '@analytics/schema';
-import { ANSWERED, type RouteDefinition, defineRoute } from '@analytics/service-kit';
+import { ANSWERED, type RouteDefinition, STOPPING_EVENT, defineRoute } from '@analytics/service-kit';
 import type { LiveHub } from './live-hub';
 
 /**
@@ -10,7 +10,13 @@ import type { LiveHub } from './live-hub';
  * messages back (the generated proxy config turns buffering off for the route too); no compression touches it.
  */
 export function liveRoute(hub: LiveHub, authenticator: Authenticator): RouteDefinition {
+  // The apps whose stopping ends this hub's streams (each app serving the route, once).
+  const watched = new WeakSet<object>();
   return defineRoute(routes.live, async (_input, auth, { req, res }) => {
+    if (!watched.has(req.app)) {
+      watched.add(req.app);
+      req.app.once(STOPPING_EVENT, () => hub.close());
+    }
     const authorization = req.get('authorization');
     const origin = req.get('origin');
     const start = () => {

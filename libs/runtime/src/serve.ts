@@ -1,6 +1,6 @@
 import { type Server, createServer } from 'node:http';
 import type { Express } from 'express';
-import { BODY_READ_MAX_FACTOR, type Logger } from '@analytics/service-kit';
+import { BODY_READ_MAX_FACTOR, type Logger, STOPPING_EVENT } from '@analytics/service-kit';
 import type { Env } from './config';
 
 /**
@@ -37,6 +37,8 @@ export function serve(app: Express, env: Pick<Env, 'PORT' | 'BODY_READ_TIMEOUT_M
       logger.info({ signal }, 'shutting down');
       const force = setTimeout(() => process.exit(1), 20_000);
       force.unref();
+      // Long-lived answers (GET /v1/live's event streams) end themselves on this, so close() need not wait for them.
+      app.emit(STOPPING_EVENT);
       server.close(() => {
         shutdown()
           .then(() => process.exit(0))

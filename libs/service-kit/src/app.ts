@@ -51,6 +51,12 @@ const corsMiddleware = cors({
 });
 
 /**
+ * Emitted on an app (`app.emit`) when its server stops accepting (libs/runtime serve, at SIGTERM): answers that would
+ * stay open, such as GET /v1/live's event streams, end on it so the server's close does not wait for them.
+ */
+export const STOPPING_EVENT = 'analytics:stopping';
+
+/**
  * The express app every service shares: CORS, error envelope, 404/405, liveness and readiness, request logs. Never sets
  * cookies. No global body parser: each route mounts `jsonBody()` after its credential check (the spec's order).
  */

@@ -161,18 +161,24 @@ export class AlertStore {
   }
 
   /**
-   * Records an evaluation at `at`. When `to` differs from the state the alert had (`from`), the state changes and the
-   * deliveries are queued in the same transaction, only if no one changed it meanwhile: a transition queues its
-   * messages once. Answers whether it changed the state.
+   * Records an evaluation of the window ending at `point`. When `to` differs from the state the alert had (`from`),
+   * the state changes and the deliveries are queued (due at `at`, given up at `giveUpAt`) in the same transaction, only
+   * if no one changed the state meanwhile: a transition queues its messages once. Answers whether it changed the state.
    */
-  async evaluated(alert: { id: string; project_id: string }, from: 'ok' | 'firing', to: 'ok' | 'firing', at: Date, value: number, deliveries: NewAlertDelivery[], giveUpAt: Date): Promise<boolean> {
+  async evaluated(
+    alert: { id: string; project_id: string },
+    change: { from: 'ok' | 'firing'; to: 'ok' | 'firing'; point: Date; value: number },
+    deliveries: NewAlertDelivery[],
+    at: Date,
+    giveUpAt: Date,
+  ): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const { rows } = await tx.query(
-        `UPDATE alerts SET state = $3, state_since = CASE WHEN state = $3 THEN state_since ELSE $4 END, last_evaluated_at = $4, last_value = $5
+        `UPDATE alerts SET state = $3, state_since = CASE WHEN state = $3 AND state_since IS NOT NULL THEN state_since ELSE $4 END, last_evaluated_at = $4, last_value = $5
           WHERE id = $1 AND state = $2 RETURNING id`,
-        [alert.id, from, to, at.toISOString(), value],
+        [alert.id, change.from, change.to, change.point.toISOString(), change.value],
       );
-      if (rows.length === 0 || from === to) return false;
+      if (rows.length === 0 || change.from === change.to) return false;
       await this.insertDeliveries(tx, alert, deliveries, at, giveUpAt);
       return true;
     });

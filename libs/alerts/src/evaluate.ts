@@ -72,7 +72,7 @@ export async function evaluate(read: InsightsRead, project: AlertProject, def: A
 /**
  * The values of sources, pages and countries that moved most in the direction of the change: each value's count in
  * the window against its mean in the reference windows (an anomaly's four weeks; a threshold's week before), the
- * largest `CONTRIBUTORS_PER_DIMENSION` of each dimension, largest first. `share`: its part of the whole change.
+ * largest `CONTRIBUTORS_PER_DIMENSION` of each dimension, largest share first (ties: sources, pages, countries). `share`: its part of the whole change.
  */
 export async function contributorsOf(read: InsightsRead, project: AlertProject, def: AlertDefinition, point: number, value: number, now: number): Promise<{ contributors: Contributor[]; reference: number }> {
   const width = ALERT_WINDOW_MS[def.window];
@@ -103,7 +103,7 @@ export async function contributorsOf(read: InsightsRead, project: AlertProject, 
         .slice(0, CONTRIBUTORS_PER_DIMENSION);
     }),
   );
-  return { contributors: byDimension.flat().sort((a, b) => b.share - a.share || a.dimension.localeCompare(b.dimension)), reference };
+  return { contributors: byDimension.flat().sort((a, b) => b.share - a.share || CONTRIBUTOR_DIMENSIONS.indexOf(a.dimension) - CONTRIBUTOR_DIMENSIONS.indexOf(b.dimension)), reference };
 }
 
 export const round = (n: number) => Math.round(n * 100) / 100;

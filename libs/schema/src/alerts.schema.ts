@@ -66,7 +66,7 @@ const webhookChannel = z
   })
   .strict();
 const slackChannel = z
-  .object({ slack: z.object({ webhook_url: httpUrl('webhook_url', true).describe('A Slack incoming-webhook URL: receives { text }; never answered back.') }).strict() })
+  .object({ slack: z.object({ webhook_url: httpUrl('webhook_url', false).describe('A Slack incoming-webhook URL: receives { text }; never answered back.') }).strict() })
   .strict();
 
 /** One channel as given: exactly one of email, webhook, slack. Checked by its key so each answers its own issues. */
@@ -88,13 +88,29 @@ const channelSchema = z
 
 export type AlertChannel = { email: string[] } | { webhook: { url: string; secret: string } } | { slack: { webhook_url: string } };
 
-const threshold = z.number().min(0, { error: 'a threshold is 0 or more' }).max(ALERT_LIMITS.threshold);
+const threshold = z.number({ error: 'a number' }).min(0, { error: 'a threshold is 0 or more' }).max(ALERT_LIMITS.threshold);
+const CONDITIONS = {
+  above: z.object({ above: threshold.describe('Holds while the value is above n.') }).strict(),
+  below: z.object({ below: threshold.positive({ error: 'below: more than 0 (nothing is below 0)' }).describe('Holds while the value is below n.') }).strict(),
+  anomaly: z.object({ anomaly: z.object({ sensitivity: z.enum(ALERT_SENSITIVITIES, { error: 'sensitivity: allowed are low, medium, high' }).default('medium') }).strict() }).strict(),
+};
+const CONDITION_TEXT = 'condition: one of { above: n }, { below: n }, { anomaly: { sensitivity: "low" | "medium" | "high" } }';
+/** A condition, checked by its one key so each answers its own issues (not a union's "Invalid input"). */
 export const alertConditionSchema = z
-  .union([
-    z.object({ above: threshold.describe('Holds while the value is above n.') }).strict(),
-    z.object({ below: threshold.positive({ error: 'below: more than 0 (nothing is below 0)' }).describe('Holds while the value is below n.') }).strict(),
-    z.object({ anomaly: z.object({ sensitivity: z.enum(ALERT_SENSITIVITIES, { error: 'sensitivity: allowed are low, medium, high' }).default('medium') }).strict() }).strict(),
-  ], { error: 'condition: one of { above: n }, { below: n }, { anomaly: { sensitivity: "low" | "medium" | "high" } }' })
+  .unknown()
+  .transform((v, ctx): AlertCondition => {
+    const keys = typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.keys(v) : [];
+    const schema = keys.length === 1 && Object.hasOwn(CONDITIONS, keys[0]!) ? CONDITIONS[keys[0] as keyof typeof CONDITIONS] : undefined;
+    if (!schema) {
+      ctx.addIssue({ code: 'custom', message: CONDITION_TEXT });
+      return z.NEVER;
+    }
+    const r = schema.safeParse(v);
+    if (r.success) return r.data as AlertCondition;
+    for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path as Array<string | number> });
+    return z.NEVER;
+  })
+  .meta({ anyOf: Object.values(CONDITIONS).map((c) => z.toJSONSchema(c, { io: 'input' })).map(({ $schema: _s, ...rest }) => rest) })
   .describe('{ above: n }, { below: n }, or { anomaly: { sensitivity } }: a deviation from the same window of the week in the last four weeks (docs/alerts-and-reports.md).');
 export type AlertCondition = { above: number } | { below: number } | { anomaly: { sensitivity: AlertSensitivity } };
 

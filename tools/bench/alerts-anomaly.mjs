@@ -2,7 +2,8 @@
 // calls), on a synthetic year of hourly traffic with daily and weekly cycles and noise (libs/alerts seasonal-traffic.ts).
 // For each traffic size: fires per month at each sensitivity for the 1h and 1d windows (evaluated every hour over the
 // year after the four weeks of history), and the share of 60% drops (one started at every 7th hour) caught within two
-// hours by the 1h window at medium, by the hour of day they start (business hours: 08-20).
+// hours by the 1h window at medium, by the hour of day they start (business hours: 08-20), and drops to zero (a broken
+// snippet) in business hours caught by the first window after them.
 // Usage: node tools/bench/alerts-anomaly.mjs [--seeds=5]
 import { bundleFromSource } from './lib.mjs';
 
@@ -12,12 +13,12 @@ const HOURS = 24 * 365;
 const MONTHS = (HOURS - 4 * 168 - 24) / (24 * 30.44);
 const fmt = (n) => n.toFixed(2);
 
-console.log(`| peak pageviews/h | window | low | medium | high | 60% drop caught within 2 h (medium), all hours | business hours (08-20) |`);
-console.log('|---:|---|---:|---:|---:|---:|---:|');
+console.log(`| peak pageviews/h | window | low | medium | high | 60% drop caught within 2 h (medium), all hours | business hours (08-20) | drop to zero caught within 1 h, business hours |`);
+console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
 for (const peak of [30, 300, 3000]) {
   for (const width of [1, 24]) {
     const fires = { low: 0, medium: 0, high: 0 };
-    let caught = 0, total = 0, bizCaught = 0, bizTotal = 0;
+    let caught = 0, total = 0, bizCaught = 0, bizTotal = 0, zeroCaught = 0;
     for (let seed = 1; seed <= seeds; seed++) {
       const series = lib.seasonalTraffic({ hours: HOURS, peak, seed });
       for (const s of Object.keys(fires)) fires[s] += lib.replay(series, s, width).fires.length;
@@ -28,10 +29,12 @@ for (const peak of [30, 300, 3000]) {
         const all = lib.dropDetection(series, 'medium', starts);
         const inBiz = lib.dropDetection(series, 'medium', biz);
         caught += all.detected; total += all.total; bizCaught += inBiz.detected; bizTotal += inBiz.total;
+        zeroCaught += lib.dropDetection(series, 'medium', biz, 1, 1).detected;
       }
     }
     const perMonth = (n) => fmt(n / seeds / MONTHS);
-    const drops = width === 1 ? [`${((100 * caught) / total).toFixed(1)}%`, `${((100 * bizCaught) / bizTotal).toFixed(1)}%`] : ['', ''];
+    const pct = (a, b) => `${((100 * a) / b).toFixed(1)}%`;
+    const drops = width === 1 ? [pct(caught, total), pct(bizCaught, bizTotal), pct(zeroCaught, bizTotal)] : ['', '', ''];
     console.log(`| ${peak} | ${width === 1 ? '1h' : '1d'} | ${perMonth(fires.low)} | ${perMonth(fires.medium)} | ${perMonth(fires.high)} | ${drops.join(' | ')} |`);
   }
 }

@@ -857,10 +857,6 @@ export const routes = {
     pathParams: ALERT_ID, body: alertPatchSchema, responses: { 200: alertResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', ...BODY_ERRORS, ...ALWAYS],
     example: { condition: { anomaly: { sensitivity: 'low' } } },
   },
-  deleteAlert: {
-    method: 'delete', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'Delete an alert and its deliveries (pending ones are not sent)', auth: roleOf('admin', 'project'),
-    pathParams: ALERT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
-  },
   alertDeliveries: {
     method: 'get', path: '/admin/projects/{id}/alerts/{alert_id}/deliveries', app: 'admin-api', summary: `An alert's messages per channel (fired, recovered, test) and how each went, newest first (at most ${ALERT_LIMITS.deliveriesListed})`, auth: roleOf('admin', 'project'),
     pathParams: ALERT_ID, responses: { 200: alertDeliveriesSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
@@ -868,6 +864,11 @@ export const routes = {
   testAlert: {
     method: 'post', path: '/admin/projects/{id}/alerts/{alert_id}/test', app: 'admin-api', summary: 'Send a test message to every channel of an alert now (retried as any; see its deliveries)', auth: roleOf('admin', 'project'),
     pathParams: ALERT_ID, responses: { 202: alertTestResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  // Last of the block: a route walk deletes the alert the others take.
+  deleteAlert: {
+    method: 'delete', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'Delete an alert and its deliveries (pending ones are not sent)', auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
 } as const satisfies Record<string, ApiRoute>;
 

@@ -1,7 +1,8 @@
 import { type Mailer, smtpMailer } from '@analytics/accounts';
 import type { AlertChannel, AlertDefinition, EventRow } from '@analytics/schema';
 import { toClickHouseTime } from '@analytics/schema';
-import { type SmtpSink, type WebhookReceiver, openTestStores, startSmtpSink, startWebhookReceiver } from '@analytics/testing';
+import { alertsJobOf, envSchema, loadConfig } from '@analytics/runtime';
+import { type SmtpSink, type WebhookReceiver, openTestStores, silentLogger, startSmtpSink, startWebhookReceiver } from '@analytics/testing';
 import { alertsJob } from './alerts-job';
 import { signatureOf } from './channels';
 import { RETRY_FOR_MS } from './deliveries';
@@ -168,4 +169,14 @@ describe('the alerts job', () => {
     expect(d).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringContaining('10.1.2.3, a private address') });
     expect(hooks.received.length).toBe(before);
   }, 120_000);
+
+  it('runs every ALERT_EVAL_INTERVAL_S (default 60) as the runtime config declares it; ALERTS_ALLOW_PRIVATE_URLS is off unless "true"', () => {
+    const defaults = loadConfig(envSchema, {});
+    expect([defaults.ALERT_EVAL_INTERVAL_S, defaults.ALERTS_ALLOW_PRIVATE_URLS]).toEqual([60, false]);
+    expect(alertsJobOf(stores, defaults, silentLogger)).toMatchObject({ name: 'alerts', everyMs: 60_000 });
+    const set = loadConfig(envSchema, { ALERT_EVAL_INTERVAL_S: '300', ALERTS_ALLOW_PRIVATE_URLS: 'true' });
+    expect([alertsJobOf(stores, set, silentLogger).everyMs, set.ALERTS_ALLOW_PRIVATE_URLS]).toEqual([300_000, true]);
+    expect(() => loadConfig(envSchema, { ALERT_EVAL_INTERVAL_S: '1' })).toThrow(/ALERT_EVAL_INTERVAL_S/);
+    expect(() => loadConfig(envSchema, { ALERTS_ALLOW_PRIVATE_URLS: 'yes' })).toThrow(/ALERTS_ALLOW_PRIVATE_URLS/);
+  });
 });

@@ -5,3 +5,4 @@ export * from './accounts';
 export * from './serve';
 export * from './main';
 export * from './builder-lease';
+export * from './alerts';

@@ -54,7 +54,7 @@ async function sendMail(mail: { to: string[]; subject: string; text: string; htm
 }
 
 /** A lookup that answers the address the guard checked: the connection goes where the check looked. */
-const pinned = (target: { address: string; family: 4 | 6 }): LookupFunction =>
+export const pinned = (target: { address: string; family: 4 | 6 }): LookupFunction =>
   ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);

@@ -1,9 +1,10 @@
 import { type Mailer, smtpMailer } from '@analytics/accounts';
 import type { AlertChannel, AlertDefinition, EventRow } from '@analytics/schema';
 import { toClickHouseTime } from '@analytics/schema';
-import { alertsJobOf, envSchema, loadConfig } from '@analytics/runtime';
+import { envSchema, loadConfig } from '@analytics/runtime';
 import { type SmtpSink, type WebhookReceiver, openTestStores, silentLogger, startSmtpSink, startWebhookReceiver } from '@analytics/testing';
 import { alertsJob } from './alerts-job';
+import { alertsJobOf } from './alerts-job-of';
 import { signatureOf } from './channels';
 import { RETRY_FOR_MS } from './deliveries';
 import { WEEK_MS, insightsThrough } from './evaluate';

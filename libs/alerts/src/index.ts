@@ -6,3 +6,4 @@ export * from './messages';
 export * from './deliveries';
 export * from './alerts-job';
 export * from './seasonal-traffic';
+export * from './alerts-job-of';

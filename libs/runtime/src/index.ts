@@ -5,4 +5,3 @@ export * from './accounts';
 export * from './serve';
 export * from './main';
 export * from './builder-lease';
-export * from './alerts';

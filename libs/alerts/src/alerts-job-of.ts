@@ -1,8 +1,7 @@
-import { type ScheduledJob, alertsJob, insightsThrough } from '@analytics/alerts';
+import { type Env, type Stores, mailerOf } from '@analytics/runtime';
 import type { Logger } from '@analytics/service-kit';
-import { mailerOf } from './accounts';
-import type { Env } from './config';
-import type { Stores } from './stores';
+import { type ScheduledJob, alertsJob } from './alerts-job';
+import { insightsThrough } from './evaluate';
 
 /**
  * The alerts job of this process's stores and settings (docs/alerts-and-reports.md, "Alerts"): every

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { actorOf, sessionGuard } from '@analytics/accounts';
-import { type AlertRecord } from '@analytics/auth';
+import type { AlertRecord } from '@analytics/auth';
 import { AlertSender, type ChannelOptions, OutboundRefused, RETRY_FOR_MS, UnresolvedHost, channelMessages, channelOf, checkedAddress, factsOf } from '@analytics/alerts';
 import { type AlertChannel, ApiError, type Caller, alertInputSchema, alertPatched, detailsOf, parseOrThrow, redactedChannel, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';

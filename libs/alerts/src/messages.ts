@@ -49,6 +49,8 @@ export function headline(f: AlertFacts): string {
 /** The contributors as text lines. */
 const contributorLines = (f: AlertFacts) => f.contributors.map((c) => `- ${c.dimension} ${c.value}: ${number(c.current)} (expected ${number(c.expected)}, ${c.change >= 0 ? '+' : ''}${number(c.change)}, ${Math.round(c.share * 100)}% of the change)`);
 
+/** Slack's mrkdwn reads <, > and & as markup: escaped as its docs say. */
+const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 /** The webhook's JSON body (docs/alerts-and-reports.md): made once per delivery, so a retry sends the same bytes and signature. */
@@ -87,7 +89,7 @@ export function channelMessages(channels: readonly AlertChannel[], f: AlertFacts
   return channels.map((c): ChannelMessage => {
     if ('email' in c) return { email: { to: c.email, subject, text, html } };
     if ('webhook' in c) return { webhook: { url: c.webhook.url, secret: c.webhook.secret, body: webhookBody(f) } };
-    return { slack: { webhook_url: c.slack.webhook_url, body: JSON.stringify({ text: [line, ...details, ...(f.dashboardUrl ? [f.dashboardUrl] : [])].join('\n') }) } };
+    return { slack: { webhook_url: c.slack.webhook_url, body: JSON.stringify({ text: slackEscape([line, ...details, ...(f.dashboardUrl ? [f.dashboardUrl] : [])].join('\n')) }) } };
   });
 }
 

@@ -171,6 +171,16 @@ describe('the alerts job', () => {
     expect(hooks.received.length).toBe(before);
   }, 120_000);
 
+  it('two jobs evaluating at once (two replicas, a run overlapping the next) send one message per transition', async () => {
+    const projectId = await newProject('twice');
+    const alert = await newAlert(projectId, { metric: 'pageviews', window: '1h', condition: { below: 1 } }, [{ webhook: { url: `${hooks.url}/twice`, secret: SECRET } }]);
+    await Promise.all([jobOf().run(new Date(T + 1_000)), jobOf().run(new Date(T + 2_000)), jobOf().run(new Date(T + 3_000))]);
+    await hooks.waitFor(1, '/twice');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hooks.received.filter((r) => r.path === '/twice')).toHaveLength(1);
+    expect((await deliveries(projectId, alert.id)).map((d) => [d.kind, d.status, d.attempts])).toEqual([['fired', 'sent', 1]]);
+  }, 120_000);
+
   it('runs every ALERT_EVAL_INTERVAL_S (default 60) as the runtime config declares it; ALERTS_ALLOW_PRIVATE_URLS is off unless "true"', () => {
     const defaults = loadConfig(envSchema, {});
     expect([defaults.ALERT_EVAL_INTERVAL_S, defaults.ALERTS_ALLOW_PRIVATE_URLS]).toEqual([60, false]);

@@ -1,3 +1,4 @@
+import type { ChannelOptions } from '@analytics/alerts';
 import type { Router } from 'express';
 import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import { type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
@@ -29,6 +30,8 @@ export interface AdminRouterDeps {
    * with the event store has it (npm start; admin-api alone with CLICKHOUSE_URL); without, the route answers 503 not_ready.
    */
   importEvents?: (projectId: string, events: ImportedEvent[]) => Promise<ImportResponse>;
+  /** The alerts' mail (SMTP_URL) and ALERTS_ALLOW_PRIVATE_URLS, for their test messages and the address guard at save. */
+  alertChannels?: ChannelOptions;
 }
 
 // The bodies are libs/schema's; each origin is then normalised by libs/auth's rules (wildcards, public suffixes).

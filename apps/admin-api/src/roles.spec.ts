@@ -60,6 +60,12 @@ const savedRows = (kind: 'goal' | 'funnel' | 'segment', plural: string): Record<
     [`delete${cap}`]: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/${plural}/${await savedOf(p, kind)}` }) },
   };
 };
+const ALERT_DEFINITION = { metric: 'pageviews', window: '1h', condition: { below: 1 } } as const;
+const ALERT_CHANNELS = [{ email: ['ops@example.com'] }];
+/** An alert of the table's project: fresh for a change or a deletion, else one per setup (50 per project at most). */
+const alertOf = async (p: People) => (await p.keyStore.alerts.create(p.projectId, { name: uniqueName('alert'), definition: ALERT_DEFINITION, channels: ALERT_CHANNELS }))!.id;
+const sharedAlerts = new WeakMap<People, Promise<string>>();
+const sharedAlert = (p: People) => sharedAlerts.get(p) ?? (sharedAlerts.set(p, alertOf(p)), sharedAlerts.get(p)!);
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -131,6 +137,14 @@ const TABLE: Record<string, Row> = {
   ...savedRows('goal', 'goals'),
   ...savedRows('funnel', 'funnels'),
   ...savedRows('segment', 'segments'),
+  // Alerts (docs/alerts-and-reports.md): admins only, every route.
+  listAlerts: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts` }) },
+  createAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts`, body: { name: uniqueName('alert'), ...ALERT_DEFINITION, channels: ALERT_CHANNELS } }) },
+  getAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await sharedAlert(p)}` }) },
+  updateAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await alertOf(p)}`, body: { name: uniqueName('alert') } }) },
+  deleteAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await alertOf(p)}` }) },
+  alertDeliveries: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await sharedAlert(p)}/deliveries` }) },
+  testAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await sharedAlert(p)}/test` }) },
 };
 
 // Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).

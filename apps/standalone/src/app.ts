@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import { adminRouters, adminWiring } from '@analytics/admin-api';
 import type { Accounts } from '@analytics/accounts';
+import type { ChannelOptions } from '@analytics/alerts';
 import { createIngestRouter, ingestWiring } from '@analytics/ingest-api';
 import { createMcpRouter, mcpWiring } from '@analytics/mcp-gateway';
 import { createReadRouter, readWiring } from '@analytics/read-api';
@@ -34,6 +35,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   backupDir?: string;
   /** LIVE_MAX_PER_PROJECT: GET /v1/live's open streams per project. */
   liveMaxPerProject?: number;
+  /** The alerts' mail (SMTP_URL) and ALERTS_ALLOW_PRIVATE_URLS; unset: no mail, private addresses refused. */
+  alertChannels?: ChannelOptions;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -46,6 +49,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     publicUrl: deps.mcp?.publicUrl,
     deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id),
     importEvents: (id, events) => importEvents(stores.events, id, events),
+    alertChannels: deps.alertChannels,
   });
   return createServiceApp({
     name: 'standalone',

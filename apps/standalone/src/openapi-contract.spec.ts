@@ -197,7 +197,62 @@ const cases = (): Case[] => [
   ...peopleCases(),
   ...savedCases(),
   ...shareCases(),
+  ...alertCases(),
 ];
+
+/** Alerts (docs/alerts-and-reports.md): each route and status, after the people cases (the owner; an editor is refused). */
+function alertCases(): Case[] {
+  const BODY = { metric: 'pageviews', window: '1h', condition: { below: 1 }, channels: [{ email: ['ops@example.com'] }] };
+  const state = { id: '', editor: '' };
+  const list = '/admin/projects/{id}/alerts';
+  const one = `${list}/{alert_id}`;
+  const base = () => `/admin/projects/${keys.projectId}/alerts`;
+  const owner = () => bearer(people.owner);
+  const editor = () => bearer(state.editor);
+  const at = (suffix = '') => `${base()}/${state.id}${suffix}`;
+  const cases: Case[] = [
+    ['post', list, 201, async () => {
+      state.editor = (await post('/auth/invitations/accept', {}, { token: (await invite('alerts-editor@example.com', 'editor')).token, password: PASSWORD })).body.token;
+      const res = await post(base(), owner(), { name: 'alert one', ...BODY });
+      state.id = res.body.alert.id;
+      await post(base(), owner(), { name: 'alert two', ...BODY });
+      return res;
+    }],
+    ['post', list, 400, () => post(base(), owner(), { name: 'bad', ...BODY, window: '5m' })],
+    ['post', list, 401, () => post(base(), {}, { name: 'x', ...BODY })],
+    ['post', list, 403, () => post(base(), editor(), { name: 'x', ...BODY })],
+    ['post', list, 404, () => post(`/admin/projects/${NO_ORG}/alerts`, owner(), { name: 'x', ...BODY })],
+    ['post', list, 409, () => post(base(), owner(), { name: 'alert one', ...BODY })],
+    ['post', list, 413, () => tooLarge('post', base(), owner())],
+    ['post', list, 415, () => badEncoding('post', base(), owner())],
+    ['get', list, 200, () => get(base(), owner())],
+    ['get', list, 401, () => get(base())],
+    ['get', list, 403, () => get(base(), editor())],
+    ['get', list, 404, () => get(`/admin/projects/${NO_ORG}/alerts`, owner())],
+    ['patch', one, 200, () => send('patch', at(), owner(), { name: 'alert renamed' })],
+    ['patch', one, 400, () => send('patch', at(), owner(), { condition: { above: -1 } })],
+    ['patch', one, 401, () => send('patch', at(), {}, { name: 'x' })],
+    ['patch', one, 403, () => send('patch', at(), editor(), { name: 'x' })],
+    ['patch', one, 404, () => send('patch', `${base()}/${NO_ORG}`, owner(), { name: 'x' })],
+    ['patch', one, 409, () => send('patch', at(), owner(), { name: 'alert two' })],
+    ['patch', one, 413, () => tooLarge('patch', at(), owner())],
+    ['patch', one, 415, () => badEncoding('patch', at(), owner())],
+  ];
+  for (const [path, suffix, success] of [[one, '', 200], [`${one}/deliveries`, '/deliveries', 200]] as const) {
+    cases.push(['get', path, success, () => get(at(suffix), owner())], ['get', path, 401, () => get(at(suffix))], ['get', path, 403, () => get(at(suffix), editor())], ['get', path, 404, () => get(`${base()}/${NO_ORG}${suffix}`, owner())]);
+  }
+  cases.push(
+    ['post', `${one}/test`, 202, () => post(at('/test'), owner())],
+    ['post', `${one}/test`, 401, () => post(at('/test'), {})],
+    ['post', `${one}/test`, 403, () => post(at('/test'), editor())],
+    ['post', `${one}/test`, 404, () => post(`${base()}/${NO_ORG}/test`, owner())],
+    ['delete', one, 401, () => send('delete', at())],
+    ['delete', one, 403, () => send('delete', at(), editor())],
+    ['delete', one, 204, () => send('delete', at(), owner())],
+    ['delete', one, 404, () => send('delete', at(), owner())],
+  );
+  return cases;
+}
 
 /** The saved goals, funnels and segments (docs/saved-and-shared.md): each route and status, after the people cases (owner, viewer). */
 function savedCases(): Case[] {

@@ -96,13 +96,15 @@ describe('the declarations (libs/schema routes)', () => {
     const share = await accounts.shares.create(p.project.id, {}, { createdBy: null, baseUrl: 'http://localhost' });
     // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
     const params = (path: string): Record<string, string> => ({
-      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : p.project.id,
+      // The alert routes come after DELETE /admin/projects/{id} in the declarations: they take a project of their own.
+      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : path.startsWith('/admin/projects/{id}/alerts') ? alerted.project.id : p.project.id,
       prefix: p.keys.rk.split('_')[2]!,
       version: sdk.version,
       user_id: setup.body.user.id,
       invitation_id: invited.invitation.id,
       ...saved,
       share_id: share.share.id,
+      alert_id: alert.id,
     });
     // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
     const saved: Record<string, string> = {};
@@ -110,6 +112,8 @@ describe('the declarations (libs/schema routes)', () => {
       const definition = { goal: { event: 'x', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 60, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } }[kind];
       saved[`${kind}_id`] = (await stores.keyStore.saved.create(p.project.id, kind, { name: kind, definition }))!.id;
     }
+    const alerted = await createProject('declared alerts');
+    const alert = (await stores.keyStore.alerts.create(alerted.project.id, { name: 'declared', definition: { metric: 'pageviews', window: '1h', condition: { below: 1 } }, channels: [{ email: ['ops@example.com'] }] }))!;
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

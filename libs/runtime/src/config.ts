@@ -92,6 +92,10 @@ export const envSchema = z.object({
   OIDC_ORG: z.preprocess((v) => (v === '' || v === undefined ? 'Default' : v), z.string().trim().min(1).max(200)),
   OIDC_DEFAULT_ROLE: z.preprocess((v) => (v === '' || v === undefined ? 'viewer' : v), z.enum(['viewer', 'editor', 'admin'])),
   // Comma-separated email domains that may sign in (example.com, example.org); unset: any verified email.
+  // Alerts (docs/alerts-and-reports.md): evaluated every this many seconds; true lets them reach loopback, private and
+  // link-local addresses (tests, a receiver on the operator's own network).
+  ALERT_EVAL_INTERVAL_S: envInt(60, 10, 3_600),
+  ALERTS_ALLOW_PRIVATE_URLS: z.preprocess((v) => (v === '' || v === undefined ? 'false' : v), z.enum(['true', 'false'])).transform((v) => v === 'true'),
   OIDC_ALLOWED_DOMAINS: envString().transform((v, ctx) => {
     const domains = (v ?? '').split(',').map((d) => d.trim().toLowerCase().replace(/^@/, '')).filter(Boolean);
     for (const d of domains) if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(d)) ctx.addIssue({ code: 'custom', message: `OIDC_ALLOWED_DOMAINS: ${d.slice(0, 100)} is not a domain` });

@@ -57,6 +57,7 @@ import { insightsRequestSchema, insightsResponseSchema, propertiesParamsSchema, 
 import { importBatchInputSchema, importResponseSchema } from './import.schema';
 import { FILTERS_JSON, GOAL_OR_ID_JSON, READ_TOOL, type ToolAnnotations, WRITE_TOOL, getStatsArgsSchema, truncated } from './mcp-args';
 import { STATS_GROUP_BY } from './group-by';
+import { ALERT_LIMITS, alertDeliveriesSchema, alertInputSchema, alertListSchema, alertPatchSchema, alertResponseSchema, alertTestResponseSchema } from './alerts.schema';
 import { createdShareResponseSchema, shareFrameQuerySchema, shareFrameResponseSchema, shareInputSchema, shareListResponseSchema, shareUnlockInputSchema, shareUnlockResponseSchema } from './shares.schema';
 import {
   savedFunnelListSchema,
@@ -284,6 +285,15 @@ const EXAMPLE_SAVED = {
   goal: { name: 'Signup', event: 'signup' },
   funnel: { name: 'Checkout', steps: [{ event: '$pageview', path: '/pricing' }, { event: 'signup' }, { event: 'purchase' }], window_s: 86400 },
   segment: { name: 'Paid search, France', filters: [['is', 'channel', ['paid_search']], ['is', 'country', ['FR']]] },
+};
+
+const ALERT_ID = { ...PROJECT_ID, alert_id: "The alert's id." };
+const EXAMPLE_ALERT = {
+  name: 'Pageviews dropped',
+  metric: 'pageviews',
+  window: '1h',
+  condition: { anomaly: { sensitivity: 'medium' } },
+  channels: [{ email: ['ops@example.com'] }, { webhook: { url: 'https://hooks.example.com/analytics', secret: 'a-long-random-secret-0123' } }],
 };
 
 const EXAMPLE_EVENT = { event: 'signup', anonymous_id: 'a-7f3c', url: 'https://shop.example.com/pricing?utm_source=newsletter', properties: { plan: 'pro' } };
@@ -827,6 +837,38 @@ export const routes = {
   metrics: {
     method: 'get', path: '/metrics', app: 'service', summary: 'Prometheus metrics of this instance (Authorization: Bearer <METRICS_TOKEN> when it is set)', auth: 'none',
     responses: { 200: z.string().describe('Prometheus text exposition format 0.0.4.') }, errors: ['unauthorized'], produces: { 'text/plain; version=0.0.4': 'Prometheus text exposition format 0.0.4.' },
+  },
+  // Alerts (issue 48, docs/alerts-and-reports.md "Alerts"): admins only (the channels name addresses and URLs).
+  listAlerts: {
+    method: 'get', path: '/admin/projects/{id}/alerts', app: 'admin-api', summary: "A project's alerts with their state (channels without secrets)", auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: alertListSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  createAlert: {
+    method: 'post', path: '/admin/projects/{id}/alerts', app: 'admin-api', summary: `Create a spike or drop alert (409 name_taken, 409 limit_reached at ${ALERT_LIMITS.perProject} per project; private outbound addresses refused)`, auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, body: alertInputSchema, responses: { 201: alertResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: EXAMPLE_ALERT,
+  },
+  getAlert: {
+    method: 'get', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'One alert with its state', auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, responses: { 200: alertResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  updateAlert: {
+    method: 'patch', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'Change an alert (any subset of its fields; the whole is checked again; a changed condition starts over)', auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, body: alertPatchSchema, responses: { 200: alertResponseSchema }, errors: [...ROLE_ERRORS, 'name_taken', ...BODY_ERRORS, ...ALWAYS],
+    example: { condition: { anomaly: { sensitivity: 'low' } } },
+  },
+  alertDeliveries: {
+    method: 'get', path: '/admin/projects/{id}/alerts/{alert_id}/deliveries', app: 'admin-api', summary: `An alert's messages per channel (fired, recovered, test) and how each went, newest first (at most ${ALERT_LIMITS.deliveriesListed})`, auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, responses: { 200: alertDeliveriesSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  testAlert: {
+    method: 'post', path: '/admin/projects/{id}/alerts/{alert_id}/test', app: 'admin-api', summary: 'Send a test message to every channel of an alert now (retried as any; see its deliveries)', auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, responses: { 202: alertTestResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  // Last of the block: a route walk deletes the alert the others take.
+  deleteAlert: {
+    method: 'delete', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'Delete an alert and its deliveries (pending ones are not sent)', auth: roleOf('admin', 'project'),
+    pathParams: ALERT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
 } as const satisfies Record<string, ApiRoute>;
 

@@ -6,3 +6,5 @@ export * from './hostile-shapes';
 export * from './slow-body';
 export * from './redis-clients';
 export * from './oidc-provider';
+export * from './webhook-receiver';
+export * from './smtp-sink';

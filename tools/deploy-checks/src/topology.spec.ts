@@ -309,6 +309,18 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
     expect(r.status).toBe(201);
     return { body: { token: ((r.json() as Loose).url as string).split('/share/')[1] } };
   },
+  // Alerts: the operator's token on the fixture's project (an email channel: no outbound address to resolve here).
+  listAlerts: (f) => ({ params: { id: f.id } }),
+  createAlert: (f) => ({
+    params: { id: f.id },
+    body: { name: 'topology', metric: 'pageviews', window: '1h', condition: { below: 1 }, channels: [{ email: ['ops@example.com'] }] },
+    after: (r) => void (f.saved.alertId = (r.json() as Loose).alert.id),
+  }),
+  getAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
+  updateAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
+  alertDeliveries: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
+  testAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
+  deleteAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
 };
 
 /** The credential a route's `auth` takes, from the project's keys (a server key where it may be one). */

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { openAccounts, openStores, rateRulesOf, runMain, sessionIdleMsOf, serve, serviceLimitsOf, startAggregateBuilding } from '@analytics/runtime';
+import { openAccounts, openStores, rateRulesOf, runMain, sessionIdleMsOf, serve, scheduledJobs, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -21,6 +21,8 @@ async function main() {
   const stores = await openStores(env, logger, dataDir);
   // On a ClickHouse server the service builds the aggregates too, while it holds the builder's lease.
   const building = startAggregateBuilding(stores, env, logger);
+  // The scheduler (scheduled reports, alerts) in-process: always active on PGlite, by lease on PostgreSQL.
+  const scheduler = startScheduler(stores, env, logger, scheduledJobs(stores, env, logger));
   // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
   const dashboardDir = resolve(__dirname, '../dashboard');
   // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.
@@ -33,6 +35,7 @@ async function main() {
   const server = await serve(app, env, logger, async () => {
     // No longer listening: the tools stop finding this server at once.
     removeNote();
+    await scheduler.stop();
     await building.stop();
     await stores.close();
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
+import { ReportStore } from './reports';
 import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
 import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
@@ -72,9 +73,12 @@ export class KeyStore {
   private readonly mintedListeners: Array<(prefix: string) => void> = [];
   /** The projects' saved goals, funnels and segments (same database): whoever holds the key store reaches them. */
   readonly saved: SavedDefinitions;
+  /** The projects' scheduled email reports and their send log (same database). */
+  readonly reports: ReportStore;
 
   constructor(private readonly db: SqlPort) {
     this.saved = new SavedDefinitions(db);
+    this.reports = new ReportStore(db);
   }
 
   /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */

@@ -18,7 +18,7 @@ describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) =>
   afterEach(() => db.close());
 
   it('apply every migration to a fresh store and record each checksum', async () => {
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14]);
     expect(await recorded(db)).toEqual(expected);
     expect(await migrateKeyStore(db)).toEqual([]);
   });

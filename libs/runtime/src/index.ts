@@ -7,3 +7,4 @@ export * from './main';
 export * from './builder-lease';
 export * from './scheduler';
 export * from './scheduled-jobs';
+export * from './reports';

@@ -26,7 +26,7 @@ async function advanceEpoch(epoch: RevocationEpoch, what: string): Promise<void>
 export function adminWiring(
   stores: { keyStore: KeyStore; bus: InvalidationBus; epoch: RevocationEpoch; accounts: Accounts },
   adminToken: string,
-  options: Pick<AdminRouterDeps, 'publicUrl' | 'deleteProjectEvents' | 'importEvents'> = {},
+  options: Pick<AdminRouterDeps, 'publicUrl' | 'deleteProjectEvents' | 'importEvents' | 'reportPreview'> = {},
 ): AdminRouterDeps {
   return {
     keyStore: stores.keyStore,
@@ -35,6 +35,7 @@ export function adminWiring(
     publicUrl: options.publicUrl,
     deleteProjectEvents: options.deleteProjectEvents,
     importEvents: options.importEvents,
+    reportPreview: options.reportPreview,
     onKeyRevoked: async (prefix) => {
       await advanceEpoch(stores.epoch, 'The revocation');
       void stores.bus.keyRevoked(prefix);

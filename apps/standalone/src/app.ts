@@ -7,7 +7,7 @@ import { createReadRouter, readWiring } from '@analytics/read-api';
 import { createRetentionRouter, retentionWiring } from '@analytics/retention-worker';
 import { failedAuthKeyOf } from '@analytics/auth';
 import { type RateRules, importEvents } from '@analytics/ingest';
-import { type Stores, openAccounts } from '@analytics/runtime';
+import { type ReportPreview, type Stores, openAccounts } from '@analytics/runtime';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createBackupRouter } from './backup.route';
 import { createDashboardRouter } from './dashboard.route';
@@ -34,6 +34,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   backupDir?: string;
   /** LIVE_MAX_PER_PROJECT: GET /v1/live's open streams per project. */
   liveMaxPerProject?: number;
+  /** POST .../reports/{report_id}/send: the reports' preview mailer (main: reportMailingOf over SMTP_URL, MAIL_FROM, PUBLIC_URL). */
+  reportPreview?: ReportPreview;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -46,6 +48,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     publicUrl: deps.mcp?.publicUrl,
     deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id),
     importEvents: (id, events) => importEvents(stores.events, id, events),
+    reportPreview: deps.reportPreview ?? { missing: 'SMTP_URL, MAIL_FROM and PUBLIC_URL' },
   });
   return createServiceApp({
     name: 'standalone',

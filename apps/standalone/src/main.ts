@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { openAccounts, openStores, rateRulesOf, runMain, sessionIdleMsOf, serve, scheduledJobs, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
+import { openAccounts, openStores, rateRulesOf, reportMailingOf, reportPreviewOf, runMain, sessionIdleMsOf, serve, scheduledJobs, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -30,7 +30,8 @@ async function main() {
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const accounts = openAccounts(stores, env, logger, secrets.ADMIN_TOKEN);
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), sessionIdleMs: sessionIdleMsOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR, liveMaxPerProject: env.LIVE_MAX_PER_PROJECT });
+  const reportPreview = reportPreviewOf(reportMailingOf(stores, env, logger));
+  const app = buildApp({ stores, secrets, logger, reportPreview, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), sessionIdleMs: sessionIdleMsOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR, liveMaxPerProject: env.LIVE_MAX_PER_PROJECT });
   let removeNote = () => {};
   const server = await serve(app, env, logger, async () => {
     // No longer listening: the tools stop finding this server at once.

@@ -57,4 +57,4 @@ export const reportListResponseSchema = z.object({ reports: z.array(reportSchema
 export const reportPreviewResponseSchema = z
   .object({ ok: z.literal(true), period: z.object({ from: z.string(), to: z.string() }).describe('The period the preview covers: the latest full period (local dates [from, to)), what the last scheduled send covered or would have.'), recipients: z.number().int() })
   .describe('The preview went out to the recipients.');
-export const unsubscribePage = z.string().describe('A small HTML page.');
+export const unsubscribePageSchema = z.string().describe('A small HTML page.');

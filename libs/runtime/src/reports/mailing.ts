@@ -89,3 +89,12 @@ export async function sendReportPreview(deps: ReportMailingDeps, project: { id: 
   for (const to of report.recipients) await mailTo(deps, report.id, to, content, { messageId: messageIdOf(deps.publicUrl), preview: true });
   return { ok: true as const, period: content.period, recipients: report.recipients.length };
 }
+
+/** What POST .../reports/{report_id}/send calls: a preview mailer, or why this process has none (503 not_ready). */
+export type ReportPreview =
+  | { send(project: { id: string; name: string; timezone?: string }, reportId: string, now: number): Promise<{ ok: true; period: { from: string; to: string }; recipients: number } | undefined> }
+  | { missing: string };
+
+/** The preview of a process whose reports' mailing is set up (or why it is not). */
+export const reportPreviewOf = (mailing: ReportMailingDeps | { missing: string }): ReportPreview =>
+  'missing' in mailing ? mailing : { send: (project, reportId, now) => sendReportPreview(mailing, project, reportId, now) };

@@ -6,3 +6,4 @@ export * from './hostile-shapes';
 export * from './slow-body';
 export * from './redis-clients';
 export * from './oidc-provider';
+export * from './smtp-capture';

@@ -231,7 +231,7 @@ export class ReportStore {
     const out = new Map<string, Array<{ email: string; added_at: string }>>();
     if (ids.length === 0) return out;
     const { rows } = await db.query<{ report_id: string; email: string; added_at: unknown }>(
-      'SELECT report_id, email, added_at FROM report_recipients WHERE report_id = ANY($1::text[]) ORDER BY added_at, email',
+      'SELECT report_id, email, added_at FROM report_recipients WHERE report_id = ANY($1::text[]) ORDER BY email',
       [ids],
     );
     for (const r of rows) {

@@ -42,7 +42,7 @@ export const reportSchema = z
     id: z.string().describe('Report id (UUID).'),
     project_id: z.string(),
     frequency: z.enum(REPORT_FREQUENCIES),
-    recipients: z.array(z.string()).describe('Who receives it (those who unsubscribed are gone from the list).'),
+    recipients: z.array(z.string()).describe('Who receives it, in alphabetical order (those who unsubscribed are gone from the list).'),
     segment: z.string().nullable(),
     created_by: z.string().nullable(),
     created_at: z.string(),

@@ -96,13 +96,15 @@ describe('the declarations (libs/schema routes)', () => {
     const share = await accounts.shares.create(p.project.id, {}, { createdBy: null, baseUrl: 'http://localhost' });
     // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
     const params = (path: string): Record<string, string> => ({
-      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : p.project.id,
+      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : path.includes('/reports') ? reported.project.id : p.project.id,
       prefix: p.keys.rk.split('_')[2]!,
       version: sdk.version,
       user_id: setup.body.user.id,
       invitation_id: invited.invitation.id,
       ...saved,
       share_id: share.share.id,
+      report_id: report.id,
+      token: unsubscribeToken,
     });
     // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
     const saved: Record<string, string> = {};
@@ -110,6 +112,12 @@ describe('the declarations (libs/schema routes)', () => {
       const definition = { goal: { event: 'x', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 60, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } }[kind];
       saved[`${kind}_id`] = (await stores.keyStore.saved.create(p.project.id, kind, { name: kind, definition }))!.id;
     }
+    // A report (its routes; its DELETE comes last of its own) and an unsubscribe link of another one, in a project of
+    // their own (DELETE /admin/projects/{id} comes before them).
+    const reported = await createProject('reported');
+    const report = (await stores.keyStore.reports.create(reported.project.id, { frequency: 'weekly', recipients: ['declared@example.com'] }))!;
+    const other = (await stores.keyStore.reports.create(reported.project.id, { frequency: 'monthly', recipients: ['declared@example.com'] }))!;
+    const unsubscribeToken = await stores.keyStore.reports.mintUnsubscribeToken(other.id, 'declared@example.com');
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

@@ -852,14 +852,14 @@ export const routes = {
     pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, body: reportPatchSchema, responses: { 200: reportResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
     example: { recipients: ['owner@example.com', 'team@example.com'] },
   },
-  deleteReport: {
-    method: 'delete', path: '/admin/projects/{id}/reports/{report_id}', app: 'admin-api', summary: 'Delete a scheduled report (its unsubscribe links stop working)', auth: roleOf('admin', 'project'),
-    pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
-  },
   sendReport: {
     method: 'post', path: '/admin/projects/{id}/reports/{report_id}/send', app: 'admin-api',
     summary: "Send the report of the latest full period to its recipients now, as a preview (not counted as the period's send; 503 not_ready without mail, PUBLIC_URL or the event store)",
     auth: roleOf('admin', 'project'), pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 202: reportPreviewResponseSchema }, errors: [...ROLE_ERRORS, 'invalid_payload', 'not_ready', ...ALWAYS],
+  },
+  deleteReport: {
+    method: 'delete', path: '/admin/projects/{id}/reports/{report_id}', app: 'admin-api', summary: 'Delete a scheduled report (its unsubscribe links stop working)', auth: roleOf('admin', 'project'),
+    pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
   },
   reportUnsubscribePage: {
     method: 'get', path: '/reports/unsubscribe/{token}', app: 'admin-api', summary: "A report mail's unsubscribe link: a page asking to confirm (its button POSTs to the same address)", auth: 'none',

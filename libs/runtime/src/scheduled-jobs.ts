@@ -40,7 +40,7 @@ export function reportMailingOf(
 export function scheduledJobs(stores: Stores, env: Env, logger: Logger, options: { annotations?: AnnotationsOf } = {}): ScheduledJob[] {
   const jobs: ScheduledJob[] = [];
   const mailing = reportMailingOf(stores, env, logger, options.annotations);
-  if ('missing' in mailing) logger.warn(`scheduled reports are off: ${mailing.missing} not set (docs/alerts-and-reports.md)`);
+  if ('missing' in mailing) logger.info(`scheduled reports are off: ${mailing.missing} not set (docs/alerts-and-reports.md)`);
   else jobs.push({ name: 'reports', everyMs: env.REPORTS_CHECK_INTERVAL_S * 1000, run: async (now) => void (await runScheduledReports(mailing, now)) });
   return jobs;
 }

@@ -1,7 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { type ReportContent, reportHtml } from '@analytics/runtime';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the dashboard specs' headless Chromium, reused
-import { CHROMIUM, launchChromium } from '../../dashboard/src/test-support/page';
+import { CHROMIUM, launchChromium } from './test-support/page';
 
 // A report mail's HTML part as a mail client renders it (headless Chromium): nothing is fetched from anywhere (no
 // remote image, font, sheet or script), and the key numbers, lists and links are on the page as text.

@@ -12,6 +12,12 @@ export interface LeaseOptions {
   lockName: string;
   /** Who holds it, in log lines and errors ("aggregate builder", "scheduler"). */
   label: string;
+  /**
+   * `schema`: one lease per schema of the connection (the lock named `<lockName>:<current_schema()>`), so deployments
+   * sharing a PostgreSQL database in schemas of their own (`search_path` in DATABASE_URL) each have theirs; advisory
+   * locks are per database. Default `database`: the name alone.
+   */
+  scope?: 'database' | 'schema';
   logger: Logger;
   /** How often a standby tries to take the lease, and a holder checks it still has it (ms). */
   intervalMs?: number;
@@ -102,7 +108,10 @@ export class AdvisoryLease {
     client.on('error', (e) => void this.drop('lease session error', e));
     try {
       await client.connect();
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [this.options.lockName]);
+      const { rows } = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext($1 || CASE WHEN $2 THEN ':' || coalesce(current_schema(), '') ELSE '' END)) AS ok",
+        [this.options.lockName, this.options.scope === 'schema'],
+      );
       if (!rows[0]?.ok) {
         await client.end().catch(() => undefined);
         return;

@@ -78,4 +78,23 @@ describe('the scheduler without PostgreSQL (embedded key store)', () => {
     // Nothing of a's after it stopped; only b runs from then on.
     expect(runs.slice(stoppedAt).every((r) => r === 'b')).toBe(true);
   });
+
+  it('holds one lease per key store: schedulers of two schemas of one database are both active', async () => {
+    const lockName = `scheduler-spec:${Math.random()}`;
+    const inSchema = (schema: string) => {
+      const u = new URL(PG!);
+      u.searchParams.set('options', `-c search_path=${schema}`);
+      return u.toString();
+    };
+    const { Client } = await import('pg');
+    const admin = new Client({ connectionString: PG });
+    await admin.connect();
+    await admin.query('CREATE SCHEMA IF NOT EXISTS scheduler_spec_one; CREATE SCHEMA IF NOT EXISTS scheduler_spec_two');
+    await admin.end();
+    const runs: string[] = [];
+    const a = startScheduler(noStores, { DATABASE_URL: inSchema('scheduler_spec_one') }, logger, [counting('a', runs)], { leaseIntervalMs: 50, lockName });
+    const b = startScheduler(noStores, { DATABASE_URL: inSchema('scheduler_spec_two') }, logger, [counting('b', runs)], { leaseIntervalMs: 50, lockName });
+    started.push(a, b);
+    await until(() => a.active && b.active && runs.includes('a') && runs.includes('b'));
+  });
 });

@@ -11,7 +11,10 @@ export interface ScheduledJob {
   run(now: Date): Promise<void>;
 }
 
-/** The scheduler's lease in the key store's PostgreSQL: pg_try_advisory_lock(hashtext(this)). One per database. */
+/**
+ * The scheduler's lease in the key store's PostgreSQL: pg_try_advisory_lock(hashtext('<this>:<current_schema()>')), one
+ * per key store (two deployments in schemas of one database each have their own).
+ */
 export const SCHEDULER_LOCK_NAME = 'analytics:scheduler';
 
 export interface SchedulerOptions {
@@ -92,8 +95,8 @@ class JobLoops {
 /**
  * Runs `jobs` in this process while it is the active scheduler of the deployment (issue 48, docs/alerts-and-reports.md
  * "Where it runs"). On PostgreSQL (DATABASE_URL) one process is active at a time, by an advisory lock in the key
- * store's database (as the aggregate builder's lease): a standby takes over within leaseIntervalMs once the holder's
- * session ends (stopped, crashed, cut off). On the embedded key store (PGlite: one process) it is always active.
+ * store's database scoped to its schema (the aggregate builder's lease, another name): a standby takes over within
+ * leaseIntervalMs once the holder's session ends (stopped, crashed, cut off). On the embedded key store (PGlite: one process) it is always active.
  * Jobs must still be safe to run twice (a holder cut off mid-pass may finish its pass while the next one starts):
  * the reports' send log makes a send once per recipient and period whoever runs it.
  */
@@ -115,7 +118,7 @@ export function startScheduler(_stores: Pick<Stores, 'keyDb'>, env: Pick<Env, 'D
     };
   }
   const lease = new AdvisoryLease(
-    { databaseUrl: env.DATABASE_URL, lockName: options.lockName ?? SCHEDULER_LOCK_NAME, label: 'scheduler', logger, intervalMs: options.leaseIntervalMs },
+    { databaseUrl: env.DATABASE_URL, lockName: options.lockName ?? SCHEDULER_LOCK_NAME, label: 'scheduler', scope: 'schema', logger, intervalMs: options.leaseIntervalMs },
     {
       acquired: async () => loops.start(),
       // The lease's session is gone: another process may take over now. Passes running finish (the send log keeps

@@ -281,6 +281,19 @@ describe('a report\'s figures (embedded stores), against the raw events', () => 
     expect([retried.attempts, mails.find((m) => m.to[0] === recipients[1])!.messageId]).toEqual([2, retried.message_id]);
   }, 180_000);
 
+  it('the window left: a worker killed after the SMTP server accepted and before the mark sends that one twice, with one Message-ID', async () => {
+    const recipients = to('window', 1);
+    const report = await reportSince(stores.keyDb, stores.keyStore, projectId, recipients, '2026-05-01T00:00:00Z');
+    const child = spawnReportWorker({ DATABASE_URL: url, SMTP_URL: smtp.url, PUBLIC_URL, now: NOW, dieAfterAccepted: true });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, s) => resolve(s)));
+    expect(signal).toBe('SIGKILL');
+    expect((await stores.keyStore.reports.sends(report.id)).map((s) => s.sent)).toEqual([false]);
+    expect(await runScheduledReports(mailingOf(stores, stores.keyStore, smtp, 10), new Date(NOW + 60_000))).toEqual({ sent: 1 });
+    const mails = await smtp.until(2, (m) => m.to[0] === recipients[0]);
+    expect(mails).toHaveLength(2);
+    expect(mails[1]!.messageId).toBe(mails[0]!.messageId);
+  }, 180_000);
+
   it('a report due while the scheduler was down goes out when it is back, for the latest period only', async () => {
     const recipients = to('down', 2);
     const report = await reportSince(stores.keyDb, stores.keyStore, projectId, recipients, '2026-04-01T00:00:00Z');

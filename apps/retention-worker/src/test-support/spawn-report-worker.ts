@@ -27,7 +27,7 @@ function bundle(): string {
 }
 
 /** Starts a report worker (one pass at `now`) over the given settings; its own embedded event store in a temp dir, removed when it exits. */
-export function spawnReportWorker(env: { DATABASE_URL: string; SMTP_URL: string; PUBLIC_URL: string; now: number }): ChildProcess {
+export function spawnReportWorker(env: { DATABASE_URL: string; SMTP_URL: string; PUBLIC_URL: string; now: number; dieAfterAccepted?: boolean }): ChildProcess {
   const dataDir = mkdtempSync(join(tmpdir(), 'report-worker-'));
   const child = spawn(process.execPath, [bundle()], {
     cwd: root,
@@ -41,6 +41,7 @@ export function spawnReportWorker(env: { DATABASE_URL: string; SMTP_URL: string;
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
       REPORT_NOW: String(env.now),
+      ...(env.dieAfterAccepted ? { REPORT_DIE_AFTER_ACCEPTED: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

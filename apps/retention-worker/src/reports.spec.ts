@@ -180,6 +180,20 @@ describe('a report\'s figures (embedded stores), against the raw events', () => 
     expect(c.annotations).toBeUndefined();
   });
 
+  it('holds the figures to a saved segment, and covers the whole site once that segment is deleted', async () => {
+    const slot = latestSlot('weekly', 'Europe/Berlin', NOW);
+    const segment = (await stores.keyStore.saved.create(projectId, 'segment', { name: 'From Google', definition: { filters: [['is', 'source', ['google']]] } }))!;
+    const content = () => reportContent({ events: stores.events, saved: stores.keyStore.saved }, { id: projectId, name: 'Shop', timezone: 'Europe/Berlin' }, { frequency: 'weekly', segment: segment.id }, slot.period, slot.previous, NOW);
+    const held = await content();
+    expect(held.segment).toEqual({ id: segment.id, name: 'From Google' });
+    // b and c came from Google: 2 visitors, 2 visits, 3 pageviews.
+    expect(held.figures.slice(0, 3).map((f) => f.value)).toEqual([2, 2, 3]);
+    expect(held.sources).toEqual([{ name: 'google', visitors: 2 }]);
+    await stores.keyStore.saved.delete(projectId, 'segment', segment.id);
+    const whole = await content();
+    expect([whole.segment, whole.figures[0]!.value]).toEqual([null, 4]);
+  });
+
   it('mails it once with the key numbers in both parts, List-Unsubscribe headers (RFC 8058) and no remote image', async () => {
     const report = await reportSince(stores.keyDb, stores.keyStore, projectId, ['owner@example.com'], '2026-03-01T00:00:00Z');
     const annotations = async (id: string, from: string, to: string) => (id === projectId && from === '2026-03-22T23:00:00.000Z' && to === '2026-03-29T22:00:00.000Z' ? [{ at: '2026-03-25T10:00:00.000Z', text: 'Launched <pricing>', kind: 'deploy' }] : []);

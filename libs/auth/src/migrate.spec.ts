@@ -63,7 +63,7 @@ describe('the key-store migration files', () => {
     '010_saved_definitions 16b39f3c61a00bb6e67f6d28ea3faeed1f9d66ffef80ed33656b5d5ee609c2e4',
     '011_shares 4d1a3ee1759c5c2649063c0b0f57a3bc4287834e56bf8f7be2d5219378281afa',
     '012_project_timezone f8a1d6468e21b83ba99120aa1bb243099b87f2e5ca82261d4673b21ebf6021ca',
-    '014_reports 33731957c0bb145366d30185d6295753bb3bc3a2446b11097344d938e61b6478',
+    '014_reports 9b45f3d758ee44f189b90bbb3949996a3cfe80b5328f999a805f011d44755819',
     ]);
   });
 });

@@ -58,6 +58,9 @@ function toRecord(row: Record<string, unknown>, recipients: string[]): ReportRec
   };
 }
 
+/** A send's key in ReportStore.sentSince's set. */
+export const sendKey = (reportId: string, recipient: string, period: string) => `${reportId} ${recipient} ${period}`;
+
 /** The outcome of claiming one send: `send` with its Message-ID (a retry keeps the first's), or `skip`. */
 export type SendClaim = { send: true; messageId: string; attempt: number } | { send: false; reason: 'sent' | 'claimed' };
 
@@ -168,6 +171,18 @@ export class ReportStore {
       const { rows } = await tx.query<{ sent_at: unknown }>('SELECT sent_at FROM report_sends WHERE report_id = $1 AND recipient = $2 AND period = $3', [reportId, recipient, period]);
       return { send: false, reason: rows[0]?.sent_at ? 'sent' : 'claimed' };
     });
+  }
+
+  /**
+   * The sends marked sent whose claim is at or after `sinceMs`, as `report_id recipient period` keys: what a pass skips
+   * without a claim of its own (one read per pass instead of a write per recipient).
+   */
+  async sentSince(sinceMs: number): Promise<Set<string>> {
+    const { rows } = await this.db.query<{ report_id: string; recipient: string; period: string }>(
+      'SELECT report_id, recipient, period FROM report_sends WHERE sent_at IS NOT NULL AND claimed_at >= $1',
+      [new Date(sinceMs).toISOString()],
+    );
+    return new Set(rows.map((r) => sendKey(r.report_id, r.recipient, r.period)));
   }
 
   /** Marks a claimed send as accepted by the SMTP server. */

@@ -40,3 +40,5 @@ CREATE TABLE IF NOT EXISTS report_sends (
   sent_at timestamptz NULL,
   PRIMARY KEY (report_id, recipient, period)
 );
+-- Each pass reads the sends of the last weeks (ReportStore.sentSince) to skip them without a claim.
+CREATE INDEX IF NOT EXISTS report_sends_by_claim ON report_sends (claimed_at) WHERE sent_at IS NOT NULL;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Mailer } from '@analytics/accounts';
-import type { DueReportRecord, ReportStore } from '@analytics/auth';
+import { type DueReportRecord, type ReportStore, sendKey } from '@analytics/auth';
 import type { Logger } from '@analytics/service-kit';
 import { ApiError } from '@analytics/schema';
 import { type ReportContent, type ReportContentDeps, reportContent } from './content';
@@ -47,9 +47,12 @@ async function mailTo(deps: ReportMailingDeps, reportId: string, to: string, con
  */
 export async function runScheduledReports(deps: ReportMailingDeps, now: Date): Promise<{ sent: number }> {
   let sent = 0;
+  // The sends already made of every period a pass can owe (the latest slot is at most a month back, and its sends are
+  // claimed after it): skipped without a claim. A send not in it is claimed, which settles any race.
+  const done = await deps.reports.sentSince(now.getTime() - 35 * 86_400_000);
   for (const report of await deps.reports.all()) {
     try {
-      sent += await sendDue(deps, report, now.getTime());
+      sent += await sendDue(deps, report, now.getTime(), done);
     } catch (e) {
       deps.logger.error({ err: e, report: report.id, project: report.project.id }, 'scheduled report failed; retried at a later pass');
     }
@@ -57,13 +60,13 @@ export async function runScheduledReports(deps: ReportMailingDeps, now: Date): P
   return { sent };
 }
 
-async function sendDue(deps: ReportMailingDeps, report: DueReportRecord, now: number): Promise<number> {
+async function sendDue(deps: ReportMailingDeps, report: DueReportRecord, now: number, done: Set<string>): Promise<number> {
   const slot = latestSlot(report.frequency, report.project.timezone, now);
   if (slot.at < Date.parse(report.schedule_from)) return 0;
   let content: ReportContent | undefined;
   let sent = 0;
   for (const recipient of report.recipients) {
-    if (Date.parse(recipient.added_at) > slot.at) continue;
+    if (Date.parse(recipient.added_at) > slot.at || done.has(sendKey(report.id, recipient.email, slot.period.key))) continue;
     const claim = await deps.reports.claim(report.id, recipient.email, slot.period.key, deps.staleMs, () => messageIdOf(deps.publicUrl));
     if (!claim.send) continue;
     content ??= await reportContent(deps, report.project, report, slot.period, slot.previous, now);

@@ -1,5 +1,6 @@
 import type { ChannelOptions } from '@analytics/alerts';
 import type { Router } from 'express';
+import type { ReportPreview } from '@analytics/runtime';
 import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import { type KeyStore, extractPrefix, parseOriginEntry } from '@analytics/auth';
 import { ApiError, type Caller, type ImportResponse, type ImportedEvent, allowedOriginsInputSchema, createProjectInputSchema, patchProjectInputSchema, routes } from '@analytics/schema';
@@ -32,6 +33,11 @@ export interface AdminRouterDeps {
   importEvents?: (projectId: string, events: ImportedEvent[]) => Promise<ImportResponse>;
   /** The alerts' mail (SMTP_URL) and ALERTS_ALLOW_PRIVATE_URLS, for their test messages and the address guard at save. */
   alertChannels?: ChannelOptions;
+  /**
+   * POST /admin/projects/{id}/reports/{report_id}/send: a process with the event store and mail (SMTP_URL, MAIL_FROM,
+   * PUBLIC_URL) mails a preview; without, the route answers 503 not_ready naming what is missing.
+   */
+  reportPreview?: ReportPreview;
 }
 
 // The bodies are libs/schema's; each origin is then normalised by libs/auth's rules (wildcards, public suffixes).

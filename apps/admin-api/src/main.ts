@@ -1,7 +1,7 @@
 import { InvalidationBus, KeyStore, LocalRevocationEpoch, RedisRevocationEpoch, createPgPort, migrateKeyStore } from '@analytics/auth';
 import { EventStore } from '@analytics/event-store';
 import { importEvents } from '@analytics/ingest';
-import { mailerOf, openAccounts, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
+import { mailerOf, openAccounts, reportMailingOf, reportPreviewOf, runMain, serve, serviceLimitsOf } from '@analytics/runtime';
 import type { ImportedEvent } from '@analytics/schema';
 import { createLogger, createRedis } from '@analytics/service-kit';
 import { buildApp } from './app';
@@ -33,7 +33,9 @@ async function main() {
     ? await EventStore.open({ url: env.CLICKHOUSE_URL, username: env.CLICKHOUSE_USER, password: env.CLICKHOUSE_PASSWORD, database: env.CLICKHOUSE_DATABASE, cluster: env.CLICKHOUSE_CLUSTER })
     : undefined;
   const importing = events ? { importEvents: (id: string, rows: ImportedEvent[]) => importEvents(events, id, rows) } : {};
-  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL, ...importing, alertChannels: { mailer: mailerOf(env, logger), allowPrivate: env.ALERTS_ALLOW_PRIVATE_URLS } }) });
+  // A report's preview reads the event store too (the reports themselves go out from the scheduler).
+  const reportPreview = reportPreviewOf(events ? reportMailingOf({ keyStore, events }, env, logger) : { missing: 'CLICKHOUSE_URL' });
+  const app = buildApp({ logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, ...adminWiring({ keyStore, bus, accounts, epoch }, env.ADMIN_TOKEN, { publicUrl: env.PUBLIC_URL, reportPreview, ...importing, alertChannels: { mailer: mailerOf(env, logger), allowPrivate: env.ALERTS_ALLOW_PRIVATE_URLS } }) });
   await serve(app, env, logger, async () => {
     redis?.disconnect();
     subscriber?.disconnect();

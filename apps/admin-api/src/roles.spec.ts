@@ -66,6 +66,17 @@ const ALERT_CHANNELS = [{ email: ['ops@example.com'] }];
 const alertOf = async (p: People) => (await p.keyStore.alerts.create(p.projectId, { name: uniqueName('alert'), definition: ALERT_DEFINITION, channels: ALERT_CHANNELS }))!.id;
 const sharedAlerts = new WeakMap<People, Promise<string>>();
 const sharedAlert = (p: People) => sharedAlerts.get(p) ?? (sharedAlerts.set(p, alertOf(p)), sharedAlerts.get(p)!);
+/** A scheduled report in a new project of the organization, fresh for each cell (a project holds at most 20). */
+const reportOf = async (p: People) => (await p.keyStore.reports.create(await project(p), { frequency: 'weekly', recipients: [uniqueEmail('report')] }))!;
+const reportPath = async (p: People) => {
+  const r = await reportOf(p);
+  return `/admin/projects/${r.project_id}/reports/${r.id}`;
+};
+/** An unsubscribe link's token of a fresh report's recipient (the link is the credential: every caller alike). */
+const unsubscribeToken = async (p: People) => {
+  const report = await reportOf(p);
+  return p.keyStore.reports.mintUnsubscribeToken(report.id, report.recipients[0]!);
+};
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -145,6 +156,16 @@ const TABLE: Record<string, Row> = {
   deleteAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await alertOf(p)}` }) },
   alertDeliveries: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await sharedAlert(p)}/deliveries` }) },
   testAlert: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/alerts/${await sharedAlert(p)}/test` }) },
+  // Scheduled reports (docs/alerts-and-reports.md): the project's admin; the unsubscribe link without a credential.
+  listReports: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/reports` }) },
+  createReport: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/reports`, body: { frequency: 'monthly', recipients: [uniqueEmail('report')] } }) },
+  getReport: { call: async (p) => ({ path: await reportPath(p) }) },
+  updateReport: { call: async (p) => ({ path: await reportPath(p), body: { frequency: 'monthly' } }) },
+  deleteReport: { call: async (p) => ({ path: await reportPath(p) }) },
+  // No mail here (reports.spec.ts sends previews to a real SMTP server): an allowed caller gets 503 not_ready.
+  sendReport: { call: async (p) => ({ path: `${await reportPath(p)}/send` }), success: 503 },
+  reportUnsubscribePage: { call: async (p) => ({ path: `/reports/unsubscribe/${await unsubscribeToken(p)}` }) },
+  reportUnsubscribe: { call: async (p) => ({ path: `/reports/unsubscribe/${await unsubscribeToken(p)}` }) },
 };
 
 // Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).

@@ -43,6 +43,8 @@ export interface PeopleOptions extends Partial<Pick<AccountsOptions, 'hasher' | 
   importEvents?: AdminRouterDeps['importEvents'];
   /** The alerts' mail and address guard settings (unset: no mail, private addresses refused). */
   alertChannels?: AdminRouterDeps['alertChannels'];
+  /** POST .../reports/{report_id}/send's mailer; unset: that route answers 503 not_ready. */
+  reportPreview?: AdminRouterDeps['reportPreview'];
 }
 
 let counter = 0;
@@ -71,8 +73,8 @@ export async function setUpPeople(db: SqlPort, options: PeopleOptions = {}): Pro
     onKeysRevoked: options.bus ? (prefix) => options.bus!.keyRevoked(prefix) : undefined,
   });
   const wiring = options.bus
-    ? adminWiring({ keyStore, bus: options.bus, accounts, epoch: new LocalRevocationEpoch() }, ADMIN_TOKEN, { publicUrl: options.publicUrl, importEvents: options.importEvents, alertChannels: options.alertChannels })
-    : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl, importEvents: options.importEvents, alertChannels: options.alertChannels };
+    ? adminWiring({ keyStore, bus: options.bus, accounts, epoch: new LocalRevocationEpoch() }, ADMIN_TOKEN, { publicUrl: options.publicUrl, importEvents: options.importEvents, alertChannels: options.alertChannels, reportPreview: options.reportPreview })
+    : { keyStore, accounts, adminToken: ADMIN_TOKEN, publicUrl: options.publicUrl, importEvents: options.importEvents, alertChannels: options.alertChannels, reportPreview: options.reportPreview };
   const app = buildApp({ logger: createLogger({ level: 'silent' }), trustProxy: options.trustProxy, ...wiring });
   const project = await request(app).post('/admin/projects').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'before setup' });
   const setup = await request(app).post('/auth/setup').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({ email: uniqueEmail('owner'), password: PASSWORD, name: 'Owner' });

@@ -26,7 +26,7 @@ async function advanceEpoch(epoch: RevocationEpoch, what: string): Promise<void>
 export function adminWiring(
   stores: { keyStore: KeyStore; bus: InvalidationBus; epoch: RevocationEpoch; accounts: Accounts },
   adminToken: string,
-  options: Pick<AdminRouterDeps, 'publicUrl' | 'deleteProjectEvents' | 'importEvents' | 'alertChannels'> = {},
+  options: Pick<AdminRouterDeps, 'publicUrl' | 'deleteProjectEvents' | 'importEvents' | 'alertChannels' | 'reportPreview'> = {},
 ): AdminRouterDeps {
   return {
     keyStore: stores.keyStore,
@@ -36,6 +36,7 @@ export function adminWiring(
     deleteProjectEvents: options.deleteProjectEvents,
     importEvents: options.importEvents,
     alertChannels: options.alertChannels,
+    reportPreview: options.reportPreview,
     onKeyRevoked: async (prefix) => {
       await advanceEpoch(stores.epoch, 'The revocation');
       void stores.bus.keyRevoked(prefix);

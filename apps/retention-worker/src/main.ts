@@ -1,4 +1,5 @@
-import { openStores, runMain, runService } from '@analytics/runtime';
+import { alertsJobOf } from '@analytics/alerts';
+import { openStores, runMain, runService, scheduledJobs, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { retentionOnceConfig, retentionWorkerConfig } from './config';
@@ -6,7 +7,9 @@ import { retentionJob } from './retention.routes';
 import { retentionWiring } from './wiring';
 
 /**
- * `main.js` serves POST /internal/retention/run; `main.js --once` runs one pass and exits 0 (the k8s CronJob).
+ * `main.js` serves POST /internal/retention/run and is the deployment's scheduler (scheduled reports, alerts: one
+ * active replica by lease in the key store's PostgreSQL); `main.js --once` runs one retention pass and exits 0 (the
+ * k8s CronJob).
  * `--once` without CLICKHOUSE_URL/DATABASE_URL runs on the embedded stores under DATA_DIR (with `npm start` stopped:
  * the embedded engines hold their directories exclusively).
  */
@@ -23,4 +26,7 @@ async function once() {
 }
 
 if (process.argv.includes('--once')) runMain(once);
-else runService(retentionWorkerConfig, ({ env, logger, stores, limits }) => buildApp({ logger, limits, metricsToken: env.METRICS_TOKEN, ...retentionWiring(stores, { internalSecret: env.INTERNAL_SECRET }) }));
+else
+  runService(retentionWorkerConfig, ({ env, logger, stores, limits }) => buildApp({ logger, limits, metricsToken: env.METRICS_TOKEN, ...retentionWiring(stores, { internalSecret: env.INTERNAL_SECRET }) }), {
+    background: ({ env, logger, stores }) => startScheduler(stores, env, logger, [...scheduledJobs(stores, env, logger), alertsJobOf(stores, env, logger)]),
+  });

@@ -8,7 +8,7 @@ import { createReadRouter, readWiring } from '@analytics/read-api';
 import { createRetentionRouter, retentionWiring } from '@analytics/retention-worker';
 import { failedAuthKeyOf } from '@analytics/auth';
 import { type RateRules, importEvents } from '@analytics/ingest';
-import { type Stores, openAccounts } from '@analytics/runtime';
+import { type ReportPreview, type Stores, openAccounts } from '@analytics/runtime';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp, sdkRouter } from '@analytics/service-kit';
 import { createBackupRouter } from './backup.route';
 import { createDashboardRouter } from './dashboard.route';
@@ -37,6 +37,8 @@ export interface StandaloneDeps extends ServiceAppBase {
   liveMaxPerProject?: number;
   /** The alerts' mail (SMTP_URL) and ALERTS_ALLOW_PRIVATE_URLS; unset: no mail, private addresses refused. */
   alertChannels?: ChannelOptions;
+  /** POST .../reports/{report_id}/send: the reports' preview mailer (main: reportMailingOf over SMTP_URL, MAIL_FROM, PUBLIC_URL). */
+  reportPreview?: ReportPreview;
 }
 
 /** Every app's routes on one express instance, over one set of stores (`npm start`), wired as each app wires them. */
@@ -50,6 +52,7 @@ export function buildApp(deps: StandaloneDeps): Express {
     deleteProjectEvents: (id) => stores.events.forgets.forgetProject(id),
     importEvents: (id, events) => importEvents(stores.events, id, events),
     alertChannels: deps.alertChannels,
+    reportPreview: deps.reportPreview ?? { missing: 'SMTP_URL, MAIL_FROM and PUBLIC_URL' },
   });
   return createServiceApp({
     name: 'standalone',

@@ -1,6 +1,7 @@
+import { alertsJobOf } from '@analytics/alerts';
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { mailerOf, openAccounts, openStores, rateRulesOf, runMain, sessionIdleMsOf, serve, serviceLimitsOf, startAggregateBuilding } from '@analytics/runtime';
+import { mailerOf, openAccounts, openStores, rateRulesOf, reportMailingOf, reportPreviewOf, runMain, sessionIdleMsOf, serve, scheduledJobs, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -21,6 +22,8 @@ async function main() {
   const stores = await openStores(env, logger, dataDir);
   // On a ClickHouse server the service builds the aggregates too, while it holds the builder's lease.
   const building = startAggregateBuilding(stores, env, logger);
+  // The scheduler (scheduled reports, alerts) in-process: always active on PGlite, by lease on PostgreSQL.
+  const scheduler = startScheduler(stores, env, logger, [...scheduledJobs(stores, env, logger), alertsJobOf(stores, env, logger)]);
   // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
   const dashboardDir = resolve(__dirname, '../dashboard');
   // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.
@@ -28,11 +31,13 @@ async function main() {
   // npm start turns OAuth on unless MCP_OAUTH=off: connector UIs (Claude, ChatGPT) connect only through it.
   const mcp = { allowedOrigins: env.MCP_ALLOWED_ORIGINS, oauth: env.MCP_OAUTH !== 'off', publicUrl: env.PUBLIC_URL };
   const accounts = openAccounts(stores, env, logger, secrets.ADMIN_TOKEN);
-  const app = buildApp({ stores, secrets, logger, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), sessionIdleMs: sessionIdleMsOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR, liveMaxPerProject: env.LIVE_MAX_PER_PROJECT, alertChannels: { mailer: mailerOf(env, logger), allowPrivate: env.ALERTS_ALLOW_PRIVATE_URLS } });
+  const reportPreview = reportPreviewOf(reportMailingOf(stores, env, logger));
+  const app = buildApp({ stores, secrets, logger, reportPreview, trustProxy: env.TRUST_PROXY, limits: serviceLimitsOf(env), metricsToken: env.METRICS_TOKEN, rateRules: rateRulesOf(env), sessionIdleMs: sessionIdleMsOf(env), mcp, dashboardDir, sdkDir, dataDir, accounts, backupDir: env.BACKUP_DIR, liveMaxPerProject: env.LIVE_MAX_PER_PROJECT, alertChannels: { mailer: mailerOf(env, logger), allowPrivate: env.ALERTS_ALLOW_PRIVATE_URLS } });
   let removeNote = () => {};
   const server = await serve(app, env, logger, async () => {
     // No longer listening: the tools stop finding this server at once.
     removeNote();
+    await scheduler.stop();
     await building.stop();
     await stores.close();
   });

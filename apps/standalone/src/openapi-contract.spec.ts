@@ -7,7 +7,8 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
 import { API_ROUTES, type ApiApp, openApiDocument, routes } from '@analytics/schema';
-import { openTestStores, silentLogger } from '@analytics/testing';
+import { reportMailingOf, reportPreviewOf } from '@analytics/runtime';
+import { type SmtpCapture, openTestStores, silentLogger, smtpCapture } from '@analytics/testing';
 import { buildApp } from './app';
 import { sdkBuildFixture } from './test-service';
 
@@ -34,6 +35,8 @@ let unbuilt: Express;
 const sdk = sdkBuildFixture();
 const noBuild = mkdtempSync(join(tmpdir(), 'sdk-unbuilt-'));
 let doc: Doc;
+/** Where the reports' previews go (POST .../reports/{report_id}/send answers 202 once they are accepted). */
+let smtp: SmtpCapture;
 let keys: { pk: string; sk: string; rk: string; projectId: string };
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 
@@ -42,13 +45,16 @@ beforeAll(async () => {
   // Track and batch buckets of 3 so that 429 is reachable in a few requests.
   // Scrypt at test cost (the parameters travel with each hash; production uses OWASP's, libs/accounts/src/password.ts).
   const accounts = new Accounts({ db: stores.keyDb, keyStore: stores.keyStore, throttleSecret: 'contract', hasher: new PasswordHasher({ params: { N: 1024, r: 8, p: 1 } }), onKeysRevoked: (p) => stores.bus.keyRevoked(p) });
-  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } }, accounts, sdkDir: sdk.dir });
+  smtp = await smtpCapture();
+  const reportPreview = reportPreviewOf(reportMailingOf(stores, { SMTP_URL: smtp.url, MAIL_FROM: 'reports@example.com', PUBLIC_URL: 'https://analytics.example.com', REPORTS_CLAIM_STALE_S: 900 }, silentLogger));
+  app = buildApp({ stores, secrets: SECRETS, logger: silentLogger, trustProxy: ['loopback'], metricsToken: METRICS_TOKEN, rateRules: { track: { ratePerS: 0.001, burst: 3 }, batch: { ratePerS: 0.001, burst: 3 } }, accounts, sdkDir: sdk.dir, reportPreview });
   unbuilt = buildApp({ stores, secrets: SECRETS, logger: silentLogger, sdkDir: noBuild, accounts });
   doc = (await request(app).get('/openapi.json')).body as Doc;
   const created = await request(app).post('/admin/projects').set('authorization', `Bearer ${SECRETS.ADMIN_TOKEN}`).send({ name: 'contract', allowed_origins: [ORIGIN] });
   keys = { ...created.body.keys, projectId: created.body.project.id };
 });
 afterAll(async () => {
+  await smtp.close();
   await stores.close();
   rmSync(`${stores.dataDir}-backup-contract`, { recursive: true, force: true });
   for (const dir of [sdk.dir, noBuild]) rmSync(dir, { recursive: true, force: true });
@@ -198,6 +204,7 @@ const cases = (): Case[] => [
   ...savedCases(),
   ...shareCases(),
   ...alertCases(),
+  ...reportCases(),
 ];
 
 /** Alerts (docs/alerts-and-reports.md): each route and status, after the people cases (the owner; an editor is refused). */
@@ -546,6 +553,71 @@ function shareCases(): Case[] {
     ['delete', '/admin/projects/{id}/shares/{share_id}', 403, async () => send('delete', `${shares()}/${share.id}`, await viewer())],
     ['delete', '/admin/projects/{id}/shares/{share_id}', 204, () => send('delete', `${shares()}/${share.id}`, owner())],
     ['delete', '/admin/projects/{id}/shares/{share_id}', 404, () => send('delete', `${shares()}/${share.id}`, owner())],
+  ];
+}
+
+/** The scheduled reports (docs/alerts-and-reports.md): each route and status, after the share cases (a viewer signed in). */
+function reportCases(): Case[] {
+  const list = '/admin/projects/{id}/reports';
+  const one = '/admin/projects/{id}/reports/{report_id}';
+  const reports = (id = keys.projectId) => `/admin/projects/${id}/reports`;
+  const owner = () => bearer(people.owner);
+  const ids = { report: '', emptied: '', token: '', viewer: '' };
+  const viewer = async () => {
+    ids.viewer ||= (await post('/auth/login', from('198.51.100.50'), { email: 'third@example.com', password: PASSWORD })).body.token;
+    return bearer(ids.viewer);
+  };
+  const BODY = { frequency: 'weekly', recipients: ['owner@example.com'] };
+  return [
+    ['post', list, 201, async () => {
+      const res = await post(reports(), owner(), BODY);
+      ids.report = res.body.report.id;
+      // A report whose only recipient unsubscribed: its preview has nobody to go to (400).
+      const emptied = (await post(reports(), owner(), { frequency: 'monthly', recipients: ['gone@example.com'] })).body.report.id as string;
+      ids.emptied = emptied;
+      await stores.keyStore.reports.unsubscribe(await stores.keyStore.reports.mintUnsubscribeToken(emptied, 'gone@example.com'));
+      ids.token = await stores.keyStore.reports.mintUnsubscribeToken(emptied, 'gone@example.com');
+      return res;
+    }],
+    ['post', list, 400, () => post(reports(), owner(), { frequency: 'daily', recipients: ['owner@example.com'] })],
+    ['post', list, 401, () => post(reports(), {}, BODY)],
+    ['post', list, 403, async () => post(reports(), await viewer(), BODY)],
+    ['post', list, 404, () => post(reports(NO_ORG), owner(), BODY)],
+    ['post', list, 409, async () => {
+      const full = (await post('/admin/projects', owner(), { name: 'full of reports', org_id: people.orgId })).body.project.id as string;
+      for (let i = 0; i < 20; i++) await post(reports(full), owner(), BODY);
+      return post(reports(full), owner(), BODY);
+    }],
+    ['post', list, 413, () => tooLarge('post', reports(), owner())],
+    ['post', list, 415, () => badEncoding('post', reports(), owner())],
+    ['get', list, 200, () => get(reports(), owner())],
+    ['get', list, 401, () => get(reports())],
+    ['get', list, 403, async () => get(reports(), await viewer())],
+    ['get', list, 404, () => get(reports(NO_ORG), owner())],
+    ['get', one, 200, () => get(`${reports()}/${ids.report}`, owner())],
+    ['get', one, 401, () => get(`${reports()}/${ids.report}`)],
+    ['get', one, 403, async () => get(`${reports()}/${ids.report}`, await viewer())],
+    ['get', one, 404, () => get(`${reports()}/${NO_ORG}`, owner())],
+    ['patch', one, 200, () => send('patch', `${reports()}/${ids.report}`, owner(), { frequency: 'monthly' })],
+    ['patch', one, 400, () => send('patch', `${reports()}/${ids.report}`, owner(), { recipients: [] })],
+    ['patch', one, 401, () => send('patch', `${reports()}/${ids.report}`, {}, { frequency: 'monthly' })],
+    ['patch', one, 403, async () => send('patch', `${reports()}/${ids.report}`, await viewer(), { frequency: 'monthly' })],
+    ['patch', one, 404, () => send('patch', `${reports()}/${NO_ORG}`, owner(), { frequency: 'monthly' })],
+    ['patch', one, 413, () => tooLarge('patch', `${reports()}/${ids.report}`, owner())],
+    ['patch', one, 415, () => badEncoding('patch', `${reports()}/${ids.report}`, owner())],
+    ['post', `${one}/send`, 202, () => post(`${reports()}/${ids.report}/send`, owner())],
+    ['post', `${one}/send`, 400, () => post(`${reports()}/${ids.emptied}/send`, owner())],
+    ['post', `${one}/send`, 401, () => post(`${reports()}/${ids.report}/send`)],
+    ['post', `${one}/send`, 403, async () => post(`${reports()}/${ids.report}/send`, await viewer())],
+    ['post', `${one}/send`, 404, () => post(`${reports()}/${NO_ORG}/send`, owner())],
+    ['get', '/reports/unsubscribe/{token}', 200, () => get(`/reports/unsubscribe/${ids.token}`)],
+    ['get', '/reports/unsubscribe/{token}', 404, () => get('/reports/unsubscribe/unknown')],
+    ['post', '/reports/unsubscribe/{token}', 200, () => post(`/reports/unsubscribe/${ids.token}`)],
+    ['post', '/reports/unsubscribe/{token}', 404, () => post('/reports/unsubscribe/unknown')],
+    ['delete', one, 401, () => send('delete', `${reports()}/${ids.report}`)],
+    ['delete', one, 403, async () => send('delete', `${reports()}/${ids.report}`, await viewer())],
+    ['delete', one, 204, () => send('delete', `${reports()}/${ids.report}`, owner())],
+    ['delete', one, 404, () => send('delete', `${reports()}/${ids.report}`, owner())],
   ];
 }
 

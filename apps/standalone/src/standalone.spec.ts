@@ -96,8 +96,7 @@ describe('the declarations (libs/schema routes)', () => {
     const share = await accounts.shares.create(p.project.id, {}, { createdBy: null, baseUrl: 'http://localhost' });
     // Ids that exist, so that a handler's own 404 cannot pass for a missing route.
     const params = (path: string): Record<string, string> => ({
-      // The alert routes come after DELETE /admin/projects/{id} in the declarations: they take a project of their own.
-      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : path.startsWith('/admin/projects/{id}/alerts') ? alerted.project.id : p.project.id,
+      id: path.startsWith('/admin/orgs') ? orgId : path.startsWith('/auth/sessions') ? session : path.startsWith('/admin/projects/{id}/alerts') ? alerted.project.id : path.includes('/reports') ? reported.project.id : p.project.id,
       prefix: p.keys.rk.split('_')[2]!,
       version: sdk.version,
       user_id: setup.body.user.id,
@@ -105,6 +104,8 @@ describe('the declarations (libs/schema routes)', () => {
       ...saved,
       share_id: share.share.id,
       alert_id: alert.id,
+      report_id: report.id,
+      token: unsubscribeToken,
     });
     // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
     const saved: Record<string, string> = {};
@@ -114,6 +115,12 @@ describe('the declarations (libs/schema routes)', () => {
     }
     const alerted = await createProject('declared alerts');
     const alert = (await stores.keyStore.alerts.create(alerted.project.id, { name: 'declared', definition: { metric: 'pageviews', window: '1h', condition: { below: 1 } }, channels: [{ email: ['ops@example.com'] }] }))!;
+    // A report (its routes; its DELETE comes last of its own) and an unsubscribe link of another one, in a project of
+    // their own (DELETE /admin/projects/{id} comes before them).
+    const reported = await createProject('reported');
+    const report = (await stores.keyStore.reports.create(reported.project.id, { frequency: 'weekly', recipients: ['declared@example.com'] }))!;
+    const other = (await stores.keyStore.reports.create(reported.project.id, { frequency: 'monthly', recipients: ['declared@example.com'] }))!;
+    const unsubscribeToken = await stores.keyStore.reports.mintUnsubscribeToken(other.id, 'declared@example.com');
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

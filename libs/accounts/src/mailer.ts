@@ -6,6 +6,10 @@ export interface Mail {
   subject: string;
   text: string;
   html: string;
+  /** The Message-ID header (`<id@host>`); unset: nodemailer makes one. A retried report keeps its first one. */
+  messageId?: string;
+  /** Extra headers (List-Unsubscribe, List-Unsubscribe-Post of a report). */
+  headers?: Record<string, string>;
 }
 
 /** Sends mail (password resets, invitations, later reports and alerts). */
@@ -19,7 +23,8 @@ export function smtpMailer(url: string, from: string): Mailer {
   const transport = createTransport(url);
   return {
     async send(mail) {
-      await transport.sendMail({ from, ...mail });
+      const { headers, messageId, ...rest } = mail;
+      await transport.sendMail({ from, ...rest, ...(messageId ? { messageId } : {}), ...(headers ? { headers } : {}) });
     },
     close: () => transport.close(),
   };

@@ -1,16 +1,13 @@
 import type { AlertRecord, AlertStore } from '@analytics/auth';
+import type { ScheduledJob } from '@analytics/runtime';
 import { ALERT_WINDOW_MS, type AlertDefinition } from '@analytics/schema';
 import { type ChannelOptions, channelOf } from './channels';
 import { AlertSender, RETRY_FOR_MS } from './deliveries';
 import { type AlertProject, type Contributor, type InsightsRead, contributorsOf, evaluate } from './evaluate';
 import { type AlertFacts, channelMessages, dashboardUrlOf } from './messages';
 
-/** A job of the scheduler (libs/runtime scheduler.ts declares the same shape): run every `everyMs` with its clock. */
-export interface ScheduledJob {
-  name: string;
-  everyMs: number;
-  run(now: Date): Promise<void>;
-}
+/** A job of the scheduler (libs/runtime scheduler.ts): run every `everyMs` with its clock. */
+export type { ScheduledJob };
 
 interface Log {
   warn(obj: object, msg: string): void;

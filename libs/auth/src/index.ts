@@ -5,6 +5,7 @@ export * from './migrate';
 export * from './key-store';
 export * from './saved-definitions';
 export * from './alert-store';
+export * from './reports';
 export * from './key-usage';
 export * from './authenticator';
 export * from './auth.middleware';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
 import { AlertStore } from './alert-store';
+import { ReportStore } from './reports';
 import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
 import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
@@ -75,10 +76,13 @@ export class KeyStore {
   readonly saved: SavedDefinitions;
   /** The projects' alerts and their deliveries (same database, migration 015). */
   readonly alerts: AlertStore;
+  /** The projects' scheduled email reports and their send log (same database, migration 014). */
+  readonly reports: ReportStore;
 
   constructor(private readonly db: SqlPort) {
     this.saved = new SavedDefinitions(db);
     this.alerts = new AlertStore(db);
+    this.reports = new ReportStore(db);
   }
 
   /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */

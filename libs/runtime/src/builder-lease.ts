@@ -6,10 +6,18 @@ import type { Stores } from './stores';
 /** The aggregate builder's lease of one event-store database: pg_try_advisory_lock(hashtext(this)). */
 export const builderLockName = (database: string) => `analytics:aggregate-builder:${database}`;
 
-export interface BuilderLeaseOptions {
+export interface LeaseOptions {
   databaseUrl: string;
-  /** The event store's database (CLICKHOUSE_DATABASE): one lease per database. */
-  database: string;
+  /** The lock: pg_try_advisory_lock(hashtext(lockName)). */
+  lockName: string;
+  /** Who holds it, in log lines and errors ("aggregate builder", "scheduler"). */
+  label: string;
+  /**
+   * `schema`: one lease per schema of the connection (the lock named `<lockName>:<current_schema()>`), so deployments
+   * sharing a PostgreSQL database in schemas of their own (`search_path` in DATABASE_URL) each have theirs; advisory
+   * locks are per database. Default `database`: the name alone.
+   */
+  scope?: 'database' | 'schema';
   logger: Logger;
   /** How often a standby tries to take the lease, and a holder checks it still has it (ms). */
   intervalMs?: number;
@@ -17,14 +25,18 @@ export interface BuilderLeaseOptions {
   confirmTimeoutMs?: number;
 }
 
+export interface LeaseHooks {
+  acquired: (confirm: () => Promise<void>) => Promise<void>;
+  lost: () => Promise<void>;
+}
+
 /**
- * The aggregate builder's lease on a ClickHouse server: a PostgreSQL session-level advisory lock, held on a connection
- * of its own (libs/event-store/README.md, "One builder, every mode"). PostgreSQL releases it when that session ends:
- * the holder died, or its connection did (TCP keepalive). The holder confirms the session before every statement that
- * writes (`confirm`), so it stops within one statement of losing it; the next holder first cancels any build statement
- * still running in the store (EventStore.startBuilding), then rechecks the range in flight.
+ * One active process of a deployment by lease: a PostgreSQL session-level advisory lock, held on a connection of its
+ * own. PostgreSQL releases it when that session ends: the holder died, or its connection did (TCP keepalive). A standby
+ * tries every intervalMs; the holder checks its session as often, and `confirm` checks it on demand. Used by the
+ * aggregate builder (BuilderLease) and the scheduler (scheduler.ts).
  */
-export class BuilderLease {
+export class AdvisoryLease {
   private client: Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -33,8 +45,8 @@ export class BuilderLease {
   private readonly confirmTimeoutMs: number;
 
   constructor(
-    private readonly options: BuilderLeaseOptions,
-    private readonly hooks: { acquired: (confirm: () => Promise<void>) => Promise<void>; lost: () => Promise<void> },
+    private readonly options: LeaseOptions,
+    private readonly hooks: LeaseHooks,
   ) {
     this.intervalMs = options.intervalMs ?? 2000;
     this.confirmTimeoutMs = options.confirmTimeoutMs ?? 5000;
@@ -54,15 +66,15 @@ export class BuilderLease {
   /** Throws unless this process holds the lease now (its session answers within confirmTimeoutMs). */
   readonly confirm = async (): Promise<void> => {
     const client = this.client;
-    if (!client) throw new Error('aggregate builder: the lease is not held');
+    if (!client) throw new Error(`${this.options.label}: the lease is not held`);
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         client.query('SELECT 1'),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('aggregate builder: the lease session did not answer')), this.confirmTimeoutMs))),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${this.options.label}: the lease session did not answer`)), this.confirmTimeoutMs))),
       ]);
     } catch (e) {
-      // Not awaited: the builder calls confirm() from inside its own chain, which lost() waits for.
+      // Not awaited: the holder calls confirm() from inside its own chain, which lost() waits for.
       void this.drop('lease session failed', e);
       throw e;
     } finally {
@@ -96,22 +108,29 @@ export class BuilderLease {
     client.on('error', (e) => void this.drop('lease session error', e));
     try {
       await client.connect();
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [builderLockName(this.options.database)]);
+      const { rows } = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext($1 || CASE WHEN $2 THEN ':' || coalesce(current_schema(), '') ELSE '' END)) AS ok",
+        [this.options.lockName, this.options.scope === 'schema'],
+      );
       if (!rows[0]?.ok) {
         await client.end().catch(() => undefined);
         return;
       }
     } catch (e) {
-      this.options.logger.warn({ err: (e as Error).message }, 'aggregate builder: could not reach PostgreSQL for the lease');
+      this.options.logger.warn({ err: (e as Error).message }, `${this.options.label}: could not reach PostgreSQL for the lease`);
+      await client.end().catch(() => undefined);
+      return;
+    }
+    if (this.stopped) {
       await client.end().catch(() => undefined);
       return;
     }
     this.client = client;
-    this.options.logger.info('aggregate builder: lease taken, building');
+    this.options.logger.info(`${this.options.label}: lease taken, active`);
     try {
       await this.hooks.acquired(this.confirm);
     } catch (e) {
-      await this.drop('starting the builder failed', e);
+      await this.drop('starting failed', e);
     }
   }
 
@@ -119,10 +138,27 @@ export class BuilderLease {
     const client = this.client;
     if (!client) return;
     this.client = undefined;
-    this.options.logger.warn({ err: e instanceof Error ? e.message : undefined }, `aggregate builder: lease given up (${why})`);
+    this.options.logger.warn({ err: e instanceof Error ? e.message : undefined }, `${this.options.label}: lease given up (${why})`);
     await this.hooks.lost().catch(() => undefined);
     // Ending the session releases the lock.
     await client.end().catch(() => undefined);
+  }
+}
+
+export interface BuilderLeaseOptions extends Omit<LeaseOptions, 'lockName' | 'label'> {
+  /** The event store's database (CLICKHOUSE_DATABASE): one lease per database. */
+  database: string;
+}
+
+/**
+ * The aggregate builder's lease on a ClickHouse server (libs/event-store/README.md, "One builder, every mode"). The
+ * holder confirms the session before every statement that writes (`confirm`), so it stops within one statement of
+ * losing it; the next holder first cancels any build statement still running in the store
+ * (EventStore.startBuilding), then rechecks the range in flight.
+ */
+export class BuilderLease extends AdvisoryLease {
+  constructor(options: BuilderLeaseOptions, hooks: LeaseHooks) {
+    super({ ...options, lockName: builderLockName(options.database), label: 'aggregate builder' }, hooks);
   }
 }
 

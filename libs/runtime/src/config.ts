@@ -82,6 +82,10 @@ export const envSchema = z.object({
   // Mail (password resets, invitations): smtp:// or smtps:// with credentials in the URL, and the sender.
   SMTP_URL: envString().refine((v) => v === undefined || /^smtps?:\/\/[^\s]+$/.test(v), { message: 'SMTP_URL must be an smtp:// or smtps:// URL' }),
   MAIL_FROM: envString(),
+  // Scheduled reports (docs/alerts-and-reports.md): how often the scheduler looks for reports due, and how long a
+  // claimed send may stay unconfirmed before another pass retries it (its worker died mid-send).
+  REPORTS_CHECK_INTERVAL_S: envInt(60, 1, 3_600),
+  REPORTS_CLAIM_STALE_S: envInt(900, 10, 86_400),
   // Single sign-on (docs/accounts.md): the provider's issuer, https (plain http only on loopback), no query or fragment.
   OIDC_ISSUER: envString().refine((v) => v === undefined || oidcIssuerProblem(v) === undefined, { message: 'OIDC_ISSUER must be the https:// issuer URL of the OpenID provider (plain http only for localhost or 127.0.0.1), without query or fragment' }),
   OIDC_CLIENT_ID: envString(),

@@ -5,3 +5,6 @@ export * from './accounts';
 export * from './serve';
 export * from './main';
 export * from './builder-lease';
+export * from './scheduler';
+export * from './scheduled-jobs';
+export * from './reports';

@@ -23,15 +23,26 @@ export interface ServiceContext<E extends Env = Env> {
 
 /**
  * The entry point of an app deployed alone: its config (refusing to start, naming what is missing or wrong), logger,
- * stores, the app from `build`, then listen with graceful shutdown (stop accepting, flush the writer, close stores).
+ * stores, the app from `build` (and `background` work, such as a scheduler), then listen with graceful shutdown (stop
+ * accepting, stop the background work, flush the writer, close stores).
  */
-export function runService<E extends Env>(config: AppConfig<E>, build: (ctx: ServiceContext<E>) => Express, options: { prepare?: () => void } = {}): void {
+export function runService<E extends Env>(
+  config: AppConfig<E>,
+  build: (ctx: ServiceContext<E>) => Express,
+  options: { prepare?: () => void; background?: (ctx: ServiceContext<E>) => { stop(): Promise<void> } } = {},
+): void {
   runMain(async () => {
     const env = config.load();
     const logger = createLogger({ level: env.LOG_LEVEL, name: config.name, format: env.LOG_FORMAT });
     options.prepare?.();
     const stores = await openStores(env, logger);
-    const app = build({ env, logger, stores, limits: serviceLimitsOf(env) });
-    await serve(app, env, logger, () => stores.close());
+    const ctx = { env, logger, stores, limits: serviceLimitsOf(env) };
+    const app = build(ctx);
+    // Work beside the routes (the retention worker's scheduler): stopped before the stores close.
+    const background = options.background?.(ctx);
+    await serve(app, env, logger, async () => {
+      await background?.stop();
+      await stores.close();
+    });
   });
 }

@@ -69,6 +69,7 @@ import {
   savedSegmentListSchema,
   savedSegmentResponseSchema,
 } from './saved.schema';
+import { REPORT_LIMITS, reportInputSchema, reportListResponseSchema, reportPatchSchema, reportPreviewResponseSchema, reportResponseSchema, unsubscribePageSchema } from './reports.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import { liveMessageSchema, liveParamsSchema } from './live.schema';
 import {
@@ -274,6 +275,8 @@ const MEMBER_ERRORS: readonly ErrorCode[] = ['invalid_session', 'not_found'];
 /** A user token (or ADMIN_TOKEN) with at least `role` in the organization `of` names. */
 const roleOf = (role: Role, of: RoleScope) => ({ session: 'any', role, of }) as const;
 const ORG_ID = { id: 'Organization id (UUID).' };
+const REPORT_ID = "The report's id.";
+const UNSUBSCRIBE_TOKEN = 'The token of the unsubscribe link (from the mail).';
 const PROJECT_ID = { id: 'Project id (UUID).' };
 
 const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
@@ -869,6 +872,45 @@ export const routes = {
   deleteAlert: {
     method: 'delete', path: '/admin/projects/{id}/alerts/{alert_id}', app: 'admin-api', summary: 'Delete an alert and its deliveries (pending ones are not sent)', auth: roleOf('admin', 'project'),
     pathParams: ALERT_ID, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  // Scheduled email reports (issue 48, docs/alerts-and-reports.md "Scheduled reports"): a project's admin manages them;
+  // the unsubscribe link of each mail works without signing in (its token is the credential, RFC 8058 one-click POST).
+  listReports: {
+    method: 'get', path: '/admin/projects/{id}/reports', app: 'admin-api', summary: "A project's scheduled email reports, oldest first (the project's admin)", auth: roleOf('admin', 'project'),
+    pathParams: PROJECT_ID, responses: { 200: reportListResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  createReport: {
+    method: 'post', path: '/admin/projects/{id}/reports', app: 'admin-api',
+    summary: `Schedule an email report: weekly (Monday 08:00) or monthly (the 1st 08:00) in the project's time zone, to 1-${REPORT_LIMITS.recipients} recipients, optionally held to a saved segment (409 limit_reached at ${REPORT_LIMITS.perProject} per project)`,
+    auth: roleOf('admin', 'project'), pathParams: PROJECT_ID, body: reportInputSchema, responses: { 201: reportResponseSchema }, errors: [...ROLE_ERRORS, 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: { frequency: 'weekly', recipients: ['owner@example.com'] },
+  },
+  getReport: {
+    method: 'get', path: '/admin/projects/{id}/reports/{report_id}', app: 'admin-api', summary: 'One scheduled report, with when it is next sent', auth: roleOf('admin', 'project'),
+    pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 200: reportResponseSchema }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  updateReport: {
+    method: 'patch', path: '/admin/projects/{id}/reports/{report_id}', app: 'admin-api', summary: 'Change a scheduled report (any of frequency, recipients, segment; a new frequency starts its schedule now)', auth: roleOf('admin', 'project'),
+    pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, body: reportPatchSchema, responses: { 200: reportResponseSchema }, errors: [...ROLE_ERRORS, ...BODY_ERRORS, ...ALWAYS],
+    example: { recipients: ['owner@example.com', 'team@example.com'] },
+  },
+  sendReport: {
+    method: 'post', path: '/admin/projects/{id}/reports/{report_id}/send', app: 'admin-api',
+    summary: "Send the report of the latest full period to its recipients now, as a preview (not counted as the period's send; 503 not_ready without mail, PUBLIC_URL or the event store)",
+    auth: roleOf('admin', 'project'), pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 202: reportPreviewResponseSchema }, errors: [...ROLE_ERRORS, 'invalid_payload', 'not_ready', ...ALWAYS],
+  },
+  deleteReport: {
+    method: 'delete', path: '/admin/projects/{id}/reports/{report_id}', app: 'admin-api', summary: 'Delete a scheduled report (its unsubscribe links stop working)', auth: roleOf('admin', 'project'),
+    pathParams: { ...PROJECT_ID, report_id: REPORT_ID }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
+  reportUnsubscribePage: {
+    method: 'get', path: '/reports/unsubscribe/{token}', app: 'admin-api', summary: "A report mail's unsubscribe link: a page asking to confirm (its button POSTs to the same address)", auth: 'none',
+    pathParams: { token: UNSUBSCRIBE_TOKEN }, responses: { 200: unsubscribePageSchema }, errors: ['not_found', ...ALWAYS], produces: { 'text/html': 'A small confirm page.' },
+  },
+  reportUnsubscribe: {
+    method: 'post', path: '/reports/unsubscribe/{token}', app: 'admin-api',
+    summary: 'One-click unsubscribe (RFC 8058 `List-Unsubscribe=One-Click`, or the confirm page\'s button): the link\'s recipient stops receiving that report; no sign-in, any body ignored',
+    auth: 'none', pathParams: { token: UNSUBSCRIBE_TOKEN }, responses: { 200: unsubscribePageSchema }, errors: ['not_found', ...ALWAYS], produces: { 'text/html': 'A page saying the address is unsubscribed.' },
   },
 } as const satisfies Record<string, ApiRoute>;
 

@@ -23,3 +23,4 @@ export * from './openapi';
 export * from './saved.schema';
 export * from './live.schema';
 export * from './alerts.schema';
+export * from './reports.schema';

@@ -8,3 +8,4 @@ export * from './redis-clients';
 export * from './oidc-provider';
 export * from './webhook-receiver';
 export * from './smtp-sink';
+export * from './smtp-capture';

@@ -140,6 +140,12 @@ describe('k8s manifests (docker/k8s)', () => {
     expect(c.image).toMatch(/^analytics\/retention-worker:/);
   });
 
+  it('retention-worker: two replicas (the scheduler runs on the one holding its lease, the other is a standby), one replaced at a time', () => {
+    const dep = find('Deployment', 'retention-worker');
+    expect(dep?.spec.replicas).toBe(2);
+    expect(dep?.spec.strategy.rollingUpdate).toMatchObject({ maxUnavailable: 0 });
+  });
+
   it('aggregate-builder: two replicas (one builds under the lease, the other is a ready standby), one evicted at a time', () => {
     const dep = find('Deployment', 'aggregate-builder');
     expect(dep?.spec.replicas).toBe(2);

@@ -304,6 +304,17 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   listShares: (f) => ({ params: { id: f.id } }),
   deleteShare: (f) => ({ params: { id: f.id, share_id: f.saved.shareId! } }),
   shareFrameAncestors: () => ({ query: { token: 'shr_unknown_unknown', embed: '1' } }),
+  // Scheduled reports of the fixture's project (the operator's token): the one created is read, changed, previewed, deleted.
+  listReports: (f) => ({ params: { id: f.id } }),
+  createReport: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.reportId = (r.json() as Loose).report.id) }),
+  getReport: (f) => ({ params: { id: f.id, report_id: f.saved.reportId! } }),
+  updateReport: (f) => ({ params: { id: f.id, report_id: f.saved.reportId! } }),
+  // The topology sets no SMTP_URL: admin-api's own 503 not_ready (apps/admin-api reports.spec.ts mails previews).
+  sendReport: (f) => ({ params: { id: f.id, report_id: f.saved.reportId! }, status: 503 }),
+  deleteReport: (f) => ({ params: { id: f.id, report_id: f.saved.reportId! } }),
+  // No mail, so no link: admin-api's own 404 for a token it does not know shows that nginx routes the path there.
+  reportUnsubscribePage: () => ({ params: { token: 'A'.repeat(43) }, status: 404 }),
+  reportUnsubscribe: () => ({ params: { token: 'A'.repeat(43) }, status: 404 }),
   shareUnlock: async (f) => {
     const r = await http(f.port, 'POST', `/admin/projects/${f.id}/shares`, bearer(ADMIN_TOKEN), json({ name: 'unlock' }));
     expect(r.status).toBe(201);

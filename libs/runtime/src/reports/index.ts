@@ -1,0 +1,4 @@
+export * from './schedule';
+export * from './content';
+export * from './render';
+export * from './mailing';

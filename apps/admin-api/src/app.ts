@@ -1,13 +1,14 @@
 import type { Express } from 'express';
 import { type ServiceAppBase, apiDocsRouter, createServiceApp } from '@analytics/service-kit';
 import { type AdminRouterDeps, createAdminRouter } from './admin.routes';
+import { createAnnotationsRouter } from './annotations.routes';
 import { createAuthRouter } from './auth.routes';
 import { createOrgsRouter } from './orgs.routes';
 import { createSavedRouter } from './saved.routes';
 import { createSharesRouter } from './shares.routes';
 
 /** The routers of /auth/* and /admin/*, in the order they must be mounted (before the admin router's catch-all). */
-export const adminRouters = (deps: AdminRouterDeps) => [createAuthRouter(deps), createOrgsRouter(deps), createSavedRouter(deps), createSharesRouter(deps), createAdminRouter(deps)];
+export const adminRouters = (deps: AdminRouterDeps) => [createAuthRouter(deps), createOrgsRouter(deps), createSavedRouter(deps), createAnnotationsRouter(deps), createSharesRouter(deps), createAdminRouter(deps)];
 
 export function buildApp(deps: AdminRouterDeps & ServiceAppBase): Express {
   return createServiceApp({

@@ -4,6 +4,7 @@ export * from './sql-port';
 export * from './migrate';
 export * from './key-store';
 export * from './saved-definitions';
+export * from './annotations';
 export * from './key-usage';
 export * from './authenticator';
 export * from './auth.middleware';

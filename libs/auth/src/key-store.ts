@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
+import { Annotations } from './annotations';
 import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
-import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
+import type { MintedKeyResponse, Project, SavedLookup, ShareScope } from '@analytics/schema';
 
 export const DEFAULT_RETENTION_DAYS = 365;
 
@@ -72,9 +73,15 @@ export class KeyStore {
   private readonly mintedListeners: Array<(prefix: string) => void> = [];
   /** The projects' saved goals, funnels and segments (same database): whoever holds the key store reaches them. */
   readonly saved: SavedDefinitions;
+  /** The projects' annotations (issue 48, same database). */
+  readonly annotations: Annotations;
+  /** What the reads (read-api, the MCP gateway) resolve through: the saved definitions, and the annotations. */
+  readonly lookup: SavedLookup;
 
   constructor(private readonly db: SqlPort) {
     this.saved = new SavedDefinitions(db);
+    this.annotations = new Annotations(db);
+    this.lookup = { list: (projectId, kind) => this.saved.list(projectId, kind), get: (projectId, kind, id) => this.saved.get(projectId, kind, id), annotations: this.annotations };
   }
 
   /** Called with each prefix once its key is committed (the authenticator's known set, the other instances). */

@@ -11,6 +11,7 @@ import m009 from './migrations/009_oidc_consent_logins.sql';
 import m010 from './migrations/010_saved_definitions.sql';
 import m011 from './migrations/011_shares.sql';
 import m012 from './migrations/012_project_timezone.sql';
+import m013 from './migrations/013_annotations.sql';
 import type { SqlPort } from './sql-port';
 
 /** The migration files by name (a spec holds this list to the folder), applied in order. */
@@ -27,6 +28,7 @@ const FILES: Readonly<Record<string, string>> = {
   '010_saved_definitions.sql': m010,
   '011_shares.sql': m011,
   '012_project_timezone.sql': m012,
+  '013_annotations.sql': m013,
 };
 
 export const KEY_STORE_MIGRATIONS: readonly Migration[] = Object.entries(FILES).map(([file, sql]) => defineMigration(file, splitStatements(sql), file));

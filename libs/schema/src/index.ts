@@ -22,3 +22,4 @@ export * from './oauth-routes';
 export * from './openapi';
 export * from './saved.schema';
 export * from './live.schema';
+export * from './annotations.schema';

@@ -103,6 +103,7 @@ describe('the declarations (libs/schema routes)', () => {
       invitation_id: invited.invitation.id,
       ...saved,
       share_id: share.share.id,
+      annotation_id: annotationId,
     });
     // One saved definition of each kind (the routes that take its id; their DELETE comes last of each kind's).
     const saved: Record<string, string> = {};
@@ -110,6 +111,8 @@ describe('the declarations (libs/schema routes)', () => {
       const definition = { goal: { event: 'x', filters: [] }, funnel: { steps: [{ event: 'a', filters: [] }, { event: 'b', filters: [] }], window_s: 60, count_by: 'visitor', filters: [] }, segment: { filters: [['is', 'country', ['FR']]] } }[kind];
       saved[`${kind}_id`] = (await stores.keyStore.saved.create(p.project.id, kind, { name: kind, definition }))!.id;
     }
+    // An annotation the project's sk_ key made (its DELETE is the key's own; the members' route may delete any).
+    const annotationId = (await stores.keyStore.annotations.create(p.project.id, { at: Date.UTC(2026, 2, 4), text: 'x', kind: 'note', created_by: `key:${p.keys.sk.split('_')[2]!}` }))!.id;
     const unserved: string[] = [];
     const ssoOff: string[] = [];
     for (const route of API_ROUTES) {

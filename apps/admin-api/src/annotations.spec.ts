@@ -37,7 +37,7 @@ describe('annotations (admin routes)', () => {
       const res = await post(body);
       expect({ field, status: res.status, error: res.body.error, named: JSON.stringify(res.body.details).includes(field) }).toEqual({ field, status: 400, error: 'invalid_payload', named: true });
     }
-    for (const query of [{ from: 'x', to: '2026-04-01' }, { from: '2026-04-01' }]) {
+    for (const query of [{ from: 'x', to: '2026-04-01' }, { from: '2026-04-01' }] as Array<Record<string, string>>) {
       const res = await list(query);
       expect({ query, status: res.status, error: res.body.error }).toEqual({ query, status: 400, error: 'invalid_params' });
     }

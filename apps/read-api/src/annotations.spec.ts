@@ -92,7 +92,7 @@ describe('GET /v1/annotations', () => {
   });
 
   it('answers 400 invalid_params for a bad or missing from/to, 403 for an sk_ key', async () => {
-    for (const query of [{ from: 'soon', to: '2026-05-01' }, { to: '2026-05-01' }, { from: '2026-05-02', to: '2026-05-01' }, { ...RANGE, kind: 'deploy' }]) {
+    for (const query of [{ from: 'soon', to: '2026-05-01' }, { to: '2026-05-01' }, { from: '2026-05-02', to: '2026-05-01' }, { ...RANGE, kind: 'deploy' }] as Array<Record<string, string>>) {
       const res = await list(a.rk, query);
       expect({ query, status: res.status, error: res.body.error }).toEqual({ query, status: 400, error: 'invalid_params' });
     }

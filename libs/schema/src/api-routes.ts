@@ -282,6 +282,9 @@ const PROJECT_ID = { id: 'Project id (UUID).' };
 const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
 const SDK_SCRIPT_TYPE = { 'text/javascript': 'The browser SDK as one classic script.' };
 
+/** Annotations as the MCP tools' result schemas give them: their fields are in get_annotations' description. */
+const MCP_ANNOTATIONS = z.array(z.looseObject({ at: z.string(), text: z.string() }));
+
 /** The saved lists take no parameter. */
 const SAVED_LIST_QUERY = z.object({});
 const EXAMPLE_SAVED = {
@@ -420,7 +423,7 @@ export const routes = {
     mcp: {
       tool: 'query_insights',
       title: 'Insights: metrics by dimensions',
-      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. Call list_goals and list_segments first: goal may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }, with a time:* dimension also the range's annotations: read them to explain spikes or dips before speculating. Call list_goals and list_segments first: goal may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
       // written as plain arrays (prefixItems and recursion are not portable).
@@ -435,7 +438,8 @@ export const routes = {
         include_bots: { description: 'Count device_type bot too.' },
         limit: { description: 'Rows, default 100.' },
       },
-      result: insightsResponseSchema.extend({ truncated }),
+      // The annotations' fields are get_annotations' (its description): the agent pays for tools/list in tokens.
+      result: insightsResponseSchema.extend({ truncated, annotations: MCP_ANNOTATIONS.optional() }),
       cap: 'rows',
     },
   },
@@ -841,8 +845,10 @@ export const routes = {
     mcp: {
       tool: 'get_annotations',
       title: 'Annotations',
-      description: `Dated notes of the project in [from, to), oldest first: { annotations: [{ id, at, text, kind (note, deploy, campaign, incident), created_by }] }. Read them to explain spikes or dips before speculating. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      description: `Dated notes (deploys, campaigns, incidents) in [from, to), oldest first: { annotations: [{ at, text, kind, created_by }] }. Read them to explain spikes or dips before speculating. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ annotations: MCP_ANNOTATIONS, truncated: z.boolean().optional() }),
     },
   },
   createAnnotation: {

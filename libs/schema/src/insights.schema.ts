@@ -404,4 +404,4 @@ export const propertiesResponseSchema = z
   .describe(`Property keys most used first, or with \`key\` its values; at most ${INSIGHTS_LIMITS.properties} rows.`);
 export type PropertiesResponse = z.output<typeof propertiesResponseSchema>;
 export type InsightsRow = Record<string, string | number | null | Record<string, number>>;
-export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string } };
+export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string }; annotations?: z.output<typeof annotationSchema>[] };

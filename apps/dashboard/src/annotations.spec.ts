@@ -1,0 +1,51 @@
+import { DAY_MS, wallMs } from './state';
+import { CHROMIUM, signIn, watch } from './test-support/page';
+import { useServedDashboard } from './test-support/service';
+
+// Issue 48 on the dashboard, in Chromium against the real service: the project's annotations drawn on the main chart
+// at their buckets (the project's days, Asia/Kolkata here), their text on hover, listed under the chart; read with an
+// rk_ key the page offers no form (editors add them signed in; a share link reads as a key does).
+CHROMIUM.describe('annotations on the chart (Chromium, the real service)', () => {
+  const served = useServedDashboard('admin-token-annotations');
+
+  it('draws a marker at the bucket of each annotated day, shows its text on hover, and lists them read-only', async () => {
+    const zone = 'Asia/Kolkata';
+    const created = await served.stores.keyStore.createProject({ name: 'annotated', allowed_origins: [], timezone: zone });
+    const now = Date.now();
+    const todayWall = wallMs(now, zone) - (wallMs(now, zone) % DAY_MS);
+    // 02:00 in Kolkata two days ago is still the day before in UTC (20:30): the marker goes by the project's day.
+    const early = todayWall - 2 * DAY_MS + 2 * 3_600_000 - (wallMs(now, zone) - now);
+    const post = async (body: object) => {
+      const res = await fetch(`${served.base}/v1/annotations`, { method: 'POST', headers: { authorization: `Bearer ${created.keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(201);
+    };
+    await post({ at: new Date(early).toISOString(), text: 'Deployed v2.4.0', kind: 'deploy' });
+    await post({ at: new Date(now - 60_000).toISOString(), text: 'Newsletter sent', kind: 'campaign' });
+    const sent = await fetch(`${served.base}/v1/track`, { method: 'POST', headers: { authorization: `Bearer ${created.keys.sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: '$pageview', anonymous_id: 'v1', url: 'https://site.example/' }) });
+    expect(sent.status).toBe(202);
+
+    const context = await served.browser.newContext();
+    const page = await context.newPage();
+    const problems = watch(page, served.base);
+    await signIn(page, `${served.base}/`, created.keys.rk);
+    const markers = page.locator('#chart .annotation-marker');
+    await markers.first().waitFor();
+    expect(await markers.evaluateAll((flags) => flags.map((f) => Number((f as HTMLElement).dataset['bucket'])))).toEqual([todayWall - 2 * DAY_MS, todayWall]);
+    // Drawn over the plot, at distinct places, left to right.
+    const lefts = await markers.evaluateAll((flags) => flags.map((f) => f.getBoundingClientRect().left));
+    expect(lefts[0]!).toBeLessThan(lefts[1]!);
+    expect(await markers.first().getAttribute('title')).toContain('Deploy: Deployed v2.4.0');
+    await markers.first().hover();
+    const tip = page.locator('#chart .annotation-tip');
+    await tip.waitFor({ state: 'visible' });
+    expect(await tip.textContent()).toMatch(/ 02:00 Asia\/Kolkata · Deploy: Deployed v2\.4\.0$/);
+    await markers.nth(1).hover();
+    expect(await tip.textContent()).toContain('Campaign: Newsletter sent');
+    // Listed under the chart, oldest first; no form for a read key.
+    expect(await page.locator('#annotation-list li .annotation-text').allTextContents()).toEqual(['Deployed v2.4.0', 'Newsletter sent']);
+    expect(await page.isVisible('#annotation-form')).toBe(false);
+    expect(await page.locator('#annotation-list button').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});

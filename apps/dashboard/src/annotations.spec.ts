@@ -1,5 +1,5 @@
 import { DAY_MS, wallMs } from './state';
-import { CHROMIUM, signIn, watch } from './test-support/page';
+import { CHROMIUM, loaded, signIn, watch } from './test-support/page';
 import { useServedDashboard } from './test-support/service';
 
 // Issue 48 on the dashboard, in Chromium against the real service: the project's annotations drawn on the main chart
@@ -45,6 +45,43 @@ CHROMIUM.describe('annotations on the chart (Chromium, the real service)', () =>
     expect(await page.locator('#annotation-list li .annotation-text').allTextContents()).toEqual(['Deployed v2.4.0', 'Newsletter sent']);
     expect(await page.isVisible('#annotation-form')).toBe(false);
     expect(await page.locator('#annotation-list button').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('an editor (here the owner, signed in) adds one from the chart, a click on a bucket giving its time, and deletes it', async () => {
+    // The first run's owner: the organization adopts the project made above.
+    const owner = { email: 'owner@example.com', password: 'owner passphrase 1' };
+    const setup = await fetch(`${served.base}/auth/setup`, { method: 'POST', headers: { authorization: 'Bearer admin-token-annotations', 'content-type': 'application/json' }, body: JSON.stringify(owner) });
+    expect(setup.status).toBe(201);
+    const context = await served.browser.newContext();
+    const page = await context.newPage();
+    const problems = watch(page, served.base);
+    await page.goto(`${served.base}/`);
+    await page.fill('#login-email', owner.email);
+    await page.fill('#login-password', owner.password);
+    await page.press('#login-password', 'Enter');
+    await loaded(page);
+    await page.locator('#annotation-form').waitFor({ state: 'visible' });
+    const markers = page.locator('#chart .annotation-marker');
+    await markers.first().waitFor();
+    const before = await markers.count();
+    // A click on the plot left of the first marker (an earlier day): the form takes that day's start.
+    const box = (await page.locator('#chart .u-over').boundingBox())!;
+    await page.mouse.move(box.x + 4, box.y + box.height / 2);
+    await page.mouse.click(box.x + 4, box.y + box.height / 2);
+    const at = await page.inputValue('#annotation-at');
+    expect(at).toMatch(/^\d{4}-\d{2}-\d{2}T00:00$/);
+    await page.fill('#annotation-text', 'Outage of the checkout');
+    await page.selectOption('#annotation-kind', 'incident');
+    await page.click('#annotation-form button[type="submit"]');
+    await page.waitForFunction((n) => document.querySelectorAll('#chart .annotation-marker').length === n + 1, before);
+    expect(await page.locator('#chart .annotation-marker.kind-incident').getAttribute('title')).toContain(`${at.replace('T', ' ')} Asia/Kolkata · Incident: Outage of the checkout`);
+    const row = page.locator('#annotation-list li', { hasText: 'Outage of the checkout' });
+    await row.locator('button').click();
+    await row.locator('button').click();
+    await page.waitForFunction((n) => document.querySelectorAll('#chart .annotation-marker').length === n, before);
+    expect(await page.locator('#annotation-list .annotation-text').allTextContents()).toEqual(['Deployed v2.4.0', 'Newsletter sent']);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -3,16 +3,12 @@ import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import type { KeyStore } from '@analytics/auth';
 import { ApiError, type Caller, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
+import { creatorOf, found } from './saved.routes';
 
 export interface AnnotationsRouterDeps {
   keyStore: KeyStore;
   accounts: Accounts;
   adminToken: string;
-}
-
-function found<T>(value: T | null | undefined): T {
-  if (value === null || value === undefined) throw new ApiError('not_found');
-  return value;
 }
 
 /**
@@ -24,7 +20,6 @@ function found<T>(value: T | null | undefined): T {
 export function createAnnotationsRouter(deps: AnnotationsRouterDeps): Router {
   const annotations = deps.keyStore.annotations;
   const project = async (id: string) => found(await deps.keyStore.getProject(id));
-  const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
   // Who added or deleted which annotation, in the project's organization's audit log (best effort).
   const audited = (change: 'created' | 'deleted', caller: Caller, projectId: string, annotation: { id: string; kind: string; at: string }) =>
     deps.accounts.audit.record(
@@ -37,7 +32,7 @@ export function createAnnotationsRouter(deps: AnnotationsRouterDeps): Router {
       return annotations.list(params.id, query);
     }),
     defineRoute(routes.createProjectAnnotation, async ({ body, params }, caller) => {
-      const annotation = found(await annotations.create(params.id, { at: body.at, text: body.text, kind: body.kind, created_by: creator(caller) }));
+      const annotation = found(await annotations.create(params.id, { at: body.at, text: body.text, kind: body.kind, created_by: creatorOf(caller) }));
       await audited('created', caller, params.id, annotation);
       return { annotation };
     }),

@@ -1,5 +1,5 @@
 import { DAY_MS, wallMs } from './state';
-import { CHROMIUM, loaded, signIn, watch } from './test-support/page';
+import { CHROMIUM, axeViolations, loaded, signIn, watch } from './test-support/page';
 import { useServedDashboard } from './test-support/service';
 
 // Issue 48 on the dashboard, in Chromium against the real service: the project's annotations drawn on the main chart
@@ -66,6 +66,11 @@ CHROMIUM.describe('annotations on the chart (Chromium, the real service)', () =>
     const markers = page.locator('#chart .annotation-marker');
     await markers.first().waitFor();
     const before = await markers.count();
+    // The markers, the list and the form: no serious or critical axe violation, dark and light.
+    for (const colorScheme of ['dark', 'light'] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect({ colorScheme, violations: await axeViolations(page) }).toEqual({ colorScheme, violations: [] });
+    }
     // A click on the plot left of the first marker (an earlier day): the form takes that day's start.
     const box = (await page.locator('#chart .u-over').boundingBox())!;
     await page.mouse.move(box.x + 4, box.y + box.height / 2);

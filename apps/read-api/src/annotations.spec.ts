@@ -91,12 +91,15 @@ describe('GET /v1/annotations', () => {
     expect((await list(b.rk, { from: '2026-05-01', to: '2026-05-05' })).body.annotations.map((x: { text: string }) => x.text)).toEqual(['other project']);
   });
 
-  it('answers 400 invalid_params for a bad or missing from/to, 403 for an sk_ key', async () => {
-    for (const query of [{ from: 'soon', to: '2026-05-01' }, { to: '2026-05-01' }, { from: '2026-05-02', to: '2026-05-01' }, { ...RANGE, kind: 'deploy' }] as Array<Record<string, string>>) {
+  it('answers 400 invalid_params for a bad or missing from/to, 403 for an sk_ key, and names a parameter it ignores', async () => {
+    for (const query of [{ from: 'soon', to: '2026-05-01' }, { to: '2026-05-01' }, { from: '2026-05-02', to: '2026-05-01' }] as Array<Record<string, string>>) {
       const res = await list(a.rk, query);
       expect({ query, status: res.status, error: res.body.error }).toEqual({ query, status: 400, error: 'invalid_params' });
     }
     expect((await list(a.sk, RANGE)).status).toBe(403);
+    // A parameter it does not take is ignored and named, as the other reads do.
+    const extra = await list(a.rk, { ...RANGE, kinds: 'deploy' });
+    expect([extra.status, extra.body.warnings]).toEqual([200, [expect.stringContaining('unknown parameter kinds')]]);
   });
 });
 

@@ -32,13 +32,12 @@ export const annotationInputSchema = z
   .describe('{ at, text, kind? }: one dated note on the project\'s timeline.');
 export type AnnotationInput = z.output<typeof annotationInputSchema>;
 
-/** GET /v1/annotations and GET /admin/projects/{id}/annotations: the annotations with from <= at < to. */
+/** GET /v1/annotations and GET /admin/projects/{id}/annotations: the annotations with from <= at < to (another parameter: ignored, named in `warnings`, as the reads do). */
 export const annotationListQuerySchema = z
   .object({
     from: isoDateParam().describe('Start of the range, ISO 8601, inclusive.'),
     to: isoDateParam().describe('End of the range, ISO 8601, exclusive.'),
   })
-  .strict()
   .refine((v) => v.to > v.from, { message: '`to` must be after `from`', path: ['to'] })
   .transform((v) => ({ from: clampToAcceptedRange(v.from), to: clampToAcceptedRange(v.to) }));
 export type AnnotationListQuery = z.output<typeof annotationListQuerySchema>;

@@ -8,7 +8,7 @@ import { useServedDashboard } from './test-support/service';
 CHROMIUM.describe('annotations on the chart (Chromium, the real service)', () => {
   const served = useServedDashboard('admin-token-annotations');
 
-  it('draws a marker at the bucket of each annotated day, shows its text on hover, and lists them read-only', async () => {
+  it('draws a marker at the bucket of each annotated day, shows its text on hover, and lists them read-only (a share link too)', async () => {
     const zone = 'Asia/Kolkata';
     const created = await served.stores.keyStore.createProject({ name: 'annotated', allowed_origins: [], timezone: zone });
     const now = Date.now();
@@ -45,6 +45,15 @@ CHROMIUM.describe('annotations on the chart (Chromium, the real service)', () =>
     expect(await page.locator('#annotation-list li .annotation-text').allTextContents()).toEqual(['Deployed v2.4.0', 'Newsletter sent']);
     expect(await page.isVisible('#annotation-form')).toBe(false);
     expect(await page.locator('#annotation-list button').count()).toBe(0);
+    // A share link's page draws the same markers, read-only.
+    const share = await fetch(`${served.base}/admin/projects/${created.project.id}/shares`, { method: 'POST', headers: { authorization: 'Bearer admin-token-annotations', 'content-type': 'application/json' }, body: '{}' });
+    expect(share.status).toBe(201);
+    await page.goto(((await share.json()) as { url: string }).url.replace(/^https?:\/\/[^/]+/, served.base));
+    await loaded(page);
+    await markers.first().waitFor();
+    expect(await markers.count()).toBe(2);
+    expect(await page.isVisible('#annotation-form')).toBe(false);
+    expect(await page.locator('#annotation-list li').count()).toBe(2);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -77,6 +77,8 @@ const unsubscribeToken = async (p: People) => {
   const report = await reportOf(p);
   return p.keyStore.reports.mintUnsubscribeToken(report.id, report.recipients[0]!);
 };
+/** An annotation of the table's project, fresh for each cell (a delete spends one). */
+const annotationOf = async (p: People) => (await p.keyStore.annotations.create(p.projectId, { at: Date.UTC(2026, 2, 4), text: uniqueName('annotation'), kind: 'note', created_by: null }))!.id;
 const userIdOfToken = async (p: People, token: string) => (await p.accounts.sessions.authenticate(token)).user.id;
 
 const TABLE: Record<string, Row> = {
@@ -166,6 +168,10 @@ const TABLE: Record<string, Row> = {
   sendReport: { call: async (p) => ({ path: `${await reportPath(p)}/send` }), success: 503 },
   reportUnsubscribePage: { call: async (p) => ({ path: `/reports/unsubscribe/${await unsubscribeToken(p)}` }) },
   reportUnsubscribe: { call: async (p) => ({ path: `/reports/unsubscribe/${await unsubscribeToken(p)}` }) },
+  // Annotations (issue 48): any member lists, an editor adds and deletes.
+  listProjectAnnotations: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/annotations`, query: { from: '2026-03-01', to: '2026-04-01' } }) },
+  createProjectAnnotation: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/annotations`, body: { at: '2026-03-04T09:30:00Z', text: uniqueName('note'), kind: 'deploy' } }) },
+  deleteProjectAnnotation: { call: async (p) => ({ path: `/admin/projects/${p.projectId}/annotations/${await annotationOf(p)}` }) },
 };
 
 // Every route admin-api serves: /admin, /auth, and the share links' unlock (/v1/share/unlock).

@@ -33,10 +33,14 @@ function patched(kind: SavedKind, stored: Record<string, unknown>, body: Record<
   return parseOrThrow(savedDefinitionSchemas[kind], merged) as unknown as Record<string, unknown>;
 }
 
-function found<T>(value: T | null | undefined): T {
+/** A value a route found, or its 404 not_found. */
+export function found<T>(value: T | null | undefined): T {
   if (value === null || value === undefined) throw new ApiError('not_found');
   return value;
 }
+
+/** Who made a definition or an annotation: the member's user id, null for the operator (ADMIN_TOKEN). */
+export const creatorOf = (caller: Caller): string | null => (caller.kind === 'user' ? caller.user.id : null);
 
 /**
  * /admin/projects/:id/goals, funnels and segments (docs/saved-and-shared.md): any member lists them, an editor (or
@@ -46,7 +50,7 @@ function found<T>(value: T | null | undefined): T {
 export function createSavedRouter(deps: SavedRouterDeps): Router {
   const saved = deps.keyStore.saved;
   const project = async (id: string) => found(await deps.keyStore.getProject(id));
-  const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
+  const creator = creatorOf;
   // Who saved, changed or deleted which definition, in the project's organization's audit log (best effort).
   const audited = (kind: SavedKind, change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; name: string }, details: Record<string, unknown> = {}) =>
     deps.accounts.audit.record({ orgOfProject: projectId }, { action: `${kind}.${change}`, actor: actorOf(caller), target: { type: kind, id: record.id, name: record.name }, details: { project_id: projectId, ...details } });

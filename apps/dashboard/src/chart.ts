@@ -1,4 +1,5 @@
 import uPlot from 'uplot';
+import { type AnnotationMark, annotationsPlugin } from './annotations';
 import { COUNT_STEPS, DAY_MS, type Interval, bucketTicks, dayTickLabel, legendValue } from './state';
 
 export interface Series {
@@ -13,6 +14,8 @@ export interface Series {
   previous?: (number | null)[];
   /** The range's figures (as the headline shows them), for the legend while nothing is hovered. */
   totals: { visitors: number; pageviews: number; previous?: number };
+  /** The range's annotations by bucket (issue 48), drawn as markers; `onBucket`: a click on the plot names its bucket (editors). */
+  annotations?: { marks: AnnotationMark[]; onBucket?: (bucket: number) => void };
 }
 
 const exact = new Intl.NumberFormat('en');
@@ -86,7 +89,7 @@ export function drawChart(el: HTMLElement, data: Series, interval: Interval): uP
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     cursor: { drag: { x: false, y: false } },
     legend: { show: true },
-    plugins: [tooltipPlugin(interval, data.timeZone)],
+    plugins: [tooltipPlugin(interval, data.timeZone), ...(data.annotations ? [annotationsPlugin(data.annotations.marks, data.timeZone ?? 'UTC', data.annotations.onBucket)] : [])],
     scales: { x: { time: true }, ...daily?.scales, y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
     axes: [daily ? { ...axis, splits: daily.splits, values: daily.values } : axis, { ...axis, incrs: [...COUNT_STEPS], values: (_u, ticks) => ticks.map((t) => exact.format(t)) }],
     series: [

@@ -3,6 +3,7 @@ import { aiAssistantOfSource } from '@analytics/classifier/ai-assistants';
 import { AI_CRAWLERS } from '@analytics/enrichment/ai-crawlers';
 import type { InsightsBody, InsightsResponse, InsightsRow, QueryRow } from '@analytics/schema';
 import { type Api, ApiRefusal, createApi } from './api';
+import { annotationMarks, fillAnnotationTime, renderAnnotations, setUpAnnotations } from './annotations';
 import { drawChart } from './chart';
 import { type Nav, loadGoals, loadView, setUpConversionForms } from './conversions';
 import { setUpLive, useLiveApi } from './live';
@@ -335,9 +336,12 @@ async function load(api: Api, state: ViewState, listing: Promise<void> = Promise
           pageviews: bucketValues(buckets, as((r) => num(r, 'pageviews')), now),
           previous,
           totals: { visitors: num(totals.rows[0], 'visitors'), pageviews: num(totals.rows[0], 'pageviews'), previous: Number((totals.rows[0]?.['comparison'] as Record<string, number> | undefined)?.['visitors'] ?? 0) },
+          // The series' answer carries the range's annotations (issue 48): markers at their buckets, a click fills the editors' form.
+          annotations: { marks: annotationMarks(buckets, interval, series.annotations ?? [], projectZone()), onBucket: fillAnnotationTime },
         },
         interval,
       );
+      renderAnnotations(series.annotations ?? [], projectZone());
     }),
     ...LISTS.map((l) =>
       ask({ metrics: [l.metric], dimensions: [l.dimension], limit: LIST_LIMIT }).then((a) => () =>
@@ -647,6 +651,7 @@ function start(): void {
   setUpConversionForms(nav);
   setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
   setUpShareDialog(() => nav.now().segment);
+  setUpAnnotations(() => navigate(nav.now()), projectZone);
   setUpLive();
   setUpRangeAndChart(() => void route());
   const leaveDashboard = () => {

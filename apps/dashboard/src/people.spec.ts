@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -8,7 +8,7 @@ import { buildApp } from '../../standalone/src/app';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { DAY_MS, dayString, wallMs } from './state';
-import { CHROMIUM, launchChromium, loaded, shown, watch } from './test-support/page';
+import { CHROMIUM, axeViolations, launchChromium, loaded, shown, watch } from './test-support/page';
 
 // People in the dashboard (issue 45, docs/dashboard.md "Signing in"), in Chromium against the real service as `npm
 // start` serves it: the first run through the page, the project switcher, settings and keys, an invitation accepted in
@@ -30,7 +30,6 @@ let projectId: string;
 /** The owner's browser (context A) and the viewer's (context B), kept across the tests of the flow. */
 let owner: { context: BrowserContext; page: Page; problems: string[] };
 let viewer: { context: BrowserContext; page: Page; problems: string[] };
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 async function openContext(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
@@ -39,13 +38,6 @@ async function openContext(): Promise<{ context: BrowserContext; page: Page; pro
 }
 
 /** axe-core's serious and critical violations of the page as it is now (injected through DevTools: the CSP stays). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe.run();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-  });
-}
 /** No serious or critical axe violation, dark and light; a full-page screenshot of it in dist/screenshots/people-<name>.png. */
 async function expectAccessible(page: Page, name: string): Promise<void> {
   for (const colorScheme of ['dark', 'light'] as const) {

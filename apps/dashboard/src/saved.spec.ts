@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -8,7 +8,7 @@ import { buildApp } from '../../standalone/src/app';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test-only: the loopback helpers of the service tests
 import { closeServer, listen, urlOf } from '../../standalone/src/test-service';
 import { presetRange } from './state';
-import { CHROMIUM, launchChromium, loaded, shown, signIn as signInWithKey, viewLoaded, watch } from './test-support/page';
+import { CHROMIUM, axeViolations, launchChromium, loaded, shown, signIn as signInWithKey, viewLoaded, watch } from './test-support/page';
 
 // Saved goals, funnels and segments and the Share dialog on the signed-in dashboard (issue 46, docs/dashboard.md
 // "Saved goals, funnels and segments" and "The Share dialog"), in Chromium against the real service as `npm start`
@@ -35,7 +35,6 @@ let rk: string;
 let ownerToken: string;
 const tokens: Record<'editor' | 'viewer', string> = { editor: '', viewer: '' };
 const contexts: BrowserContext[] = [];
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 /** What the dashboard asks by default: the last 7 days, as UTC days. */
 const range = () => {
   const r = presetRange('7d', Date.now());
@@ -85,13 +84,6 @@ async function confirmClick(page: Page, selector: string): Promise<void> {
   await page.click(selector);
 }
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe.run();
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-  });
-}
 async function expectAccessible(page: Page, name: string): Promise<void> {
   for (const colorScheme of ['dark', 'light'] as const) {
     await page.emulateMedia({ colorScheme });

@@ -9,7 +9,7 @@ import { openTestStores, silentLogger } from '@analytics/testing';
 import { connectAgent } from './test-support/agent';
 import { buildApp } from './app';
 
-// query_insights (goals included), get_funnel, get_retention and list_properties: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
+// query_insights (goals and annotations included), get_funnel, get_retention, list_properties and get_annotations: each MCP answer (structuredContent) equals the HTTP answer of POST /v1/insights
 // POST /v1/funnel, POST /v1/retention and GET /v1/properties for the same arguments, over the same store.
 
 type Stores = Awaited<ReturnType<typeof openTestStores>>;
@@ -25,7 +25,8 @@ const TO = '2026-06-03T00:00:00Z';
 beforeAll(async () => {
   stores = await openTestStores();
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
-  const saved = stores.keyStore.saved;
+  // The saved definitions and the annotations, as the wiring passes them (KeyStore.lookup).
+  const saved = stores.keyStore.lookup;
   const app = buildApp({ logger: silentLogger, authenticator: stores.authenticator, ingest, events: stores.events, saved, ipHashSecret: 's' });
   readApp = buildReadApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events, saved });
   const created = await stores.keyStore.createProject({ name: 'agents' });
@@ -195,6 +196,30 @@ describe('saved goals, funnels and segments through MCP', () => {
     const bad = await client.callTool({ name: 'query_insights', arguments: { from: FROM, to: TO, segment: '00000000-0000-4000-8000-000000000000' } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ error: 'invalid_params', details: { issues: [{ path: 'segment' }] } });
+    await client.close();
+  });
+});
+
+describe('annotations through MCP (issue 48)', () => {
+  it('get_annotations answers what GET /v1/annotations answers; query_insights with a time dimension carries them beside its rows, as POST /v1/insights', async () => {
+    await stores.keyStore.annotations.create(projectId, { at: Date.parse('2026-06-02T08:00:00Z'), text: 'Deployed v2', kind: 'deploy', created_by: null });
+    await stores.keyStore.annotations.create(projectId, { at: Date.parse('2026-06-01T00:00:00Z'), text: 'Newsletter sent', kind: 'campaign', created_by: null });
+    await stores.keyStore.annotations.create(projectId, { at: Date.parse('2026-06-03T00:00:00Z'), text: 'after the range', kind: 'note', created_by: null });
+    const client = await connect(keys.rk);
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === 'get_annotations')!;
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    expect(tool.description).toContain('explain spikes or dips before speculating');
+    expect(tools.find((t) => t.name === 'query_insights')!.description).toContain('explain spikes or dips before speculating');
+    const http = await request(readApp).get('/v1/annotations').set('authorization', `Bearer ${keys.rk}`).query({ from: FROM, to: TO });
+    expect(http.body.annotations.map((a: { text: string }) => a.text)).toEqual(['Newsletter sent', 'Deployed v2']);
+    expect((await client.callTool({ name: 'get_annotations', arguments: { from: FROM, to: TO } })).structuredContent).toEqual(http.body);
+    const body = { from: FROM, to: TO, metrics: ['pageviews'], dimensions: ['time:day'] };
+    const insights = await request(readApp).post('/v1/insights').set('authorization', `Bearer ${keys.rk}`).send(body);
+    expect(insights.body.annotations).toEqual(http.body.annotations);
+    expect((await client.callTool({ name: 'query_insights', arguments: body })).structuredContent).toEqual(insights.body);
+    const flat = (await client.callTool({ name: 'query_insights', arguments: { ...body, dimensions: ['path'] } })).structuredContent;
+    expect(flat).not.toHaveProperty('annotations');
     await client.close();
   });
 });

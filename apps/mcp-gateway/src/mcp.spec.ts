@@ -285,7 +285,7 @@ describe('MCP gateway over raw HTTP', () => {
     ]));
     const json = (await res.json()) as Array<{ id: number; result?: { tools: unknown[] }; error?: { code: number; message: string } }>;
     const byId = new Map(json.map((m) => [m.id, m]));
-    expect(byId.get(1)?.result?.tools).toHaveLength(11);
+    expect(byId.get(1)?.result?.tools).toHaveLength(12);
     expect(byId.get(2)?.error).toMatchObject({ code: -32602, message: 'invalid_params' });
   });
 
@@ -324,7 +324,7 @@ describe('MCP gateway over raw HTTP', () => {
   it('keeps tools/list small for the agent\'s context: the byte sizes docs/mcp.md gives per key kind', async () => {
     const size = async (key: string) => Buffer.byteLength(await (await raw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), key)).text());
     const [read, ingest] = [await size(keys.rk), await size(keys.sk)];
-    expect(read).toBeLessThanOrEqual(23_200);
+    expect(read).toBeLessThanOrEqual(24_400);
     expect(ingest).toBeLessThanOrEqual(2_400);
   });
 
@@ -340,7 +340,7 @@ describe('MCP gateway over raw HTTP', () => {
   it('serves tools/list to a raw client without the Streamable HTTP Accept header', async () => {
     const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${keys.rk}`, 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(11);
+    expect(((await res.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(12);
   });
 });
 
@@ -442,7 +442,7 @@ describe('401 and Origin on /mcp', () => {
     expect((await post('null')).status).toBe(403);
     for (const origin of ['http://localhost:6274', 'https://a.example', undefined]) {
       const ok = await post(origin);
-      expect([origin, ok.status, ok.body.result?.tools?.length]).toEqual([origin, 200, 11]);
+      expect([origin, ok.status, ok.body.result?.tools?.length]).toEqual([origin, 200, 12]);
     }
   });
 });

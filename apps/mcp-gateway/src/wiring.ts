@@ -21,7 +21,7 @@ export interface McpSettings {
 export function mcpWiring(stores: Stores, ingest: IngestRouterDeps, settings: McpSettings): McpRouterDeps {
   return {
     ...ingest,
-    saved: stores.keyStore.saved,
+    saved: stores.keyStore.lookup,
     logger: settings.logger,
     allowedOrigins: settings.allowedOrigins,
     oauth: settings.oauth ? { store: new OAuthStore(stores.keyDb), limiter: stores.limiter } : undefined,

@@ -1,8 +1,9 @@
 import type { Router } from 'express';
-import { type Authenticator, keyGuard } from '@analytics/auth';
+import { type Annotations, type Authenticator, keyGuard } from '@analytics/auth';
 import { type EventStore, READ_CAPABILITIES, type ReadScope, readCapabilities, readScopeOf, snapshotCapabilities } from '@analytics/event-store';
 import { NO_SAVED, type ReadCapability, type SavedLookup, routes } from '@analytics/schema';
 import { type Logger, type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
+import { annotationWriteRoutes } from './annotations.routes';
 import { exportRoute } from './export.route';
 import { DEFAULT_LIVE_MAX_PER_PROJECT, LiveHub, type LiveOptions } from './live-hub';
 import { liveRoute } from './live.route';
@@ -13,6 +14,8 @@ export interface ReadRouterDeps {
   events: EventStore;
   /** The projects' saved goals, funnels and segments (the key store's, readWiring): the ids a read names resolve through it. Unset: none. */
   saved?: SavedLookup;
+  /** The projects' annotations (the key store's, readWiring): POST and DELETE /v1/annotations write them. Unset: those routes are not served. */
+  annotations?: Annotations;
   /** Where an export that fails after its first byte is reported (its client only sees a cut connection). */
   logger?: Logger;
   /** GET /v1/live: LIVE_MAX_PER_PROJECT (default 5) and, in tests, a shorter tick. */
@@ -36,7 +39,7 @@ function capabilityRoute<K extends ReadCapability>(name: K, events: EventStore, 
 /**
  * Every read-api route of libs/schema's `routes` for `rk_` keys: each read capability (GET /v1/query, /v1/stats,
  * /v1/sources, /v1/properties, /v1/goals, /v1/funnels, /v1/segments, POST /v1/insights, /v1/funnel, /v1/retention, ...)
- * the streamed GET /v1/export and the live view GET /v1/live (an event stream). Order:
+ * the streamed GET /v1/export, the live view GET /v1/live (an event stream) and the sk_ writes of /v1/annotations. Order:
  * auth (pk/sk get 403 insufficient_scope), then 400 invalid_params for the query string (or the body's error), then
  * (stats) 400 invalid_group_by. Every query is scoped to the key's project.
  */
@@ -45,6 +48,7 @@ export function createReadRouter(deps: ReadRouterDeps): Router {
     ...READ_CAPABILITIES.map((name) => capabilityRoute(name, deps.events, deps.saved ?? NO_SAVED)),
     exportRoute(deps.events, deps.saved ?? NO_SAVED, deps.logger),
     liveRoute(deps.liveHub ?? liveHubOf(deps), deps.authenticator),
+    ...(deps.annotations ? annotationWriteRoutes(deps.annotations) : []),
   ]);
 }
 

@@ -1,8 +1,8 @@
 import { ApiError, type FilterIssue, type ShareScope, parseFilters } from '@analytics/schema';
 
-// The saved lists (GET /v1/goals, /v1/funnels, /v1/segments) and the project (GET /v1/project: its name and time
-// zone): no event read for a segment to hold.
-const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments', 'project']);
+// The saved lists (GET /v1/goals, /v1/funnels, /v1/segments), the project (GET /v1/project: its name and time zone)
+// and its annotations (GET /v1/annotations): no event read for a segment to hold.
+const NO_EVENTS: ReadonlySet<string> = new Set(['goals', 'funnels', 'segments', 'project', 'annotations']);
 
 /**
  * A read through a share link's credential (docs/saved-and-shared.md, "Share links and embeds"): the segment the link

@@ -6,7 +6,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import type { Express } from 'express';
 import { Accounts, PasswordHasher } from '@analytics/accounts';
-import { API_ROUTES, type ApiApp, openApiDocument, routes } from '@analytics/schema';
+import { ANNOTATION_LIMITS, API_ROUTES, type ApiApp, openApiDocument, routes } from '@analytics/schema';
 import { reportMailingOf, reportPreviewOf } from '@analytics/runtime';
 import { type SmtpCapture, openTestStores, silentLogger, smtpCapture } from '@analytics/testing';
 import { buildApp } from './app';
@@ -205,6 +205,7 @@ const cases = (): Case[] => [
   ...shareCases(),
   ...alertCases(),
   ...reportCases(),
+  ...annotationCases(),
 ];
 
 /** Alerts (docs/alerts-and-reports.md): each route and status, after the people cases (the owner; an editor is refused). */
@@ -621,6 +622,70 @@ function reportCases(): Case[] {
   ];
 }
 
+/** Annotations (issue 48, docs/alerts-and-reports.md): the sk_ writes, the rk_ list, the members' routes; after the people cases. */
+function annotationCases(): Case[] {
+  const owner = () => bearer(people.owner);
+  const base = (id = keys.projectId) => `/admin/projects/${id}/annotations`;
+  const BODY = { at: '2026-03-04T09:30:00Z', text: 'Deployed v2', kind: 'deploy' };
+  const state = { byKey: '', byMember: '', viewer: '', rk: '', full: { id: '', sk: '' } };
+  // The people cases revoked keys.rk: a new rk_ key of the project.
+  const rk = async () => bearer((state.rk ||= (await post(`/admin/projects/${keys.projectId}/keys`, admin, { kind: 'rk' })).body.key));
+  const viewer = async () => {
+    state.viewer ||= (await post('/auth/login', from('198.51.100.50'), { email: 'third@example.com', password: PASSWORD })).body.token;
+    return bearer(state.viewer);
+  };
+  // A project of the owner's organization holding the most annotations a project may: the next is 409.
+  const full = async () => {
+    if (!state.full.id) {
+      const created = (await post('/admin/projects', owner(), { name: 'full of annotations', org_id: people.orgId })).body;
+      state.full = { id: created.project.id, sk: created.keys.sk };
+      await stores.keyDb.query(`INSERT INTO annotations (id, project_id, at, text, kind) SELECT gen_random_uuid()::text, $1, now(), 'n' || i, 'note' FROM generate_series(1, $2::int) AS i`, [state.full.id, ANNOTATION_LIMITS.perProject]);
+    }
+    return state.full;
+  };
+  return [
+    ['post', '/v1/annotations', 201, async () => {
+      const res = await post('/v1/annotations', bearer(keys.sk), BODY);
+      state.byKey = res.body.annotation.id;
+      return res;
+    }],
+    ['post', '/v1/annotations', 400, () => post('/v1/annotations', bearer(keys.sk), { text: 'no time' })],
+    ['post', '/v1/annotations', 401, () => post('/v1/annotations', {}, BODY)],
+    ['post', '/v1/annotations', 403, () => post('/v1/annotations', { ...bearer(keys.pk), origin: ORIGIN }, BODY)],
+    ['post', '/v1/annotations', 409, async () => post('/v1/annotations', bearer((await full()).sk), BODY)],
+    ['post', '/v1/annotations', 413, () => tooLarge('post', '/v1/annotations', bearer(keys.sk))],
+    ['post', '/v1/annotations', 415, () => badEncoding('post', '/v1/annotations', bearer(keys.sk))],
+    ['get', '/v1/annotations', 200, async () => get('/v1/annotations', await rk(), RANGE)],
+    ['get', '/v1/annotations', 400, async () => get('/v1/annotations', await rk(), { from: 'yesterday', to: RANGE.to })],
+    ['get', '/v1/annotations', 401, () => get('/v1/annotations', {}, RANGE)],
+    ['get', '/v1/annotations', 403, () => get('/v1/annotations', bearer(keys.sk), RANGE)],
+    ['delete', '/v1/annotations/{annotation_id}', 401, () => send('delete', `/v1/annotations/${state.byKey}`)],
+    ['delete', '/v1/annotations/{annotation_id}', 403, async () => send('delete', `/v1/annotations/${state.byKey}`, await rk())],
+    ['delete', '/v1/annotations/{annotation_id}', 204, () => send('delete', `/v1/annotations/${state.byKey}`, bearer(keys.sk))],
+    ['delete', '/v1/annotations/{annotation_id}', 404, () => send('delete', `/v1/annotations/${state.byKey}`, bearer(keys.sk))],
+    ['post', '/admin/projects/{id}/annotations', 201, async () => {
+      const res = await post(base(), owner(), BODY);
+      state.byMember = res.body.annotation.id;
+      return res;
+    }],
+    ['post', '/admin/projects/{id}/annotations', 400, () => post(base(), owner(), { ...BODY, kind: 'party' })],
+    ['post', '/admin/projects/{id}/annotations', 401, () => post(base(), {}, BODY)],
+    ['post', '/admin/projects/{id}/annotations', 403, async () => post(base(), await viewer(), BODY)],
+    ['post', '/admin/projects/{id}/annotations', 404, () => post(base(NO_ORG), owner(), BODY)],
+    ['post', '/admin/projects/{id}/annotations', 409, async () => post(base((await full()).id), owner(), BODY)],
+    ['post', '/admin/projects/{id}/annotations', 413, () => tooLarge('post', base(), owner())],
+    ['post', '/admin/projects/{id}/annotations', 415, () => badEncoding('post', base(), owner())],
+    ['get', '/admin/projects/{id}/annotations', 200, async () => get(base(), await viewer(), RANGE)],
+    ['get', '/admin/projects/{id}/annotations', 400, () => get(base(), owner(), { from: RANGE.from })],
+    ['get', '/admin/projects/{id}/annotations', 401, () => get(base(), {}, RANGE)],
+    ['get', '/admin/projects/{id}/annotations', 404, () => get(base(NO_ORG), owner(), RANGE)],
+    ['delete', '/admin/projects/{id}/annotations/{annotation_id}', 401, () => send('delete', `${base()}/${state.byMember}`)],
+    ['delete', '/admin/projects/{id}/annotations/{annotation_id}', 403, async () => send('delete', `${base()}/${state.byMember}`, await viewer())],
+    ['delete', '/admin/projects/{id}/annotations/{annotation_id}', 204, () => send('delete', `${base()}/${state.byMember}`, owner())],
+    ['delete', '/admin/projects/{id}/annotations/{annotation_id}', 404, () => send('delete', `${base()}/${state.byMember}`, owner())],
+  ];
+}
+
 describe('GET /openapi.json (standalone)', () => {
   it('is a valid OpenAPI 3.1 document (swagger-parser) answered without a key', async () => {
     const res = await get('/openapi.json');
@@ -674,7 +739,8 @@ describe('the contract: real answers validate against the document (ajv)', () =>
 });
 
 // An app's /v1 routes, from the declarations.
-const pathsOf = (app: ApiApp) => API_ROUTES.filter((r) => r.app === app && r.path.startsWith('/v1/')).map((r) => r.path);
+// A path declared for several methods (GET and POST /v1/annotations) is one path of the document.
+const pathsOf = (app: ApiApp) => [...new Set(API_ROUTES.filter((r) => r.app === app && r.path.startsWith('/v1/')).map((r) => r.path))];
 
 describe('GET /openapi.json on each app', () => {
   it.each([

@@ -40,6 +40,8 @@ const READS: Record<string, { query?: Record<string, string>; body?: Record<stri
   segments: {},
   // The shared page counts days in the project's time zone (issue 47).
   project: {},
+  // The shared page draws the project's annotations on its chart (issue 48); their writes refuse the link.
+  annotations: { query: RANGE },
 };
 const SHARE_ROUTES = Object.entries(routes as Record<string, ApiRoute>).filter(([, r]) => typeof r.auth === 'object' && 'api_key' in r.auth && r.auth.share === true);
 
@@ -117,7 +119,7 @@ describe('a share credential on every route', () => {
       }
     }
     // The ones the issue names among them.
-    expect(refused).toEqual(expect.arrayContaining(['/v1/query', '/v1/export', '/v1/track', '/v1/batch', '/v1/forget', '/mcp', '/admin/projects', '/auth/me', '/admin/projects/{id}/shares']));
+    expect(refused).toEqual(expect.arrayContaining(['/v1/query', '/v1/export', '/v1/track', '/v1/batch', '/v1/forget', '/mcp', '/admin/projects', '/auth/me', '/admin/projects/{id}/shares', '/v1/annotations', '/v1/annotations/{annotation_id}']));
   });
 
   it('a project is not reachable through another project\'s link: reads are pinned to the link\'s project', async () => {

@@ -23,6 +23,8 @@ const ALLOWED: Record<Access, readonly KeyKind[]> = {
   ingest: ['pk', 'sk', 'ak'],
   read: ['rk'],
   forget: ['sk', 'ak'],
+  // Annotations (issue 48): the project's secret keys only; a pk_ key is public in its pages.
+  annotate: ['sk', 'ak'],
 };
 
 export interface AuthenticatorOptions {

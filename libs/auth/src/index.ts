@@ -6,6 +6,7 @@ export * from './key-store';
 export * from './saved-definitions';
 export * from './alert-store';
 export * from './reports';
+export * from './annotations';
 export * from './key-usage';
 export * from './authenticator';
 export * from './auth.middleware';

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { type KeyEnv, type KeyKind, mintKey } from './key-format';
 import { AlertStore } from './alert-store';
 import { ReportStore } from './reports';
+import { Annotations } from './annotations';
 import { SavedDefinitions } from './saved-definitions';
 import type { SqlPort } from './sql-port';
-import type { MintedKeyResponse, Project, ShareScope } from '@analytics/schema';
+import type { MintedKeyResponse, Project, SavedLookup, ShareScope } from '@analytics/schema';
 
 export const DEFAULT_RETENTION_DAYS = 365;
 
@@ -74,6 +75,10 @@ export class KeyStore {
   private readonly mintedListeners: Array<(prefix: string) => void> = [];
   /** The projects' saved goals, funnels and segments (same database): whoever holds the key store reaches them. */
   readonly saved: SavedDefinitions;
+  /** The projects' annotations (issue 48, same database, migration 013). */
+  readonly annotations: Annotations;
+  /** What the reads (read-api, the MCP gateway) resolve through: the saved definitions, and the annotations. */
+  readonly lookup: SavedLookup;
   /** The projects' alerts and their deliveries (same database, migration 015). */
   readonly alerts: AlertStore;
   /** The projects' scheduled email reports and their send log (same database, migration 014). */
@@ -81,6 +86,8 @@ export class KeyStore {
 
   constructor(private readonly db: SqlPort) {
     this.saved = new SavedDefinitions(db);
+    this.annotations = new Annotations(db);
+    this.lookup = { list: (projectId, kind) => this.saved.list(projectId, kind), get: (projectId, kind, id) => this.saved.get(projectId, kind, id), annotations: this.annotations };
     this.alerts = new AlertStore(db);
     this.reports = new ReportStore(db);
   }

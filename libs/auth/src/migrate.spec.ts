@@ -18,7 +18,7 @@ describe.each(keyStoreBackends())('key-store migrations on %s', (_name, open) =>
   afterEach(() => db.close());
 
   it('apply every migration to a fresh store and record each checksum', async () => {
-    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15]);
+    expect(await migrateKeyStore(db)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
     expect(await recorded(db)).toEqual(expected);
     expect(await migrateKeyStore(db)).toEqual([]);
   });
@@ -63,6 +63,7 @@ describe('the key-store migration files', () => {
     '010_saved_definitions 16b39f3c61a00bb6e67f6d28ea3faeed1f9d66ffef80ed33656b5d5ee609c2e4',
     '011_shares 4d1a3ee1759c5c2649063c0b0f57a3bc4287834e56bf8f7be2d5219378281afa',
     '012_project_timezone f8a1d6468e21b83ba99120aa1bb243099b87f2e5ca82261d4673b21ebf6021ca',
+    '013_annotations 65e851a8d2d17612fe51462ce853be47f25545ce0899c668ac9392dffb942a1b',
     '014_reports 9b45f3d758ee44f189b90bbb3949996a3cfe80b5328f999a805f011d44755819',
     '015_alerts 4df4d57929892e0a317139c09285ec53f0ffa9ea17e885aa0bd094682378fe77',
     ]);

@@ -11,6 +11,7 @@ import m009 from './migrations/009_oidc_consent_logins.sql';
 import m010 from './migrations/010_saved_definitions.sql';
 import m011 from './migrations/011_shares.sql';
 import m012 from './migrations/012_project_timezone.sql';
+import m013 from './migrations/013_annotations.sql';
 import m014 from './migrations/014_reports.sql';
 import m015 from './migrations/015_alerts.sql';
 import type { SqlPort } from './sql-port';
@@ -29,6 +30,7 @@ const FILES: Readonly<Record<string, string>> = {
   '010_saved_definitions.sql': m010,
   '011_shares.sql': m011,
   '012_project_timezone.sql': m012,
+  '013_annotations.sql': m013,
   '014_reports.sql': m014,
   '015_alerts.sql': m015,
 };

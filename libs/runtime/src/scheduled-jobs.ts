@@ -8,6 +8,12 @@ import type { Stores } from './stores';
 /** What the reports need beside the stores: mail (SMTP_URL, MAIL_FROM) and PUBLIC_URL (the links in them). */
 export type ReportMailSettings = Pick<Env, 'SMTP_URL' | 'MAIL_FROM' | 'PUBLIC_URL' | 'REPORTS_CLAIM_STALE_S'>;
 
+/** The period's annotations from the key store (migration 013), as a report lists them: oldest first, at most the store's list cap. */
+export const annotationsOf =
+  (keyStore: Pick<Stores['keyStore'], 'annotations'>): AnnotationsOf =>
+  async (projectId, from, to) =>
+    (await keyStore.annotations.list(projectId, { from: Date.parse(from), to: Date.parse(to) })).annotations.map(({ at, text, kind }) => ({ at, text, kind }));
+
 /**
  * The reports' mailing over opened stores, or why there is none: SMTP_URL, MAIL_FROM and PUBLIC_URL are all needed
  * (the unsubscribe link every report carries is an absolute URL).
@@ -24,7 +30,7 @@ export function reportMailingOf(
     reports: stores.keyStore.reports,
     events: stores.events,
     saved: stores.keyStore.saved,
-    annotations,
+    annotations: annotations ?? annotationsOf(stores.keyStore),
     mailer: mailerOf(env, logger)!,
     publicUrl: env.PUBLIC_URL!,
     logger,

@@ -184,6 +184,8 @@ export const AUDIT_ACTIONS = [
   'mcp.tool_called',
   'share.created',
   'share.revoked',
+  'annotation.created',
+  'annotation.deleted',
   'alert.created',
   'alert.updated',
   'alert.deleted',
@@ -201,7 +203,7 @@ export const auditActorSchema = z
 export type AuditActor = z.output<typeof auditActorSchema>;
 export const auditTargetSchema = z
   .object({
-    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share', 'goal', 'funnel', 'segment', 'alert']),
+    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share', 'goal', 'funnel', 'segment', 'annotation', 'alert']),
     id: z.string().nullable().describe('Its id (a key: its prefix; never a secret).'),
     name: z.string().nullable().describe('A readable name: an email, a project or organization name.'),
   })

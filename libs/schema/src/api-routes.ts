@@ -70,6 +70,7 @@ import {
   savedSegmentResponseSchema,
 } from './saved.schema';
 import { REPORT_LIMITS, reportInputSchema, reportListResponseSchema, reportPatchSchema, reportPreviewResponseSchema, reportResponseSchema, unsubscribePageSchema } from './reports.schema';
+import { ANNOTATION_LIMITS, annotationInputSchema, annotationListQuerySchema, annotationListSchema, annotationResponseSchema } from './annotations.schema';
 import { exportParamsSchema, queryParamsSchema, sourcesParamsSchema, statsParamsSchema } from './read.schema';
 import { liveMessageSchema, liveParamsSchema } from './live.schema';
 import {
@@ -150,8 +151,11 @@ export interface Streaming {
   idleTimeoutS?: number;
 }
 
-/** What an API key is checked for: its kind's scope, and the Origin of pk_ keys. */
-export type KeyAccess = 'ingest' | 'read' | 'forget';
+/**
+ * What an API key is checked for: its kind's scope, and the Origin of pk_ keys. `annotate` (issue 48): the project's
+ * secret keys (sk_, ak_) write annotations; a pk_ key, public in a page, may not.
+ */
+export type KeyAccess = 'ingest' | 'read' | 'forget' | 'annotate';
 
 /**
  * Where a role is checked: the organization `{id}` of the path (`org`), the organization of the project `{id}`
@@ -281,6 +285,9 @@ const PROJECT_ID = { id: 'Project id (UUID).' };
 
 const SDK_SCRIPT = z.string().describe('The IIFE build of @analytics/sdk-browser (`window.analytics`), served with `Access-Control-Allow-Origin: *`.');
 const SDK_SCRIPT_TYPE = { 'text/javascript': 'The browser SDK as one classic script.' };
+
+/** Annotations as the MCP tools' result schemas give them: their fields are in get_annotations' description. */
+const MCP_ANNOTATIONS = z.array(z.looseObject({ at: z.string(), text: z.string() }));
 
 /** The saved lists take no parameter. */
 const SAVED_LIST_QUERY = z.object({});
@@ -429,7 +436,7 @@ export const routes = {
     mcp: {
       tool: 'query_insights',
       title: 'Insights: metrics by dimensions',
-      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }. Call list_goals and list_segments first: goal may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
+      description: `Metrics by 0-3 dimensions, filtered, optionally against the previous period: arguments = the POST /v1/insights body, result = its answer. Bots left out unless include_bots; source = the visit's entry. What the dashboard shows. Needs an rk_ key. Returns { rows }, with a time:* dimension also the range's annotations: read them to explain spikes or dips before speculating. Call list_goals and list_segments first: goal may be { id } of a saved goal, segment a saved segment's id. ${CALLER_DATA_NOTE}`,
       annotations: READ_TOOL,
       // Shorter texts than the API document's (agents pay for tools/list); conditions and order_by entries are tuples,
       // written as plain arrays (prefixItems and recursion are not portable).
@@ -444,7 +451,8 @@ export const routes = {
         include_bots: { description: 'Count device_type bot too.' },
         limit: { description: 'Rows, default 100.' },
       },
-      result: insightsResponseSchema.extend({ truncated }),
+      // The annotations' fields are get_annotations' (its description): the agent pays for tools/list in tokens.
+      result: insightsResponseSchema.extend({ truncated, annotations: MCP_ANNOTATIONS.optional() }),
       cap: 'rows',
     },
   },
@@ -841,6 +849,43 @@ export const routes = {
     method: 'get', path: '/metrics', app: 'service', summary: 'Prometheus metrics of this instance (Authorization: Bearer <METRICS_TOKEN> when it is set)', auth: 'none',
     responses: { 200: z.string().describe('Prometheus text exposition format 0.0.4.') }, errors: ['unauthorized'], produces: { 'text/plain; version=0.0.4': 'Prometheus text exposition format 0.0.4.' },
   },
+  // Annotations (issue 48, docs/alerts-and-reports.md "Annotations"): dated notes drawn on the chart. read-api serves
+  // every /v1/annotations route (the proxy sends a path to one app): the rk_ list is a read capability (get_annotations),
+  // the sk_ writes go to the key store. Members list them, editors write them under /admin/projects/{id}/annotations.
+  annotations: {
+    method: 'get', path: '/v1/annotations', app: 'read-api', summary: `The project's annotations in [from, to), oldest first (at most ${ANNOTATION_LIMITS.listed}; truncated: true when the range holds more)`,
+    auth: { api_key: ['rk'], access: 'read', share: true }, query: annotationListQuerySchema, responses: { 200: annotationListSchema }, errors: [...KEY_ERRORS, 'invalid_params', 'rate_limited', ...ALWAYS],
+    mcp: {
+      tool: 'get_annotations',
+      title: 'Annotations',
+      description: `Dated notes (deploys, campaigns, incidents) in [from, to), oldest first: { annotations: [{ at, text, kind, created_by }] }. Read them to explain spikes or dips before speculating. Needs an rk_ key. ${CALLER_DATA_NOTE}`,
+      annotations: READ_TOOL,
+      // The fields in the description, not the schema: the agent pays for tools/list in tokens.
+      result: z.object({ annotations: MCP_ANNOTATIONS, truncated: z.boolean().optional() }),
+    },
+  },
+  createAnnotation: {
+    method: 'post', path: '/v1/annotations', app: 'read-api', summary: `Add an annotation with the project's sk_ key (a deploy marker from CI); created_by is key:<prefix>. 409 limit_reached at ${ANNOTATION_LIMITS.perProject} per project`,
+    auth: { api_key: ['sk', 'ak'], access: 'annotate' }, body: annotationInputSchema, responses: { 201: annotationResponseSchema }, errors: [...KEY_ERRORS, 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: { at: '2026-03-04T09:30:00Z', text: 'Deployed v2.4.0', kind: 'deploy' },
+  },
+  deleteAnnotation: {
+    method: 'delete', path: '/v1/annotations/{annotation_id}', app: 'read-api', summary: 'Delete an annotation made by this same key (any other: 404 not_found)',
+    auth: { api_key: ['sk', 'ak'], access: 'annotate' }, pathParams: { annotation_id: 'The annotation\'s id.' }, responses: { 204: null }, errors: [...KEY_ERRORS, 'not_found', ...ALWAYS],
+  },
+  listProjectAnnotations: {
+    method: 'get', path: '/admin/projects/{id}/annotations', app: 'admin-api', summary: "A project's annotations in [from, to) (any member; as GET /v1/annotations)", auth: roleOf('viewer', 'project'),
+    pathParams: PROJECT_ID, query: annotationListQuerySchema, responses: { 200: annotationListSchema }, errors: [...MEMBER_ERRORS, 'invalid_params', ...ALWAYS],
+  },
+  createProjectAnnotation: {
+    method: 'post', path: '/admin/projects/{id}/annotations', app: 'admin-api', summary: `Add an annotation to a project (editor; created_by is the user's id, null for ADMIN_TOKEN; 409 limit_reached at ${ANNOTATION_LIMITS.perProject})`,
+    auth: roleOf('editor', 'project'), pathParams: PROJECT_ID, body: annotationInputSchema, responses: { 201: annotationResponseSchema }, errors: [...ROLE_ERRORS, 'limit_reached', ...BODY_ERRORS, ...ALWAYS],
+    example: { at: '2026-03-04T00:00:00Z', text: 'Spring campaign starts', kind: 'campaign' },
+  },
+  deleteProjectAnnotation: {
+    method: 'delete', path: '/admin/projects/{id}/annotations/{annotation_id}', app: 'admin-api', summary: "Delete any of a project's annotations (editor)", auth: roleOf('editor', 'project'),
+    pathParams: { ...PROJECT_ID, annotation_id: 'The annotation\'s id.' }, responses: { 204: null }, errors: [...ROLE_ERRORS, ...ALWAYS],
+  },
   // Alerts (issue 48, docs/alerts-and-reports.md "Alerts"): admins only (the channels name addresses and URLs).
   listAlerts: {
     method: 'get', path: '/admin/projects/{id}/alerts', app: 'admin-api', summary: "A project's alerts with their state (channels without secrets)", auth: roleOf('admin', 'project'),
@@ -920,10 +965,11 @@ type Routes = typeof routes;
 /** The routes that are MCP tools (declared with `mcp`). */
 export type McpCapability = { [K in RouteName]: Routes[K] extends { mcp: McpTool } ? K : never }[RouteName];
 /**
- * The read capabilities: every read-api route but a streamed one (the export answers a file as it is read). Each runs
+ * The read capabilities: every read-api route read with an rk_ key but a streamed one (the export answers a file as it
+ * is read; the annotation writes of /v1/annotations, served by read-api as the path's one app, are no reads). Each runs
  * through one function of libs/event-store's `readCapabilities`, which its HTTP route and its MCP tool both call.
  */
-export type ReadCapability = { [K in RouteName]: Routes[K] extends { app: 'read-api' } ? (Routes[K] extends { streaming: Streaming } ? never : K) : never }[RouteName];
+export type ReadCapability = { [K in RouteName]: Routes[K] extends { app: 'read-api'; auth: { access: 'read' } } ? (Routes[K] extends { streaming: Streaming } ? never : K) : never }[RouteName];
 /** The write capabilities an MCP tool exposes: each runs through one function of libs/ingest's `writeCapabilities`. */
 export type WriteCapability = { [K in McpCapability]: Routes[K] extends { app: 'ingest-api' } ? K : never }[McpCapability];
 /**

@@ -22,5 +22,6 @@ export * from './oauth-routes';
 export * from './openapi';
 export * from './saved.schema';
 export * from './live.schema';
+export * from './annotations.schema';
 export * from './alerts.schema';
 export * from './reports.schema';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventNameSchema, toWellFormed } from './ingest.schema';
 import { type RangeBound, type ReadRange, clampToAcceptedRange, isoBoundParam, isoDateParam, readRangeOf } from './iso-date';
+import { annotationSchema } from './annotations.schema';
 import {
   COLUMN_DIMENSIONS,
   FINITE_DIMENSION_VALUES,
@@ -369,7 +370,14 @@ export const insightsRowSchema = z
   .describe('One row: each requested dimension by name (string, or null where the value is absent), each requested metric by name (number), and with compare `comparison`: { <metric>: number }.');
 export const compareRangeSchema = z.object({ from: z.string(), to: z.string() }).describe('With compare: the previous range compared, ISO 8601 [from, to).');
 export const insightsResponseSchema = z
-  .object({ rows: z.array(insightsRowSchema), compare_range: compareRangeSchema.optional() })
+  .object({
+    rows: z.array(insightsRowSchema),
+    compare_range: compareRangeSchema.optional(),
+    annotations: z
+      .array(annotationSchema)
+      .optional()
+      .describe('With a time:* dimension: the project\'s annotations in the range, oldest first (what may explain a spike or a dip); absent otherwise.'),
+  })
   .describe('Metrics by dimensions; one row of totals without dimensions.');
 
 export const propertiesParamsSchema = z
@@ -396,4 +404,4 @@ export const propertiesResponseSchema = z
   .describe(`Property keys most used first, or with \`key\` its values; at most ${INSIGHTS_LIMITS.properties} rows.`);
 export type PropertiesResponse = z.output<typeof propertiesResponseSchema>;
 export type InsightsRow = Record<string, string | number | null | Record<string, number>>;
-export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string } };
+export type InsightsResponse = { rows: InsightsRow[]; compare_range?: { from: string; to: string }; annotations?: z.output<typeof annotationSchema>[] };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AnnotationLookup } from './annotations.schema';
 import { FUNNEL_LIMITS, checkFunnelFilters, funnelDefinitionFields } from './conversions.schema';
 import { toWellFormed } from './ingest.schema';
 import { type FilterIssue, type Goal, type InsightCondition, filterListSchema, goalSchema, parseFilters, valueBytesIssues } from './insights.schema';
@@ -154,6 +155,8 @@ export const SAVED_PLURAL = { goal: 'goals', funnel: 'funnels', segment: 'segmen
 export interface SavedLookup {
   list(projectId: string, kind: SavedKind): Promise<Array<{ id: string; name: string; definition: Record<string, unknown>; created_at: string; updated_at: string }>>;
   get(projectId: string, kind: SavedKind, id: string): Promise<{ id: string; name: string; definition: Record<string, unknown>; created_at: string; updated_at: string } | undefined>;
+  /** The project's annotations (issue 48; libs/auth Annotations): GET /v1/annotations and the time series of insights. Unset: none. */
+  annotations?: AnnotationLookup;
 }
 
 /** A lookup with nothing saved: every list empty, every id unknown (a read router wired without the key store's). */

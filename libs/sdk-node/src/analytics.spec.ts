@@ -225,6 +225,27 @@ describe('Analytics against the real service', () => {
     expect(unknown).toMatchObject({ code: 'invalid_payload', status: 400 });
   });
 
+  it('annotate (sk_) adds a deploy marker, annotations (rk_) lists the range oldest first, insights with a time dimension carries them; deleteAnnotation removes it', async () => {
+    const created = await service.stores.keyStore.createProject({ name: 'sdk-node-annotations' });
+    const writer = new Analytics({ endpoint: service.endpoint, key: created.keys.sk });
+    const reader = new Analytics({ endpoint: service.endpoint, key: created.keys.rk });
+    const deploy = await writer.annotate({ at: new Date(Date.now() - 10 * 60_000), text: 'Deployed v2.4.0', kind: 'deploy' });
+    expect(deploy.annotation).toMatchObject({ text: 'Deployed v2.4.0', kind: 'deploy', created_by: `key:${created.keys.sk.split('_')[2]}` });
+    const note = await writer.annotate({ text: 'Now' });
+    expect(note.annotation.kind).toBe('note');
+    expect(Math.abs(Date.parse(note.annotation.at) - Date.now())).toBeLessThan(60_000);
+    const listed = await reader.annotations({ from: hourAgo(), to: inAnHour() });
+    expect(listed.annotations.map((a) => [a.text, a.kind])).toEqual([['Deployed v2.4.0', 'deploy'], ['Now', 'note']]);
+    const series = await reader.insights({ from: hourAgo(), to: inAnHour(), metrics: ['pageviews'], dimensions: ['time:hour'] });
+    expect(series.annotations?.map((a) => a.id)).toEqual(listed.annotations.map((a) => a.id));
+    const bad = await rejection(writer.annotate({ text: '' }));
+    expect(bad).toMatchObject({ code: 'invalid_payload', status: 400 });
+    expect(await rejection(reader.annotate({ text: 'x' }))).toMatchObject({ code: 'insufficient_scope', status: 403 });
+    await writer.deleteAnnotation(deploy.annotation.id);
+    expect(await rejection(writer.deleteAnnotation(deploy.annotation.id))).toMatchObject({ code: 'not_found', status: 404 });
+    expect((await reader.annotations({ from: hourAgo(), to: inAnHour() })).annotations.map((a) => a.text)).toEqual(['Now']);
+  });
+
   it('4xx answers are not retried and surface the spec error code, status and details', async () => {
     const client = new Analytics({ endpoint: service.endpoint, key: keys.sk });
     const before = requestsTo('/v1/track');
@@ -384,6 +405,12 @@ export function typeChecks(a: Analytics): void {
   void a.goals().then((r) => r.goals.map((g) => [g.id, g.name, g.event, g.filters]));
   void a.funnels().then((r) => r.funnels.map((f) => [f.id, f.steps, f.window_s]));
   void a.segments().then((r) => r.segments.map((x) => [x.id, x.filters]));
+  void a.annotate({ text: 'Deployed', kind: 'deploy', at: new Date() });
+  void a.annotations({ from: new Date(), to: 'y' }).then((r) => r.annotations.map((x) => [x.id, x.at, x.text, x.kind, x.created_by]));
+  // @ts-expect-error kind is note, deploy, campaign or incident
+  void a.annotate({ text: 'x', kind: 'release' });
+  // @ts-expect-error text is required
+  void a.annotate({ kind: 'note' });
   void a.track({ event: 'ok', event_id: null, timestamp: new Date(), properties: { a: 1 } });
   // Misspelt fields are compile errors (the server answers them with `warnings` and ignores them).
   // @ts-expect-error userId is user_id

@@ -1,5 +1,9 @@
 import type { ErrorCode } from '@analytics/schema';
 import type {
+  AnnotateInput,
+  AnnotationList,
+  AnnotationResponse,
+  AnnotationsParams,
   BatchResponse,
   ForgetResponse,
   FunnelBody,
@@ -159,12 +163,30 @@ export class Analytics {
     return this.request('GET', '/v1/segments');
   }
 
+  /**
+   * `POST /v1/annotations` (`sk_` keys): a dated note on the project's timeline, a deploy marker from CI for instance
+   * (`kind`: note, deploy, campaign or incident; `at` defaults to now). Drawn on the dashboard's chart.
+   */
+  annotate(input: AnnotateInput): Promise<AnnotationResponse> {
+    return this.request('POST', '/v1/annotations', { ...input, at: iso(input.at ?? new Date()) });
+  }
+
+  /** `DELETE /v1/annotations/{id}` (`sk_` keys): deletes an annotation this same key made (another's is `not_found`). */
+  async deleteAnnotation(id: string): Promise<void> {
+    await this.request('DELETE', `/v1/annotations/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /v1/annotations` (`rk_` keys): the project's annotations in [from, to), oldest first (at most 1,000: `truncated` beyond). */
+  annotations(params: AnnotationsParams): Promise<AnnotationList> {
+    return this.request('GET', '/v1/annotations', undefined, params);
+  }
+
   /** `GET /v1/properties` (`rk_` keys): property keys most used first, or with `key` that key's values. */
   properties(params: PropertiesParams): Promise<PropertiesResponse> {
     return this.request('GET', '/v1/properties', undefined, params);
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, query?: object): Promise<T> {
+  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, query?: object): Promise<T> {
     let url = this.endpoint + path;
     if (query) url += `?${toSearch(query as Record<string, QueryValue>)}`;
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: 'application/json' };

@@ -2,6 +2,9 @@
 // dependency on the schema lib (or on zod); these vanish when compiled. Built from the schemas' parsed (output)
 // types, which stay precise however a schema pre-processes its input.
 import type {
+  Annotation,
+  AnnotationKind,
+  AnnotationList,
   BatchResponse,
   EventInput,
   ForgetResponse,
@@ -35,7 +38,7 @@ import type {
   TrackResponse,
 } from '@analytics/schema';
 
-export type { BatchResponse, ForgetResponse, FunnelResponse, FunnelStep, IdentifyResponse, RetentionResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SavedFunnel, SavedGoal, SavedSegment, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
+export type { Annotation, AnnotationKind, AnnotationList, BatchResponse, ForgetResponse, FunnelResponse, FunnelStep, IdentifyResponse, RetentionResponse, InsightDimension, InsightMetric, PropertiesResponse, QueryResponse, QueryRow, SavedFunnel, SavedGoal, SavedSegment, SourcesResponse, SourcesRow, StatsGroupBy, TrackResponse };
 
 /** An instant as the API takes it: an ISO 8601 string, or a Date (sent as `toISOString()`). */
 export type Instant = string | Date;
@@ -127,6 +130,8 @@ export type InsightsRow<M extends InsightMetric = 'visitors', D extends InsightD
 };
 export interface InsightsResponse<M extends InsightMetric = 'visitors', D extends InsightDimension = never> {
   rows: InsightsRow<M, D>[];
+  /** With a `time:*` dimension: the range's annotations, oldest first. */
+  annotations?: Annotation[];
 }
 
 /** Query string of `GET /v1/properties`. */
@@ -142,3 +147,16 @@ export interface FunnelList {
 export interface SegmentList {
   segments: SavedSegment[];
 }
+
+/** Body of `POST /v1/annotations` (`sk_` keys): `at` defaults to now; `kind` to `note`. */
+export interface AnnotateInput {
+  at?: Instant;
+  text: string;
+  kind?: AnnotationKind;
+}
+/** `POST /v1/annotations`' answer. */
+export interface AnnotationResponse {
+  annotation: Annotation;
+}
+/** Query string of `GET /v1/annotations` (`rk_` keys): the annotations with from <= at < to. */
+export type AnnotationsParams = Range;

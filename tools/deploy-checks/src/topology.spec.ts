@@ -332,6 +332,13 @@ const CALLS: Record<string, (f: Fixture) => Call | Promise<Call>> = {
   alertDeliveries: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
   testAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
   deleteAlert: (f) => ({ params: { id: f.id, alert_id: f.saved.alertId! } }),
+  // Annotations (issue 48): the sk_ key adds one (the declaration's example) and deletes it; the operator likewise.
+  annotations: () => ({ query: WINDOW }),
+  createAnnotation: (f) => ({ after: (r) => void (f.saved.annotationId = (r.json() as Loose).annotation.id) }),
+  deleteAnnotation: (f) => ({ params: { annotation_id: f.saved.annotationId! } }),
+  listProjectAnnotations: (f) => ({ params: { id: f.id }, query: WINDOW }),
+  createProjectAnnotation: (f) => ({ params: { id: f.id }, after: (r) => void (f.saved.projectAnnotationId = (r.json() as Loose).annotation.id) }),
+  deleteProjectAnnotation: (f) => ({ params: { id: f.id, annotation_id: f.saved.projectAnnotationId! } }),
 };
 
 /** The credential a route's `auth` takes, from the project's keys (a server key where it may be one). */

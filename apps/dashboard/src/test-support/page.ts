@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { systemBinary } from '@analytics/testing';
 
@@ -87,3 +88,14 @@ export const gridOf = (page: Page) =>
   page.$$eval('#retention-grid tbody tr', (rows) =>
     rows.map((tr) => [(tr as HTMLElement).dataset['cohort'], Number((tr.querySelector('.size') as HTMLElement).dataset['value']), ...[...tr.querySelectorAll('td.cell .count')].map((c) => Number((c as HTMLElement).dataset['value']))]),
   );
+
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page as it is, each with the elements it names. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe.run();
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+  });
+}

@@ -172,7 +172,7 @@ function metricOf(m: InsightMetric, g: Group | undefined): number {
  * The answer of POST /v1/insights. With compare, the previous period is the range of the same length before `from`; when
  * the range includes `now` (issue 47, like for like), only as long as from..now; `compare_range` names it.
  */
-export function expectedInsights(rows: EventRow[], projectId: string, q: InsightsQuery, now = Date.now()): { rows: InsightsRow[]; compare_range?: { from: string; to: string } } {
+export function expectedInsights(rows: EventRow[], projectId: string, q: InsightsQuery, now = Date.now()): { rows: InsightsRow[]; compare_range?: { from: string; to: string }; annotations?: [] } {
   const span = q.to - q.from;
   const current = groupsOf(rows, projectId, q, q.from, q.to, 0);
   const lo = Math.max(q.from - span, LIMITS.timestamp.min);
@@ -200,7 +200,9 @@ export function expectedInsights(rows: EventRow[], projectId: string, q: Insight
     }
     return 0;
   });
-  return { rows: out.slice(0, q.limit), ...(q.compare ? { compare_range: { from: new Date(lo).toISOString(), to: new Date(hi).toISOString() } } : {}) };
+  // A time series answers the range's annotations beside its rows (issue 48): the seeded projects have none.
+  const series = q.dimensions.some((d) => d.startsWith('time:'));
+  return { rows: out.slice(0, q.limit), ...(q.compare ? { compare_range: { from: new Date(lo).toISOString(), to: new Date(hi).toISOString() } } : {}), ...(series ? { annotations: [] as [] } : {}) };
 }
 
 /**

@@ -47,7 +47,7 @@ export async function openReadService(env: Parameters<typeof openTestStores>[0] 
   const stores = await openTestStores(env);
   const ingest = new IngestService({ store: stores.events, limiter: stores.limiter, rateRules: { track: { ratePerS: 1e6, burst: 1e6 }, batch: { ratePerS: 1e6, burst: 1e6 } } });
   const ingestApp = buildIngestApp({ logger: silentLogger, trustProxy: ['loopback'], authenticator: stores.authenticator, ingest, events: stores.events, ipHashSecret: 's' });
-  return { stores, ingestApp, readApp: buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events, saved: stores.keyStore.saved }) };
+  return { stores, ingestApp, readApp: buildApp({ logger: silentLogger, authenticator: stores.authenticator, events: stores.events, saved: stores.keyStore.lookup, annotations: stores.keyStore.annotations }) };
 }
 
 /** A project's keys as createProject answers them. */

@@ -1,4 +1,4 @@
-import { type CapabilityInput, type CapabilityResult, type ReadCapability, type SnapshotCapability, type SavedKind, type SavedLookup, savedAnswer } from '@analytics/schema';
+import { type CapabilityInput, type CapabilityResult, type ReadCapability, type SnapshotCapability, type SavedKind, type SavedLookup, rangeInZone, savedAnswer } from '@analytics/schema';
 import { queryFunnel } from './funnel.query';
 import { queryInsights } from './insights.query';
 import { queryLive } from './live.query';
@@ -48,7 +48,14 @@ export const readCapabilities: { readonly [K in ReadCapability]: ReadRunner<K> }
     const { breakdown, rows } = await querySources(reader, projectId, input);
     return { breakdown, rows };
   },
-  insights: async (reader, projectId, input, saved, scope) => queryInsights(reader, projectId, await resolveInsights(saved, projectId, input), { timezone: scope.project.timezone, now: scope.now }),
+  insights: async (reader, projectId, input, saved, scope) => {
+    const answer = await queryInsights(reader, projectId, await resolveInsights(saved, projectId, input), { timezone: scope.project.timezone, now: scope.now });
+    // A time series carries the range's annotations beside its rows (issue 48): what may explain a spike or a dip.
+    if (!input.dimensions?.some((d) => d.startsWith('time:'))) return answer;
+    const range = rangeInZone(input, scope.project.timezone);
+    const { annotations } = saved.annotations ? await saved.annotations.list(projectId, range) : { annotations: [] };
+    return { ...answer, annotations };
+  },
   funnel: async (reader, projectId, input, saved, scope) => queryFunnel(reader, projectId, await resolveFunnel(saved, projectId, input), { timezone: scope.project.timezone }),
   retention: async (reader, projectId, input, saved, scope) => queryRetention(reader, projectId, await resolveRetention(saved, projectId, input), { timezone: scope.project.timezone }),
   properties: queryProperties,
@@ -56,6 +63,7 @@ export const readCapabilities: { readonly [K in ReadCapability]: ReadRunner<K> }
   funnels: async (_reader, projectId, _input, saved) => ({ funnels: await listOf(saved, projectId, 'funnel') }),
   segments: async (_reader, projectId, _input, saved) => ({ segments: await listOf(saved, projectId, 'segment') }),
   project: async (_reader, _projectId, _input, _saved, scope) => ({ project: scope.project }),
+  annotations: async (_reader, projectId, input, saved) => (saved.annotations ? saved.annotations.list(projectId, input) : { annotations: [] }),
 };
 
 /** The read capabilities' names. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { KeyStore, type SqlPort, createPgPort, migrateKeyStore } from '@analytics/auth';
 import { createEnricher } from '@analytics/enrichment';
-import { type ReportMailingDeps, latestSlot, nextSendAt, nextSlot, reportContent, runScheduledReports } from '@analytics/runtime';
+import { type ReportMailingDeps, annotationsOf, latestSlot, nextSendAt, nextSlot, reportContent, runScheduledReports } from '@analytics/runtime';
 import { smtpMailer } from '@analytics/accounts';
 import { wallClock } from '@analytics/schema';
 import { type SmtpCapture, openTestStores, silentLogger, smtpCapture } from '@analytics/testing';
@@ -196,8 +196,11 @@ describe('a report\'s figures (embedded stores), against the raw events', () => 
 
   it('mails it once with the key numbers in both parts, List-Unsubscribe headers (RFC 8058) and no remote image', async () => {
     const report = await reportSince(stores.keyDb, stores.keyStore, projectId, ['owner@example.com'], '2026-03-01T00:00:00Z');
-    const annotations = async (id: string, from: string, to: string) => (id === projectId && from === '2026-03-22T23:00:00.000Z' && to === '2026-03-29T22:00:00.000Z' ? [{ at: '2026-03-25T10:00:00.000Z', text: 'Launched <pricing>', kind: 'deploy' }] : []);
-    const deps = { ...mailingOf(stores, stores.keyStore, smtp), annotations };
+    // The period's annotations from the key store (what npm start and the retention worker wire): one in the local
+    // week, one just after it (Monday 00:30 in Berlin).
+    await stores.keyStore.annotations.create(projectId, { at: Date.parse('2026-03-25T10:00:00Z'), text: 'Launched <pricing>', kind: 'deploy', created_by: null });
+    await stores.keyStore.annotations.create(projectId, { at: Date.parse('2026-03-29T22:30:00Z'), text: 'The next week', kind: 'note', created_by: null });
+    const deps = { ...mailingOf(stores, stores.keyStore, smtp), annotations: annotationsOf(stores.keyStore) };
     expect(await runScheduledReports(deps, new Date(NOW))).toEqual({ sent: 1 });
     expect(await runScheduledReports(deps, new Date(NOW + HOUR))).toEqual({ sent: 0 });
     const [mail] = await smtp.until(1, (m) => m.to.includes('owner@example.com'));
@@ -210,6 +213,7 @@ describe('a report\'s figures (embedded stores), against the raw events', () => 
     expect(mail!.decoded).toContain('google: 2 visitors');
     expect(mail!.decoded).toContain('Signup: 1 conversions');
     expect(mail!.decoded).toContain('Launched &lt;pricing&gt;');
+    expect(mail!.decoded).not.toContain('The next week');
     expect(mail!.decoded).not.toMatch(/<img|url\(|<link|<script/i);
     expect((await stores.keyStore.reports.sends(report.id)).map((s) => [s.recipient, s.period, s.sent])).toEqual([['owner@example.com', 'weekly:2026-03-23', true]]);
   });

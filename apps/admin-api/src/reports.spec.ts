@@ -99,7 +99,7 @@ describe('saving reports', () => {
 });
 
 describe('the preview and the unsubscribe link', () => {
-  it('mails the latest full period to every recipient now (202), marked as a preview and outside the send log', async () => {
+  it('mails the current period so far to every recipient now (202), marked as a preview and outside the send log', async () => {
     const report = (await request(app).post(base()).set(admin).send({ frequency: 'monthly', recipients: ['p1@example.com', 'p2@example.com'] })).body.report;
     const res = await request(app).post(`${base()}/${report.id}/send`).set(admin);
     expect(res.status).toBe(202);

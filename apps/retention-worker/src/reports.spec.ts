@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { KeyStore, type SqlPort, createPgPort, migrateKeyStore } from '@analytics/auth';
 import { createEnricher } from '@analytics/enrichment';
-import { type ReportMailingDeps, annotationsOf, latestSlot, nextSendAt, nextSlot, reportContent, runScheduledReports } from '@analytics/runtime';
+import { type ReportMailingDeps, annotationsOf, latestSlot, periodSoFar, sendReportPreview, nextSendAt, nextSlot, reportContent, runScheduledReports } from '@analytics/runtime';
 import { smtpMailer } from '@analytics/accounts';
 import { wallClock } from '@analytics/schema';
 import { type SmtpCapture, openTestStores, silentLogger, smtpCapture } from '@analytics/testing';
@@ -66,6 +66,17 @@ describe('the schedule in the project\'s time zone', () => {
       expect([w.d, w.h, w.mi]).toEqual([1, 8, 0]);
       t = s.at;
     }
+  });
+
+  it("cuts a preview's period at now and the period before at the same elapsed time; whole between the period's end and its send", () => {
+    const mid = periodSoFar('weekly', 'Europe/Berlin', at('2026-03-25T13:05:00Z'));
+    expect([mid.partial, mid.period.from, mid.period.to, mid.previous.from, mid.previous.to]).toEqual([true, '2026-03-23', '2026-03-25T13:05:00.000Z', '2026-03-16', '2026-03-18T13:05:00.000Z']);
+    // Monday 07:00 local: the week just ended is whole (its report goes out at 08:00).
+    const early = periodSoFar('weekly', 'Europe/Berlin', at('2026-03-30T05:00:00Z'));
+    expect([early.partial, early.period.from, early.period.to, early.previous.from, early.previous.to]).toEqual([false, '2026-03-23', '2026-03-30', '2026-03-16', '2026-03-23']);
+    // March 31 against February: never past February's end.
+    const month = periodSoFar('monthly', 'UTC', at('2026-03-31T12:00:00Z'));
+    expect([month.period.from, month.period.to, month.previous.from, month.previous.to]).toEqual(['2026-03-01', '2026-03-31T12:00:00.000Z', '2026-02-01', '2026-03-01T00:00:00.000Z']);
   });
 
   it('owes a report created on a Tuesday its first send on the next Monday, not the last one', () => {
@@ -178,6 +189,23 @@ describe('a report\'s figures (embedded stores), against the raw events', () => 
     expect(c.goals).toEqual([{ name: 'Signup', conversions: 1 }]);
     expect(c.dashboardUrl).toBe(`${PUBLIC_URL}/?from=2026-03-23&to=2026-03-30&compare=1`);
     expect(c.annotations).toBeUndefined();
+  });
+
+  it('previews the current period so far against the period before cut at the same point (Wednesday 13:00 in Berlin), outside the send log', async () => {
+    const wednesday = at('2026-03-25T12:00:00Z'); // 13:00 CET: visitor b's pageview at 12:00Z is in, c's Friday visit not
+    const report = (await stores.keyStore.reports.create(projectId, { frequency: 'weekly', recipients: ['preview@example.com'] }))!;
+    const answer = await sendReportPreview(mailingOf(stores, stores.keyStore, smtp), { id: projectId, name: 'Shop', timezone: 'Europe/Berlin' }, report.id, wednesday + 60_000);
+    expect(answer?.period).toEqual({ from: '2026-03-23', to: '2026-03-25T12:01:00.000Z' });
+    const [mail] = await smtp.until(1, (m) => m.to.includes('preview@example.com'));
+    expect(mail!.header('subject')).toBe('[Preview] Weekly report for Shop: 2026-03-23 to 2026-03-25 13:01 (so far)');
+    // Against the raw events: [Monday 00:00 local, now) and the week before as far (the same 60 h 1 min).
+    const now = expected('2026-03-22T23:00:00Z', '2026-03-25T12:01:00Z');
+    const before = expected('2026-03-15T23:00:00Z', '2026-03-18T12:01:00Z');
+    expect([now.visitors, now.pageviews, before.visitors]).toEqual([2, 3, 1]);
+    expect(mail!.decoded).toContain(`Visitors: ${now.visitors} (+${Math.round(((now.visitors - before.visitors) / before.visitors) * 100)}%)`);
+    expect(mail!.decoded).toContain(`Pageviews: ${now.pageviews} (`);
+    expect(mail!.decoded).toContain('compared with 2026-03-16 to 2026-03-18 13:01');
+    expect(await stores.keyStore.reports.sends(report.id)).toEqual([]);
   });
 
   it('holds the figures to a saved segment, and covers the whole site once that segment is deleted', async () => {

@@ -1,5 +1,5 @@
 import { type SourcesReader, readCapabilities, readScopeOf } from '@analytics/event-store';
-import { type InsightsRow, type ReportFrequency, type SavedLookup, insightsRequestSchema, parseOrThrow } from '@analytics/schema';
+import { type InsightsRow, type ReportFrequency, type SavedLookup, insightsRequestSchema, parseOrThrow, wallClock } from '@analytics/schema';
 import type { ReportPeriod } from './schedule';
 
 /** The annotations of a project in [from, to) (the annotations store, wired where it exists). */
@@ -51,6 +51,13 @@ export interface ReportContentDeps {
   saved: SavedLookup;
   annotations?: AnnotationsOf;
   publicUrl?: string;
+}
+
+/** The dashboard's `to` (a local date, exclusive) for a period: its end, or for a preview cut at now the day after now. */
+function dashboardTo(period: ReportPeriod, tz: string): string {
+  if (!period.to.includes('T')) return period.to;
+  const w = wallClock(period.toMs, tz);
+  return new Date(Date.UTC(w.y, w.m - 1, w.d + 1)).toISOString().slice(0, 10);
 }
 
 const num = (row: InsightsRow | undefined, key: string) => (typeof row?.[key] === 'number' ? (row[key] as number) : 0);
@@ -106,6 +113,6 @@ export async function reportContent(
       .sort((a, b) => b.conversions - a.conversions || a.name.localeCompare(b.name))
       .slice(0, REPORT_TOP),
     ...(annotations ? { annotations } : {}),
-    ...(base ? { dashboardUrl: `${base}/?from=${period.from}&to=${period.to}&compare=1` } : {}),
+    ...(base ? { dashboardUrl: `${base}/?from=${period.from}&to=${dashboardTo(period, scope.project.timezone)}&compare=1` } : {}),
   };
 }

@@ -5,7 +5,7 @@ import type { Logger } from '@analytics/service-kit';
 import { ApiError } from '@analytics/schema';
 import { type ReportContent, type ReportContentDeps, reportContent } from './content';
 import { reportHtml, reportSubject, reportText } from './render';
-import { latestSlot } from './schedule';
+import { latestSlot, periodSoFar } from './schedule';
 
 /** What mails reports: the stores, the mailer and PUBLIC_URL (the unsubscribe links and the dashboard link). */
 export interface ReportMailingDeps extends ReportContentDeps {
@@ -79,16 +79,17 @@ async function sendDue(deps: ReportMailingDeps, report: DueReportRecord, now: nu
 }
 
 /**
- * POST /admin/projects/{id}/reports/{report_id}/send: the report of the latest full period (what the last scheduled
- * send covered, or would have) to every recipient now, marked [Preview], outside the send log: it does not count as
- * the period's send. Undefined when the project has no such report.
+ * POST /admin/projects/{id}/reports/{report_id}/send: the current period's report (the one the next scheduled send
+ * covers, as far as it has gone, against the period before cut at the same point: periodSoFar) to every recipient now,
+ * marked [Preview], outside the send log: it does not count as the period's send, which still goes out on schedule.
+ * Undefined when the project has no such report.
  */
 export async function sendReportPreview(deps: ReportMailingDeps, project: { id: string; name: string; timezone?: string }, reportId: string, now: number) {
   const report = await deps.reports.get(project.id, reportId);
   if (!report) return undefined;
   if (report.recipients.length === 0) throw new ApiError('invalid_payload', { details: { recipients: 'the report has no recipients left (they unsubscribed): add one first' } });
-  const slot = latestSlot(report.frequency, project.timezone ?? 'UTC', now);
-  const content = await reportContent(deps, project, report, slot.period, slot.previous, now);
+  const { period, previous } = periodSoFar(report.frequency, project.timezone ?? 'UTC', now);
+  const content = await reportContent(deps, project, report, period, previous, now);
   for (const to of report.recipients) await mailTo(deps, report.id, to, content, { messageId: messageIdOf(deps.publicUrl), preview: true });
   return { ok: true as const, period: content.period, recipients: report.recipients.length };
 }

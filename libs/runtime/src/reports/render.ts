@@ -1,3 +1,4 @@
+import { wallClock } from '@analytics/schema';
 import type { ReportContent, ReportFigure } from './content';
 
 // A report as mail: HTML with inline styles only (mail clients drop <style> and external sheets) and no remote
@@ -25,7 +26,17 @@ export function formatChange(f: ReportFigure): string {
 
 /** The last day of a period [from, to): the day before `to`. */
 const lastDay = (to: string) => new Date(Date.parse(`${to}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
-const periodText = (c: ReportContent) => (c.frequency === 'weekly' ? `${c.period.from} to ${lastDay(c.period.to)}` : c.period.from.slice(0, 7));
+const pad = (n: number) => String(n).padStart(2, '0');
+/** An instant (a preview's cut bound) as the zone's wall clock: `2026-03-25 14:05`. */
+const localTime = (iso: string, tz: string) => {
+  const w = wallClock(Date.parse(iso), tz);
+  return `${w.y}-${pad(w.m)}-${pad(w.d)} ${pad(w.h)}:${pad(w.mi)}`;
+};
+/** A range as a report names it: whole local dates, or (a preview of the period in progress) until a local time. */
+const rangeText = (r: { from: string; to: string }, tz: string) => (r.to.includes('T') ? `${r.from} to ${localTime(r.to, tz)}` : `${r.from} to ${lastDay(r.to)}`);
+const periodText = (c: ReportContent) =>
+  c.period.to.includes('T') ? `${rangeText(c.period, c.project.timezone)} (so far)` : c.frequency === 'weekly' ? rangeText(c.period, c.project.timezone) : c.period.from.slice(0, 7);
+const previousText = (c: ReportContent) => rangeText(c.previous, c.project.timezone);
 
 export function reportSubject(c: ReportContent, preview = false): string {
   return `${preview ? '[Preview] ' : ''}${c.frequency === 'weekly' ? 'Weekly' : 'Monthly'} report for ${c.project.name}: ${periodText(c)}`;
@@ -35,7 +46,7 @@ export function reportSubject(c: ReportContent, preview = false): string {
 export function reportText(c: ReportContent, unsubscribeUrl: string): string {
   const lines = [
     `${c.frequency === 'weekly' ? 'Weekly' : 'Monthly'} report for ${c.project.name}`,
-    `${periodText(c)} (${c.project.timezone}), compared with ${c.previous.from} to ${lastDay(c.previous.to)}${c.segment ? `, segment ${c.segment.name}` : ''}`,
+    `${periodText(c)} (${c.project.timezone}), compared with ${previousText(c)}${c.segment ? `, segment ${c.segment.name}` : ''}`,
     '',
     ...c.figures.map((f) => `${f.label}: ${formatFigure(f.key, f.value)} (${formatChange(f)})`),
   ];
@@ -79,7 +90,7 @@ export function reportHtml(c: ReportContent, unsubscribeUrl: string): string {
     .join('');
   const parts = [
     `<h1 style="${FONT};font-size:20px;margin:0 0 4px">${escapeHtml(`${c.frequency === 'weekly' ? 'Weekly' : 'Monthly'} report for ${c.project.name}`)}</h1>`,
-    `<p style="${FONT};font-size:14px;color:#555555;margin:0 0 16px">${escapeHtml(`${periodText(c)} (${c.project.timezone}), compared with ${c.previous.from} to ${lastDay(c.previous.to)}`)}${c.segment ? escapeHtml(`, segment ${c.segment.name}`) : ''}</p>`,
+    `<p style="${FONT};font-size:14px;color:#555555;margin:0 0 16px">${escapeHtml(`${periodText(c)} (${c.project.timezone}), compared with ${previousText(c)}`)}${c.segment ? escapeHtml(`, segment ${c.segment.name}`) : ''}</p>`,
     `<table role="presentation" style="${FONT};border-collapse:collapse;width:100%"><tr>${figures}</tr></table>`,
     table('Top sources', ['Source', 'Visitors'], c.sources.map((s) => [s.name, integer(s.visitors)])),
     table('Top pages', ['Page', 'Pageviews'], c.pages.map((p) => [p.path, integer(p.pageviews)])),

@@ -100,3 +100,18 @@ export function firstSlotFrom(frequency: ReportFrequency, tz: string, since: num
 export function nextSendAt(frequency: ReportFrequency, tz: string, scheduleFrom: number, now: number): string {
   return new Date(Math.max(nextSlot(frequency, tz, now).at, firstSlotFrom(frequency, tz, scheduleFrom).at)).toISOString();
 }
+
+/**
+ * The report a preview shows (POST .../reports/{report_id}/send): the period whose report goes out next, as far as it
+ * has gone at `now`, against the period before cut at the same elapsed time (like for like, as the dashboard compares a
+ * range that includes now). Between a period's end and its 08:00 send (Monday 00:00-08:00) that period is whole.
+ * A cut bound is an ISO 8601 instant in `to` (a whole period's bounds are local dates).
+ */
+export function periodSoFar(frequency: ReportFrequency, tz: string, now: number): { period: ReportPeriod; previous: ReportPeriod; partial: boolean } {
+  const { period, previous } = nextSlot(frequency, tz, now);
+  if (now >= period.toMs) return { period, previous, partial: false };
+  // At least a second of each (a range must not be empty), never past the previous period's end (a shorter month).
+  const elapsed = Math.max(1_000, now - period.fromMs);
+  const cut = (p: ReportPeriod, toMs: number): ReportPeriod => ({ ...p, to: new Date(toMs).toISOString(), toMs });
+  return { period: cut(period, period.fromMs + elapsed), previous: cut(previous, Math.min(previous.toMs, previous.fromMs + elapsed)), partial: true };
+}

@@ -12,6 +12,8 @@ export interface LeaseOptions {
   lockName: string;
   /** Who holds it, in log lines and errors ("aggregate builder", "scheduler"). */
   label: string;
+  /** What the holder does, in its log line when it takes the lease (`lease taken, building`); default `active`. */
+  doing?: string;
   /**
    * `schema`: one lease per schema of the connection (the lock named `<lockName>:<current_schema()>`), so deployments
    * sharing a PostgreSQL database in schemas of their own (`search_path` in DATABASE_URL) each have theirs; advisory
@@ -126,7 +128,7 @@ export class AdvisoryLease {
       return;
     }
     this.client = client;
-    this.options.logger.info(`${this.options.label}: lease taken, active`);
+    this.options.logger.info(`${this.options.label}: lease taken, ${this.options.doing ?? 'active'}`);
     try {
       await this.hooks.acquired(this.confirm);
     } catch (e) {
@@ -145,7 +147,7 @@ export class AdvisoryLease {
   }
 }
 
-export interface BuilderLeaseOptions extends Omit<LeaseOptions, 'lockName' | 'label'> {
+export interface BuilderLeaseOptions extends Omit<LeaseOptions, 'lockName' | 'label' | 'doing'> {
   /** The event store's database (CLICKHOUSE_DATABASE): one lease per database. */
   database: string;
 }
@@ -158,7 +160,7 @@ export interface BuilderLeaseOptions extends Omit<LeaseOptions, 'lockName' | 'la
  */
 export class BuilderLease extends AdvisoryLease {
   constructor(options: BuilderLeaseOptions, hooks: LeaseHooks) {
-    super({ ...options, lockName: builderLockName(options.database), label: 'aggregate builder' }, hooks);
+    super({ ...options, lockName: builderLockName(options.database), label: 'aggregate builder', doing: 'building' }, hooks);
   }
 }
 

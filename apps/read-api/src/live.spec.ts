@@ -124,14 +124,16 @@ describe('GET /v1/live', () => {
     const times = stream.messages<LiveMessage>().map((m) => Date.parse(m.at));
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     for (const gap of gaps.slice(1)) expect(gap).toBeGreaterThanOrEqual(TICK_MS * 0.5);
-    // Between two messages, a ping.
+    // Pings go out between the messages (half a tick after each tick starts): at least one lies between two messages.
+    // Not necessarily between the last two: a tick whose read took most of a tick sends its message just before the
+    // next tick's, the ping of that half-tick having gone out before it (seen in CI under load).
     const kinds = stream.items.map((i) => (i.kind === 'comment' ? i.text : 'data'));
-    const lastTwo = kinds.lastIndexOf('data');
-    const before = kinds.lastIndexOf('data', lastTwo - 1);
-    expect(kinds.slice(before + 1, lastTwo)).toContain('ping');
-    const last = stream.messages<LiveMessage>().at(-1)!;
-    expect(last.visitors).toBeGreaterThanOrEqual(3);
-    expect(last.top_pages).toContainEqual({ path: '/just-now', visitors: 1 });
+    const first = kinds.indexOf('data');
+    const last = kinds.lastIndexOf('data');
+    expect(kinds.slice(first + 1, last)).toContain('ping');
+    const newest = stream.messages<LiveMessage>().at(-1)!;
+    expect(newest.visitors).toBeGreaterThanOrEqual(3);
+    expect(newest.top_pages).toContainEqual({ path: '/just-now', visitors: 1 });
   });
 
   it(`answers 429 rate_limited with Retry-After past ${MAX} streams of a project, and reads once per tick for all of them`, async () => {

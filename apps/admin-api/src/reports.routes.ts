@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { type Accounts, sessionGuard } from '@analytics/accounts';
+import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import type { KeyStore, ReportRecord } from '@analytics/auth';
 import { type ReportPreview, nextSendAt, unsubscribePageHtml } from '@analytics/runtime';
 import { ANSWERED, defineRoute, routerOf } from '@analytics/service-kit';
@@ -49,6 +49,10 @@ export function createReportsRouter(deps: ReportsRouterDeps): Router {
     }
   };
   const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
+  // Who scheduled, changed or deleted which report, in the project's organization's audit log (as alerts and saved
+  // definitions are); a report has no name, so its target is named by its frequency. Recipients are not written.
+  const audited = (change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; frequency: string }, details: Record<string, unknown> = {}) =>
+    deps.accounts.audit.record({ orgOfProject: projectId }, { action: `report.${change}`, actor: actorOf(caller), target: { type: 'report', id: record.id, name: `${record.frequency} report` }, details: { project_id: projectId, ...details } });
   const html = (res: Parameters<Parameters<typeof defineRoute>[1]>[2]['res'], page: string) => {
     res.status(200).type('html').set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' }).send(page);
     return ANSWERED;
@@ -62,22 +66,26 @@ export function createReportsRouter(deps: ReportsRouterDeps): Router {
       const p = await project(params.id);
       await checkSegment(p.id, body.segment);
       const record = found(await reports.create(p.id, { frequency: body.frequency, recipients: body.recipients, segment: body.segment ?? null, created_by: creator(caller) }));
+      await audited('created', caller, p.id, record);
       return { report: answer(record, p.timezone ?? 'UTC') };
     }),
     defineRoute(routes.getReport, async ({ params }) => {
       const p = await project(params.id);
       return { report: answer(found(await reports.get(p.id, params.report_id)), p.timezone ?? 'UTC') };
     }),
-    defineRoute(routes.updateReport, async ({ body, params }) => {
+    defineRoute(routes.updateReport, async ({ body, params }, caller) => {
       const p = await project(params.id);
       found(await reports.get(p.id, params.report_id));
       await checkSegment(p.id, body.segment);
       const record = found(await reports.update(p.id, params.report_id, { frequency: body.frequency, recipients: body.recipients, segment: body.segment }));
+      await audited('updated', caller, p.id, record, { changed: Object.keys(body).sort() });
       return { report: answer(record, p.timezone ?? 'UTC') };
     }),
-    defineRoute(routes.deleteReport, async ({ params }) => {
+    defineRoute(routes.deleteReport, async ({ params }, caller) => {
       await project(params.id);
+      const stored = found(await reports.get(params.id, params.report_id));
       if (!(await reports.delete(params.id, params.report_id))) throw new ApiError('not_found');
+      await audited('deleted', caller, params.id, stored);
     }),
     defineRoute(routes.sendReport, async ({ params }) => {
       const p = await project(params.id);

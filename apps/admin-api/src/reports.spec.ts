@@ -63,6 +63,17 @@ describe('saving reports', () => {
     expect((await request(app).delete(`${base()}/${report.id}`).set(admin)).status).toBe(204);
     expect((await request(app).get(`${base()}/${report.id}`).set(admin)).status).toBe(404);
     expect((await request(app).delete(`${base()}/${report.id}`).set(admin)).status).toBe(404);
+
+    // Each change is in the organization's audit log (the operator's token: actor operator), no recipient in it.
+    const entries = (await p.accounts.audit.list(p.orgId, { limit: 100 })).filter((e) => e.target.id === report.id);
+    expect(entries.map((e) => [e.action, e.actor.type, e.target.name])).toEqual([
+      ['report.deleted', 'operator', 'monthly report'],
+      ['report.updated', 'operator', 'monthly report'],
+      ['report.updated', 'operator', 'monthly report'],
+      ['report.created', 'operator', 'weekly report'],
+    ]);
+    expect(entries[2]!.details).toEqual({ project_id: p.projectId, changed: ['frequency', 'recipients', 'segment'] });
+    expect(JSON.stringify(entries)).not.toContain('team@example.com');
   });
 
   it.each([

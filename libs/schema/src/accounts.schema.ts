@@ -189,6 +189,9 @@ export const AUDIT_ACTIONS = [
   'alert.created',
   'alert.updated',
   'alert.deleted',
+  'report.created',
+  'report.updated',
+  'report.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -203,7 +206,7 @@ export const auditActorSchema = z
 export type AuditActor = z.output<typeof auditActorSchema>;
 export const auditTargetSchema = z
   .object({
-    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share', 'goal', 'funnel', 'segment', 'annotation', 'alert']),
+    type: z.enum(['user', 'session', 'org', 'invitation', 'project', 'key', 'backup', 'share', 'goal', 'funnel', 'segment', 'annotation', 'alert', 'report']),
     id: z.string().nullable().describe('Its id (a key: its prefix; never a secret).'),
     name: z.string().nullable().describe('A readable name: an email, a project or organization name.'),
   })

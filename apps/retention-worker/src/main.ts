@@ -1,5 +1,5 @@
-import { alertsJobOf } from '@analytics/alerts';
-import { openStores, runMain, runService, scheduledJobs, startScheduler } from '@analytics/runtime';
+import { deploymentJobs } from '@analytics/alerts';
+import { openStores, runMain, runService, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { retentionOnceConfig, retentionWorkerConfig } from './config';
@@ -28,5 +28,5 @@ async function once() {
 if (process.argv.includes('--once')) runMain(once);
 else
   runService(retentionWorkerConfig, ({ env, logger, stores, limits }) => buildApp({ logger, limits, metricsToken: env.METRICS_TOKEN, ...retentionWiring(stores, { internalSecret: env.INTERNAL_SECRET }) }), {
-    background: ({ env, logger, stores }) => startScheduler(stores, env, logger, [...scheduledJobs(stores, env, logger), alertsJobOf(stores, env, logger)]),
+    background: ({ env, logger, stores }) => startScheduler(env, logger, deploymentJobs(stores, env, logger)),
   });

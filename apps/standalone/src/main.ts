@@ -1,7 +1,7 @@
-import { alertsJobOf } from '@analytics/alerts';
+import { deploymentJobs } from '@analytics/alerts';
 import { join, resolve } from 'node:path';
 import { loadGeo } from '@analytics/enrichment';
-import { mailerOf, openAccounts, openStores, rateRulesOf, reportMailingOf, reportPreviewOf, runMain, sessionIdleMsOf, serve, scheduledJobs, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
+import { mailerOf, openAccounts, openStores, rateRulesOf, reportMailingOf, reportPreviewOf, runMain, sessionIdleMsOf, serve, serviceLimitsOf, startAggregateBuilding, startScheduler } from '@analytics/runtime';
 import { createLogger } from '@analytics/service-kit';
 import { buildApp } from './app';
 import { standaloneConfig } from './config';
@@ -23,7 +23,7 @@ async function main() {
   // On a ClickHouse server the service builds the aggregates too, while it holds the builder's lease.
   const building = startAggregateBuilding(stores, env, logger);
   // The scheduler (scheduled reports, alerts) in-process: always active on PGlite, by lease on PostgreSQL.
-  const scheduler = startScheduler(stores, env, logger, [...scheduledJobs(stores, env, logger), alertsJobOf(stores, env, logger)]);
+  const scheduler = startScheduler(env, logger, deploymentJobs(stores, env, logger));
   // The dashboard's static build sits beside this bundle: dist/apps/dashboard next to dist/apps/standalone.
   const dashboardDir = resolve(__dirname, '../dashboard');
   // The browser SDK's build: dist/libs/sdk-browser, served at /sdk/analytics.min.js.

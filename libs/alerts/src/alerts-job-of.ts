@@ -1,4 +1,4 @@
-import { type Env, type Stores, mailerOf } from '@analytics/runtime';
+import { type Env, type Stores, mailerOf, scheduledJobs } from '@analytics/runtime';
 import type { Logger } from '@analytics/service-kit';
 import { type ScheduledJob, alertsJob } from './alerts-job';
 import { insightsThrough } from './evaluate';
@@ -23,3 +23,9 @@ export function alertsJobOf(
     logger,
   });
 }
+
+/**
+ * Every job the deployment's active scheduler runs (npm start, the retention worker's served mode): the runtime's
+ * (scheduled reports) and the alerts' evaluation, which lives here because it depends on the runtime.
+ */
+export const deploymentJobs = (stores: Stores, env: Env, logger: Logger): ScheduledJob[] => [...scheduledJobs(stores, env, logger), alertsJobOf(stores, env, logger)];

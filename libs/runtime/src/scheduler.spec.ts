@@ -6,7 +6,6 @@ import { type ScheduledJob, type Scheduler, startScheduler } from './scheduler';
 const PG = process.env.TEST_DATABASE_URL;
 const logger = createLogger({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const noStores = { keyDb: undefined as never };
 
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -43,7 +42,7 @@ describe('the scheduler without PostgreSQL (embedded key store)', () => {
         throw new Error('boom');
       },
     };
-    const s = startScheduler(noStores, {}, logger, [slow, broken]);
+    const s = startScheduler({}, logger, [slow, broken]);
     expect(s.active).toBe(true);
     await until(() => slowRuns >= 3 && failing >= 3);
     await s.stop();
@@ -64,10 +63,10 @@ describe('the scheduler without PostgreSQL (embedded key store)', () => {
     // A lock of this test's own: other suites on the same database hold the deployment's.
     const lockName = `scheduler-spec:${Math.random()}`;
     const runs: string[] = [];
-    const a = startScheduler(noStores, { DATABASE_URL: PG }, logger, [counting('a', runs)], { leaseIntervalMs: 50, lockName });
+    const a = startScheduler({ DATABASE_URL: PG }, logger, [counting('a', runs)], { leaseIntervalMs: 50, lockName });
     started.push(a);
     await until(() => a.active && runs.includes('a'));
-    const b = startScheduler(noStores, { DATABASE_URL: PG }, logger, [counting('b', runs)], { leaseIntervalMs: 50, lockName });
+    const b = startScheduler({ DATABASE_URL: PG }, logger, [counting('b', runs)], { leaseIntervalMs: 50, lockName });
     started.push(b);
     await sleep(400); // several of b's tries
     expect([a.active, b.active]).toEqual([true, false]);
@@ -92,8 +91,8 @@ describe('the scheduler without PostgreSQL (embedded key store)', () => {
     await admin.query('CREATE SCHEMA IF NOT EXISTS scheduler_spec_one; CREATE SCHEMA IF NOT EXISTS scheduler_spec_two');
     await admin.end();
     const runs: string[] = [];
-    const a = startScheduler(noStores, { DATABASE_URL: inSchema('scheduler_spec_one') }, logger, [counting('a', runs)], { leaseIntervalMs: 50, lockName });
-    const b = startScheduler(noStores, { DATABASE_URL: inSchema('scheduler_spec_two') }, logger, [counting('b', runs)], { leaseIntervalMs: 50, lockName });
+    const a = startScheduler({ DATABASE_URL: inSchema('scheduler_spec_one') }, logger, [counting('a', runs)], { leaseIntervalMs: 50, lockName });
+    const b = startScheduler({ DATABASE_URL: inSchema('scheduler_spec_two') }, logger, [counting('b', runs)], { leaseIntervalMs: 50, lockName });
     started.push(a, b);
     await until(() => a.active && b.active && runs.includes('a') && runs.includes('b'));
   });

@@ -1,7 +1,6 @@
 import type { Logger } from '@analytics/service-kit';
 import { AdvisoryLease } from './builder-lease';
 import type { Env } from './config';
-import type { Stores } from './stores';
 
 /** A job the scheduler runs every `everyMs` while this process is the active scheduler (reports, alerts). */
 export interface ScheduledJob {
@@ -100,7 +99,7 @@ class JobLoops {
  * Jobs must still be safe to run twice (a holder cut off mid-pass may finish its pass while the next one starts):
  * the reports' send log makes a send once per recipient and period whoever runs it.
  */
-export function startScheduler(_stores: Pick<Stores, 'keyDb'>, env: Pick<Env, 'DATABASE_URL'>, logger: Logger, jobs: ScheduledJob[], options: SchedulerOptions = {}): Scheduler {
+export function startScheduler(env: Pick<Env, 'DATABASE_URL'>, logger: Logger, jobs: ScheduledJob[], options: SchedulerOptions = {}): Scheduler {
   const loops = new JobLoops(jobs, logger, options.clock ?? Date.now);
   const stopWaitMs = options.stopWaitMs ?? 15_000;
   if (!env.DATABASE_URL) {

@@ -23,4 +23,7 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   // Generous: a test's bound is what it asserts, never how fast this machine is (a loaded 2-core CI runner included).
   testTimeout: 180_000,
+  // A handle a suite leaves open (a timer, a socket) must not keep jest, and with it `npm test` and CI, running after
+  // the last result: every test is already bounded by testTimeout, and the run ends when they have all reported.
+  forceExit: true,
 };

@@ -2,7 +2,12 @@
 // `npm test`: runs `nx <args>` with its output passed through live, then repeats at the very end every line of a suite
 // skipped for a missing system binary (libs/testing's systemBinary prints them), and exits with nx's exit code.
 // Extra arguments reach nx: `npm test -- -p sdk-browser,deploy-checks`.
-import { spawn } from 'node:child_process';
+// Every 10 minutes it names the test runs still going (project and age), and a run past TEST_DEADLINE_MINUTES (default
+// 60) is ended: what is still running is printed, killed, and the exit code is 1. Jest bounds each test and hook
+// (testTimeout) and exits after its last result (forceExit); this catches what neither reaches, such as a process stuck
+// in a native call, so that a hang is a failure naming its suite instead of a CI run that never ends.
+import { execFileSync, spawn } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,7 +19,10 @@ const nxPackage = createRequire(import.meta.url).resolve('nx/package.json');
 const nx = join(dirname(nxPackage), 'dist/bin/nx.js');
 // Piped output is not a terminal: keep nx's and jest's colours when ours is one.
 const env = process.stdout.isTTY && !process.env.NO_COLOR ? { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '1' } : process.env;
-const child = spawn(process.execPath, [nx, ...process.argv.slice(2)], { stdio: ['inherit', 'pipe', 'pipe'], env });
+// Its own process group, so that a run past its deadline is killed whole.
+const child = spawn(process.execPath, [nx, ...process.argv.slice(2)], { stdio: ['inherit', 'pipe', 'pipe'], env, detached: true });
+const started = Date.now();
+const deadlineMinutes = Number(process.env.TEST_DEADLINE_MINUTES || 60);
 
 const skipped = new Set();
 function collect(stream, out) {
@@ -37,7 +45,77 @@ collect(child.stderr, process.stderr);
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 
+/** Every process below nx or in its process group (orphans of a killed parent stay in it): pid, seconds running, working directory (a jest run's is its project) and command line. */
+function descendants() {
+  let table;
+  try {
+    table = execFileSync('ps', ['-eo', 'pid=,ppid=,pgid=,etimes=,args='], { encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  const rows = table
+    .split('\n')
+    .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/))
+    .filter(Boolean)
+    .map(([, pid, ppid, pgid, etimes, args]) => ({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), seconds: Number(etimes), args }));
+  const below = new Set([child.pid, ...rows.filter((row) => row.pgid === child.pid).map((row) => row.pid)]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) if (below.has(row.ppid) && !below.has(row.pid)) (below.add(row.pid), (grew = true));
+  }
+  return rows
+    .filter((row) => below.has(row.pid))
+    .map((row) => {
+      let cwd = '?';
+      try {
+        cwd = readlinkSync(`/proc/${row.pid}/cwd`);
+      } catch {
+        // gone meanwhile, or not ours to read
+      }
+      return { ...row, cwd };
+    });
+}
+const minutes = (seconds) => `${Math.round(seconds / 60)} min`;
+const jestRuns = () => descendants().filter((p) => /jest/.test(p.args) && !/jest-worker|processChild/.test(p.args));
+
+const heartbeat = setInterval(() => {
+  const runs = jestRuns();
+  if (runs.length === 0) return;
+  process.stderr.write(`\ntest: ${minutes((Date.now() - started) / 1000)} in; running: ${runs.map((p) => `${p.cwd.replace(process.cwd() + '/', '')} (${minutes(p.seconds)})`).join(', ')}\n`);
+}, 10 * 60_000);
+heartbeat.unref();
+
+function killAll(why) {
+  const running = descendants();
+  process.stderr.write(`\ntest: FAILED: ${why}; killing what runs:\n`);
+  for (const p of running) process.stderr.write(`  pid ${p.pid} (parent ${p.ppid}), ${minutes(p.seconds)}, in ${p.cwd}: ${p.args.slice(0, 300)}\n`);
+  for (const p of running) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), 5_000).unref();
+}
+const deadline = setTimeout(() => killAll(`still running after ${deadlineMinutes} minutes (TEST_DEADLINE_MINUTES)`), deadlineMinutes * 60_000);
+deadline.unref();
+// nx has exited, but a process it left behind still holds its output open (so 'close' would never come).
+let held;
+child.on('exit', () => {
+  held = setTimeout(() => killAll('nx exited a minute ago and a process it started still holds its output open'), 60_000);
+});
+
 child.on('close', (code, signal) => {
+  clearInterval(heartbeat);
+  clearTimeout(deadline);
+  clearTimeout(held);
   if (skipped.size > 0) {
     process.stdout.write(`\n${skipped.size} suite(s) did not run because a system binary is missing (install it and run npm test again):\n`);
     for (const line of skipped) process.stdout.write(`  ${line}\n`);

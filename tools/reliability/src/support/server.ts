@@ -51,7 +51,20 @@ export interface StartOptions {
 
 /** The built standalone server (dist/apps/standalone/main.js, what `npm start` execs) on a free port. */
 export async function startServer(options: StartOptions = {}): Promise<Server> {
-  const port = await freePort();
+  // freePort's port is free when asked, but another process (another suite's server, an outgoing connection's ephemeral
+  // port) may take it before this server listens: a start that fails on EADDRINUSE is tried again on a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(await freePort(), options);
+    } catch (e) {
+      if (attempt >= 5 || !(e instanceof PortTaken)) throw e;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(port: number, options: StartOptions): Promise<Server> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rel-data-'));
   // A new server's key store starts from a copy of initdb's output (3 s less per server; what initdb itself does is
   // covered where a test passes its own dataDir, and by npm start's tests).
@@ -83,7 +96,13 @@ export async function startServer(options: StartOptions = {}): Promise<Server> {
     if (!up) await sleep(100);
   }
   if (!up) {
+    const exitedItself = exited();
     child.kill('SIGKILL');
+    await sleep(200); // what it wrote before exiting, read
+    if (exitedItself && log.includes('EADDRINUSE')) {
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      throw new PortTaken(`port ${port} was taken before the server listened`);
+    }
     throw new Error(`server did not start:\n${log}`);
   }
   const waitExit = async (ms: number) => {

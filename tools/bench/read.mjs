@@ -197,6 +197,8 @@ const ALL_MIXES = [
   ['stats uniques forced daily_uniques (in-process)', 'inprocess:uniques', uniquesMix.slice(0, 3)],
   ['sources', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }, { from: iso(D0 + 7 * DAY), to: iso(D0 + 14 * DAY) }]],
   ['query', '/v1/query', [{ from: FROM, to: TO }, { from: FROM, to: TO, source: 'facebook', medium: 'paid', limit: 1000 }]],
+  // "The last 30 days" from 09:00: 29 whole days and a part of a day at each end (issue 49).
+  ['sources (range off whole days)', '/v1/sources', [{ from: iso(D0 + 9 * 3_600_000), to: iso(D0 + SPAN_DAYS * DAY + 9 * 3_600_000) }, { from: iso(D0 + 9 * 3_600_000), to: iso(D0 + SPAN_DAYS * DAY + 9 * 3_600_000), breakdown: 'source' }]],
 ];
 // POST /v1/insights over the 30 days (whole days: totals and visit dimensions from the visits aggregate): the issue's cases. Compare: the last 15 days with and without
 // compare=previous_period (the 15 days before hold data too; before the 30 days there is none).

@@ -112,7 +112,8 @@ function expectWithinSketchError(actual: ExpectedStatsRow[], expected: ExpectedS
 
 describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1/sources matches the sessions of the events (sources_daily %s)', (via) => {
   // First as the builder's 1 s ticks leave sources_daily (days it has not refreshed yet, up to 8 a tick, are read
-  // from sessions), then with every day refreshed (whole days are read from it; sub-day ranges still from sessions).
+  // from sessions), then with every day refreshed (whole days are read from it; a range off midnights reads its whole days
+  // from it and the rest of a day at each end from sessions; a range within a day reads sessions alone).
   beforeAll(async () => {
     if (via === 'as the builder ticks') return;
     await seeded.stores.events.refreshSources(true);

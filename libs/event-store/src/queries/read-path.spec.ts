@@ -361,4 +361,18 @@ describe('querySources', () => {
     expect((await sources(P, { limit: 1 })).rows).toHaveLength(1);
     expect((await sources(P, { from: T0 - DAY, to: T0 })).rows).toEqual([{ source: 'bing', medium: 'organic', events: 2, uniques: 1, paid_share: 0 }]);
   });
+  it('reads a range off midnights as its whole days from sources_daily and the rest of a day at each end from sessions', async () => {
+    await store.refreshSources(true);
+    const read: string[] = [];
+    const reader = Object.assign(Object.create(store) as EventStore, {
+      read: <T>(p: string, sql: string, params: Record<string, unknown>) => (read.push(sql), store.read<T>(p, sql, params)),
+    });
+    // [T0 + 12 h, T0 + 7 days + 12 h): 'late' (a minute before day 7) is in a whole day, 'early' began before the range.
+    const answer = await querySources(reader, P, { ...range(T0 + DAY / 2, T0 + 7 * DAY + DAY / 2), breakdown: 'source_medium', include_bots: true, limit: 50 });
+    expect(answer).toEqual(await sources(P));
+    const sql = read.at(-1)!;
+    expect(sql).toContain('sources_daily');
+    expect(sql).toContain('{edge0_from:');
+    expect(sql).toContain('{edge1_from:');
+  });
 });

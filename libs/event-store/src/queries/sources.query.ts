@@ -1,6 +1,6 @@
 import { type SourcesParams, type SourcesResponse, rangeInZone } from '@analytics/schema';
 import { SESSION_ENTRY, VISIT_ENTRY } from '../tables/aggregates';
-import { DAY_MS, isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import { DAY_MS, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import type { ReadTables } from '../tables/read-tables';
 import type { Reader } from './reader';
 import { addDays, dayOf, dayStartMs, humanSessionsInRangeSql, sessionsInRangeSql } from '../tables/session-days';
@@ -28,10 +28,10 @@ function outerSelect(params: SourcesParams, from: string): string {
 }
 
 /** The range's sessions (sessionsInRangeSql) per entry source and medium: events and a visitor sketch. */
-const liveGroups = (tables: ReadTables, extraHaving = '') =>
+const liveGroups = (tables: ReadTables, extraHaving = '', paramPrefix = '') =>
   [
     `SELECT ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, sum(session_events) AS n, uniqCombinedStateIf(visitor, visitor != '') AS u`,
-    `FROM (${sessionsInRangeSql(tables.sessions, extraHaving)})`,
+    `FROM (${sessionsInRangeSql(tables.sessions, extraHaving, paramPrefix)})`,
     'GROUP BY source, medium',
   ].join('\n');
 
@@ -51,7 +51,7 @@ const humanGroups = (tables: ReadTables) =>
  * GET /v1/sources from `sessions` alone. Sessions belong to the range by their first event; each session counts
  * whole (all its events) under its ENTRY source/medium. The inner query merges a session's per-day rows; `day`
  * bounds (range widened by SESSION_SPAN_MS) prune the scan, the HAVING on the merged first timestamp decides
- * membership. A server (no sources_daily) and ranges not on UTC midnights are answered this way; include_bots=false
+ * membership. A server (no sources_daily) and ranges shorter than a whole UTC day are answered this way; include_bots=false
  * reads the `visits` aggregate the same way (humanGroups).
  */
 export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): Query {
@@ -107,14 +107,40 @@ export async function planSourceDays(reader: Reader, tables: ReadTables, project
   return days;
 }
 
+/** The parts of a range before its first and after its last whole UTC day: [from, to) each, ms. */
+export type RangeEdges = ReadonlyArray<readonly [number, number]>;
+
+/** A range's whole UTC days [from, to) and what lies outside them (at most a part of a day at each end). */
+export function wholeDaysOf(fromMs: number, toMs: number): { from: number; to: number; edges: RangeEdges } | undefined {
+  const from = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const to = Math.floor(toMs / DAY_MS) * DAY_MS;
+  if (to <= from) return undefined;
+  const edges: Array<[number, number]> = [];
+  if (fromMs < from) edges.push([fromMs, from]);
+  if (to < toMs) edges.push([to, toMs]);
+  return { from, to, edges };
+}
+
 /**
  * GET /v1/sources over whole UTC days: fresh days from sources_daily (FINAL keeps each group's newest version;
  * tombstones have 0 events), stale days from `sessions` exactly as a one-day range would be (merged over the day
- * before and after), summed and sketch-merged per group.
+ * before and after), summed and sketch-merged per group. `edges`, the parts of a range off whole days before and
+ * after them, are read from `sessions` as buildSources reads a range (sessions that began within each), so that a
+ * range such as "the last 30 days" from now reads its 29 whole days from sources_daily, not every session of 30 days.
  */
-export function buildSourcesFromDays(tables: ReadTables, projectId: string, params: SourcesParams, days: SourceDays): Query | undefined {
+export function buildSourcesFromDays(tables: ReadTables, projectId: string, params: SourcesParams, days: SourceDays, edges: RangeEdges = []): Query | undefined {
   const parts: string[] = [];
   const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
+  edges.forEach(([from, to], i) => {
+    const n = `edge${i}_`;
+    parts.push(liveGroups(tables, '', n));
+    Object.assign(bound, {
+      [`${n}from`]: toClickHouseTime(from),
+      [`${n}to`]: toClickHouseTime(to),
+      [`${n}scan_from`]: toClickHouseDate(from - SESSION_SPAN_MS),
+      [`${n}scan_to`]: toClickHouseDate(to - 1 + SESSION_SPAN_MS),
+    });
+  });
   if (days.fresh.length > 0) {
     parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily!} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
     bound.fresh = days.fresh;
@@ -142,7 +168,8 @@ export interface SourcesReader extends Reader {
 
 export async function querySources(reader: SourcesReader, projectId: string, sent: SourcesParams): Promise<SourcesResponse> {
   // `tz` (UTC by default, the spec): dates sent without a time are its local midnights. Sessions count by their first
-  // event, so a range of local days off UTC midnights reads `sessions` (buildSources) instead of the whole-day rows.
+  // event, so a range of local days off UTC midnights reads its whole UTC days from the day rows and its ends from
+  // `sessions`.
   const params = rangeInZone(sent, sent.tz ?? 'UTC');
   const tables = reader.tables;
   // The keeper of sources_daily is the builder's: in a process that does not build (read-api on a server) stale days
@@ -150,10 +177,13 @@ export async function querySources(reader: SourcesReader, projectId: string, sen
   const cache = reader.sourcesDaily;
   let q: Query | undefined;
   // sources_daily counts every event (no bot flag): without bots, every range is read from the visits aggregate.
-  if (tables.sourcesDaily && params.include_bots && isUtcMidnight(params.from) && isUtcMidnight(params.to)) {
-    const days = await planSourceDays(reader, tables, projectId, params);
+  // A range off UTC midnights reads its whole days as a whole-day range does and the rest of a day at either end from
+  // `sessions` (wholeDaysOf); one shorter than a whole day reads `sessions` alone.
+  const whole = tables.sourcesDaily && params.include_bots ? wholeDaysOf(params.from, params.to) : undefined;
+  if (whole) {
+    const days = await planSourceDays(reader, tables, projectId, { ...params, from: whole.from, to: whole.to });
     if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
-    q = buildSourcesFromDays(tables, projectId, params, days);
+    q = buildSourcesFromDays(tables, projectId, params, days, whole.edges);
   } else {
     q = buildSources(tables, projectId, params);
   }

@@ -11,13 +11,15 @@ export const addDays = (day: string, n: number): string => dayOf(dayStartMs(day)
  * `sessions` rows of days [{scan_from}, {scan_to}]: a session's per-day rows are merged by session_key over those
  * days. GET /v1/sources and the per-day refresh of sources_daily share it, so both answer the same sessions.
  */
-export function sessionsInRangeSql(sessionsTable: string, extraHaving = ''): string {
+/** `paramPrefix` names its range parameters (`{<prefix>from}` ...) so that several ranges can be read in one query. */
+export function sessionsInRangeSql(sessionsTable: string, extraHaving = '', paramPrefix = ''): string {
+  const n = paramPrefix;
   return [
     'SELECT any(anonymous_id) AS visitor, min(entry) AS session_entry, min(first_ts) AS session_start, sum(events) AS session_events',
     `FROM ${sessionsTable}`,
-    'WHERE project_id = {p:UUID} AND day >= {scan_from:Date} AND day <= {scan_to:Date}',
+    `WHERE project_id = {p:UUID} AND day >= {${n}scan_from:Date} AND day <= {${n}scan_to:Date}`,
     'GROUP BY session_key',
-    `HAVING session_start >= {from:DateTime64(3, 'UTC')} AND session_start < {to:DateTime64(3, 'UTC')}${extraHaving}`,
+    `HAVING session_start >= {${n}from:DateTime64(3, 'UTC')} AND session_start < {${n}to:DateTime64(3, 'UTC')}${extraHaving}`,
   ].join('\n');
 }
 

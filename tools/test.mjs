@@ -2,8 +2,9 @@
 // `npm test`: runs `nx <args>` with its output passed through live, then repeats at the very end every line of a suite
 // skipped for a missing system binary (libs/testing's systemBinary prints them), and exits with nx's exit code.
 // Extra arguments reach nx: `npm test -- -p sdk-browser,deploy-checks`.
-// Every 10 minutes it names the test runs still going (project and age), and a run past TEST_DEADLINE_MINUTES (default
-// 60) is ended: what is still running is printed, killed, and the exit code is 1. Jest bounds each test and hook
+// Every 10 minutes it names the test runs still going (project and age); one jest run past TEST_RUN_DEADLINE_MINUTES
+// (default 25) is killed with what it started, and the whole run past TEST_DEADLINE_MINUTES (default 60) is ended: what
+// is still running is printed, killed, and the exit code is 1. Jest bounds each test and hook
 // (testTimeout) and exits after its last result (forceExit); this catches what neither reaches, such as a process stuck
 // in a native call, so that a hang is a failure naming its suite instead of a CI run that never ends.
 import { execFileSync, spawn } from 'node:child_process';
@@ -76,13 +77,44 @@ function descendants() {
     });
 }
 const minutes = (seconds) => `${Math.round(seconds / 60)} min`;
-const jestRuns = () => descendants().filter((p) => /jest/.test(p.args) && !/jest-worker|processChild/.test(p.args));
-
+/** The jest runs (not their workers) and every process below each. */
+function jestRuns() {
+  const all = descendants();
+  const below = (pid) => {
+    const out = [];
+    for (let frontier = [pid]; frontier.length > 0; ) {
+      const next = all.filter((p) => frontier.includes(p.ppid));
+      out.push(...next);
+      frontier = next.map((p) => p.pid);
+    }
+    return out;
+  };
+  return all.filter((p) => /node_modules\/\.bin\/jest|jest-cli|jest\/bin/.test(p.args)).map((p) => ({ ...p, below: below(p.pid) }));
+}
+const project = (p) => p.cwd.replace(`${process.cwd()}/`, '');
+// One jest run past this is ended on its own (the longest take ~10 minutes on a loaded 2-core machine): nx counts its
+// task failed and goes on, and the processes it had running are named.
+const runDeadlineMinutes = Number(process.env.TEST_RUN_DEADLINE_MINUTES || 25);
+let checks = 0;
 const heartbeat = setInterval(() => {
   const runs = jestRuns();
-  if (runs.length === 0) return;
-  process.stderr.write(`\ntest: ${minutes((Date.now() - started) / 1000)} in; running: ${runs.map((p) => `${p.cwd.replace(process.cwd() + '/', '')} (${minutes(p.seconds)})`).join(', ')}\n`);
-}, 10 * 60_000);
+  if (++checks % 10 === 0 && runs.length > 0) {
+    process.stderr.write(`\ntest: ${minutes((Date.now() - started) / 1000)} in; running: ${runs.map((p) => `${project(p)} (${minutes(p.seconds)})`).join(', ')}\n`);
+  }
+  for (const run of runs) {
+    if (run.seconds < runDeadlineMinutes * 60) continue;
+    process.stderr.write(`\ntest: FAILED: the jest run of ${project(run)} is still going after ${minutes(run.seconds)} (TEST_RUN_DEADLINE_MINUTES); killing it and what it started:\n`);
+    for (const p of [run, ...run.below]) process.stderr.write(`  pid ${p.pid} (parent ${p.ppid}), ${minutes(p.seconds)}: ${p.args.slice(0, 300)}\n`);
+    for (const p of [...run.below, run]) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    process.exitCode = 1;
+  }
+}, 60_000);
 heartbeat.unref();
 
 function killAll(why) {
@@ -120,5 +152,6 @@ child.on('close', (code, signal) => {
     process.stdout.write(`\n${skipped.size} suite(s) did not run because a system binary is missing (install it and run npm test again):\n`);
     for (const line of skipped) process.stdout.write(`  ${line}\n`);
   }
-  process.exitCode = code ?? 128 + (constants.signals[signal] ?? 0);
+  const nxCode = code ?? 128 + (constants.signals[signal] ?? 0);
+  process.exitCode = nxCode !== 0 ? nxCode : (process.exitCode ?? 0); // a run killed above keeps its 1
 });

@@ -1,18 +1,14 @@
 import type { Router } from 'express';
-import { actorOf, sessionGuard } from '@analytics/accounts';
+import { sessionGuard } from '@analytics/accounts';
 import type { AlertRecord } from '@analytics/auth';
 import { AlertSender, type ChannelOptions, OutboundRefused, RETRY_FOR_MS, UnresolvedHost, channelMessages, channelOf, checkedAddress, factsOf } from '@analytics/alerts';
 import { type AlertChannel, ApiError, type Caller, alertInputSchema, alertPatched, detailsOf, parseOrThrow, redactedChannel, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
 import type { AdminRouterDeps } from './admin.routes';
+import { auditProjectChange, creatorOf, found } from './saved.routes';
 
 /** The alerts' outbound settings: mail (SMTP_URL) and ALERTS_ALLOW_PRIVATE_URLS. Unset: no mail, the guard on. */
 export type AlertsRouterDeps = Pick<AdminRouterDeps, 'keyStore' | 'accounts' | 'adminToken' | 'publicUrl'> & { alertChannels?: ChannelOptions };
-
-function found<T>(value: T | null | undefined): T {
-  if (value === null || value === undefined) throw new ApiError('not_found');
-  return value;
-}
 
 /** An alert as answered: its definition's fields, its channels without secrets, its state. */
 const answer = (a: AlertRecord) =>
@@ -72,7 +68,7 @@ export function createAlertsRouter(deps: AlertsRouterDeps): Router {
   const sender = new AlertSender(alerts, channelOptions);
   const project = async (id: string) => found(await deps.keyStore.getProject(id));
   const audited = (change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; name: string }, details: Record<string, unknown> = {}) =>
-    deps.accounts.audit.record({ orgOfProject: projectId }, { action: `alert.${change}`, actor: actorOf(caller), target: { type: 'alert', id: record.id, name: record.name }, details: { project_id: projectId, ...details } });
+    auditProjectChange(deps.accounts, caller, projectId, `alert.${change}`, { type: 'alert', id: record.id, name: record.name }, details);
   const alertId = (params: unknown) => (params as { alert_id: string }).alert_id;
 
   return routerOf({ session: sessionGuard(deps.accounts, deps.adminToken) }, [
@@ -82,7 +78,7 @@ export function createAlertsRouter(deps: AlertsRouterDeps): Router {
     }),
     defineRoute(routes.createAlert, async ({ body, params }, caller) => {
       await guardChannels(body.channels, channelOptions);
-      const record = found(await alerts.create(params.id, { ...body, created_by: caller.kind === 'user' ? caller.user.id : null }));
+      const record = found(await alerts.create(params.id, { ...body, created_by: creatorOf(caller) }));
       await audited('created', caller, params.id, record);
       return { alert: answer(record) };
     }),

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
-import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
+import { type Accounts, sessionGuard } from '@analytics/accounts';
 import type { KeyStore } from '@analytics/auth';
 import { ApiError, type Caller, routes } from '@analytics/schema';
 import { defineRoute, routerOf } from '@analytics/service-kit';
-import { creatorOf, found } from './saved.routes';
+import { auditProjectChange, creatorOf, found } from './saved.routes';
 
 export interface AnnotationsRouterDeps {
   keyStore: KeyStore;
@@ -22,10 +22,7 @@ export function createAnnotationsRouter(deps: AnnotationsRouterDeps): Router {
   const project = async (id: string) => found(await deps.keyStore.getProject(id));
   // Who added or deleted which annotation, in the project's organization's audit log (best effort).
   const audited = (change: 'created' | 'deleted', caller: Caller, projectId: string, annotation: { id: string; kind: string; at: string }) =>
-    deps.accounts.audit.record(
-      { orgOfProject: projectId },
-      { action: `annotation.${change}`, actor: actorOf(caller), target: { type: 'annotation', id: annotation.id, name: annotation.kind }, details: { project_id: projectId, at: annotation.at } },
-    );
+    auditProjectChange(deps.accounts, caller, projectId, `annotation.${change}`, { type: 'annotation', id: annotation.id, name: annotation.kind }, { at: annotation.at });
   return routerOf({ session: sessionGuard(deps.accounts, deps.adminToken) }, [
     defineRoute(routes.listProjectAnnotations, async ({ params, query }) => {
       await project(params.id);

@@ -1,9 +1,10 @@
 import type { Router } from 'express';
-import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
+import { type Accounts, sessionGuard } from '@analytics/accounts';
 import type { KeyStore, ReportRecord } from '@analytics/auth';
 import { type ReportPreview, nextSendAt, unsubscribePageHtml } from '@analytics/runtime';
 import { ANSWERED, defineRoute, routerOf } from '@analytics/service-kit';
 import { ApiError, type Caller, type ReportAnswer, routes } from '@analytics/schema';
+import { auditProjectChange, creatorOf, found } from './saved.routes';
 
 export interface ReportsRouterDeps {
   keyStore: KeyStore;
@@ -12,11 +13,6 @@ export interface ReportsRouterDeps {
   /** Unset: the route answers 503 not_ready (admin-api alone without the event store or mail). */
   reportPreview?: ReportPreview;
   clock?: () => number;
-}
-
-function found<T>(value: T | null | undefined): T {
-  if (value === null || value === undefined) throw new ApiError('not_found');
-  return value;
 }
 
 /**
@@ -48,11 +44,10 @@ export function createReportsRouter(deps: ReportsRouterDeps): Router {
       throw new ApiError('invalid_payload', { details: { segment: `no saved segment ${segment} in this project (GET /admin/projects/${projectId}/segments)` } });
     }
   };
-  const creator = (caller: Caller) => (caller.kind === 'user' ? caller.user.id : null);
   // Who scheduled, changed or deleted which report, in the project's organization's audit log (as alerts and saved
   // definitions are); a report has no name, so its target is named by its frequency. Recipients are not written.
   const audited = (change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; frequency: string }, details: Record<string, unknown> = {}) =>
-    deps.accounts.audit.record({ orgOfProject: projectId }, { action: `report.${change}`, actor: actorOf(caller), target: { type: 'report', id: record.id, name: `${record.frequency} report` }, details: { project_id: projectId, ...details } });
+    auditProjectChange(deps.accounts, caller, projectId, `report.${change}`, { type: 'report', id: record.id, name: `${record.frequency} report` }, details);
   const html = (res: Parameters<Parameters<typeof defineRoute>[1]>[2]['res'], page: string) => {
     res.status(200).type('html').set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' }).send(page);
     return ANSWERED;
@@ -65,7 +60,7 @@ export function createReportsRouter(deps: ReportsRouterDeps): Router {
     defineRoute(routes.createReport, async ({ body, params }, caller) => {
       const p = await project(params.id);
       await checkSegment(p.id, body.segment);
-      const record = found(await reports.create(p.id, { frequency: body.frequency, recipients: body.recipients, segment: body.segment ?? null, created_by: creator(caller) }));
+      const record = found(await reports.create(p.id, { frequency: body.frequency, recipients: body.recipients, segment: body.segment ?? null, created_by: creatorOf(caller) }));
       await audited('created', caller, p.id, record);
       return { report: answer(record, p.timezone ?? 'UTC') };
     }),

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { type Accounts, actorOf, sessionGuard } from '@analytics/accounts';
 import type { KeyStore, SavedRecord } from '@analytics/auth';
-import { ApiError, type Caller, type SavedKind, parseOrThrow, routes, savedAnswer, savedDefinitionSchemas } from '@analytics/schema';
+import { ApiError, type AuditAction, type AuditTarget, type Caller, type SavedKind, parseOrThrow, routes, savedAnswer, savedDefinitionSchemas } from '@analytics/schema';
 import { type RouteDefinition, defineRoute, routerOf } from '@analytics/service-kit';
 
 export interface SavedRouterDeps {
@@ -39,8 +39,15 @@ export function found<T>(value: T | null | undefined): T {
   return value;
 }
 
-/** Who made a definition or an annotation: the member's user id, null for the operator (ADMIN_TOKEN). */
+/** Who made a definition, an annotation, an alert or a report: the member's user id, null for the operator (ADMIN_TOKEN). */
 export const creatorOf = (caller: Caller): string | null => (caller.kind === 'user' ? caller.user.id : null);
+
+/**
+ * A change to something a project holds (a saved definition, an annotation, an alert, a report) in the project's
+ * organization's audit log, `details.project_id` naming the project.
+ */
+export const auditProjectChange = (accounts: Accounts, caller: Caller, projectId: string, action: AuditAction, target: AuditTarget, details: Record<string, unknown> = {}) =>
+  accounts.audit.record({ orgOfProject: projectId }, { action, actor: actorOf(caller), target, details: { project_id: projectId, ...details } });
 
 /**
  * /admin/projects/:id/goals, funnels and segments (docs/saved-and-shared.md): any member lists them, an editor (or
@@ -53,7 +60,7 @@ export function createSavedRouter(deps: SavedRouterDeps): Router {
   const creator = creatorOf;
   // Who saved, changed or deleted which definition, in the project's organization's audit log (best effort).
   const audited = (kind: SavedKind, change: 'created' | 'updated' | 'deleted', caller: Caller, projectId: string, record: { id: string; name: string }, details: Record<string, unknown> = {}) =>
-    deps.accounts.audit.record({ orgOfProject: projectId }, { action: `${kind}.${change}`, actor: actorOf(caller), target: { type: kind, id: record.id, name: record.name }, details: { project_id: projectId, ...details } });
+    auditProjectChange(deps.accounts, caller, projectId, `${kind}.${change}`, { type: kind, id: record.id, name: record.name }, details);
   const definitions: RouteDefinition[] = (Object.keys(KINDS) as SavedKind[]).flatMap((kind) => {
     const k = KINDS[kind];
     return [

@@ -43,23 +43,20 @@ describe('preemption of a heavy tenant', () => {
     // longer than `single`).
     await heavy[0];
     await new Promise((r) => setTimeout(r, single * 0.15));
-    const t1 = performance.now();
     const quiet = await free.read<{ one: number }>('00000000-0000-4000-8000-0000000000cc', 'SELECT 1 AS one WHERE {x:UInt8} = 1', { x: 1 });
     const quietDoneAt = performance.now();
-    const waited = quietDoneAt - t1;
     const answers = await Promise.all(heavy);
-    // Without preemption the quiet read waits for the running second heavy read to end; cancelled, that one runs again after it.
-    const beforeTheRunningRead = quietDoneAt < heavyDoneAt[1]!;
-    return { expected, single, quiet, waited, beforeTheRunningRead, answers };
+    // Without preemption the quiet read waits for the running second heavy read to end; cancelled, that one runs again
+    // after it. The order, not a time: on a loaded machine a read's duration is not what `single` measured a moment before.
+    return { expected, quiet, beforeTheRunningRead: quietDoneAt < heavyDoneAt[1]!, answers };
   }
 
   it("cancels a heavy project's running read for a quiet project's, then runs it again to the same answer", async () => {
     const free = await EventStore.open({ chdbPath: dir, database: store.db, read: QUEUED_LONG });
     try {
-      const { expected, single, quiet, waited, beforeTheRunningRead, answers } = await burstThenQuiet(free);
+      const { expected, quiet, beforeTheRunningRead, answers } = await burstThenQuiet(free);
       expect(quiet).toEqual([{ one: 1 }]);
-      // The order, not a time: on a loaded machine a read's duration is not what `single` measured a moment before.
-      expect({ beforeTheRunningRead, waited, single }).toEqual({ beforeTheRunningRead: true, waited: expect.any(Number), single: expect.any(Number) });
+      expect(beforeTheRunningRead).toBe(true);
       for (const answer of answers) expect(answer).toEqual(expected);
       const cancelled = await free.select<{ n: string }>("SELECT count() AS n FROM system.query_log WHERE exception_code = 394 AND type = 'ExceptionWhileProcessing'", {}).catch(() => [{ n: 'n/a' }]);
       expect(cancelled[0]!.n).not.toBe('0');
@@ -77,10 +74,9 @@ describe('preemption of a heavy tenant', () => {
     const tag = newCancelTag('busy:');
     const busy = others.map((c, i) => c.query({ query: `SELECT sum(cityHash64(number + ${i})) FROM numbers(1000000000000) SETTINGS ${cancelTagSetting(tag)}` }).catch((e: unknown) => e));
     try {
-      const { expected, single, quiet, waited, beforeTheRunningRead, answers } = await burstThenQuiet(free);
+      const { expected, quiet, beforeTheRunningRead, answers } = await burstThenQuiet(free);
       expect(quiet).toEqual([{ one: 1 }]);
-      // The order, not a time: on a loaded machine a read's duration is not what `single` measured a moment before.
-      expect({ beforeTheRunningRead, waited, single }).toEqual({ beforeTheRunningRead: true, waited: expect.any(Number), single: expect.any(Number) });
+      expect(beforeTheRunningRead).toBe(true);
       for (const answer of answers) expect(answer).toEqual(expected);
     } finally {
       await killer!.command({ query: killByTag(tag) });

@@ -46,6 +46,16 @@ collect(child.stderr, process.stderr);
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 
+/** The rows of `rows` below the `roots` pids (children, their children, ...), the roots' own rows left out. */
+function below(rows, roots) {
+  const found = new Set(roots);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) if (found.has(row.ppid) && !found.has(row.pid)) (found.add(row.pid), (grew = true));
+  }
+  return rows.filter((row) => found.has(row.pid) && !roots.includes(row.pid));
+}
+
 /** Every process below nx or in its process group (orphans of a killed parent stay in it): pid, seconds running, working directory (a jest run's is its project) and command line. */
 function descendants() {
   let table;
@@ -59,75 +69,55 @@ function descendants() {
     .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/))
     .filter(Boolean)
     .map(([, pid, ppid, pgid, etimes, args]) => ({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), seconds: Number(etimes), args }));
-  const below = new Set([child.pid, ...rows.filter((row) => row.pgid === child.pid).map((row) => row.pid)]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const row of rows) if (below.has(row.ppid) && !below.has(row.pid)) (below.add(row.pid), (grew = true));
-  }
-  return rows
-    .filter((row) => below.has(row.pid))
-    .map((row) => {
-      let cwd = '?';
-      try {
-        cwd = readlinkSync(`/proc/${row.pid}/cwd`);
-      } catch {
-        // gone meanwhile, or not ours to read
-      }
-      return { ...row, cwd };
-    });
+  const grouped = rows.filter((row) => row.pgid === child.pid && row.pid !== child.pid).map((row) => row.pid);
+  return [...rows.filter((row) => grouped.includes(row.pid)), ...below(rows, [child.pid, ...grouped])].map((row) => {
+    let cwd = '?';
+    try {
+      cwd = readlinkSync(`/proc/${row.pid}/cwd`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+    return { ...row, cwd };
+  });
 }
 const minutes = (seconds) => `${Math.round(seconds / 60)} min`;
-/** The jest runs (not their workers) and every process below each. */
-function jestRuns() {
-  const all = descendants();
-  const below = (pid) => {
-    const out = [];
-    for (let frontier = [pid]; frontier.length > 0; ) {
-      const next = all.filter((p) => frontier.includes(p.ppid));
-      out.push(...next);
-      frontier = next.map((p) => p.pid);
-    }
-    return out;
-  };
-  return all.filter((p) => /node_modules\/\.bin\/jest|jest-cli|jest\/bin/.test(p.args)).map((p) => ({ ...p, below: below(p.pid) }));
-}
 const project = (p) => p.cwd.replace(`${process.cwd()}/`, '');
-// One jest run past this is ended on its own (the longest take ~10 minutes on a loaded 2-core machine): nx counts its
-// task failed and goes on, and the processes it had running are named.
-const runDeadlineMinutes = Number(process.env.TEST_RUN_DEADLINE_MINUTES || 25);
-let checks = 0;
-const heartbeat = setInterval(() => {
-  const runs = jestRuns();
-  if (++checks % 10 === 0 && runs.length > 0) {
-    process.stderr.write(`\ntest: ${minutes((Date.now() - started) / 1000)} in; running: ${runs.map((p) => `${project(p)} (${minutes(p.seconds)})`).join(', ')}\n`);
-  }
-  for (const run of runs) {
-    if (run.seconds < runDeadlineMinutes * 60) continue;
-    process.stderr.write(`\ntest: FAILED: the jest run of ${project(run)} is still going after ${minutes(run.seconds)} (TEST_RUN_DEADLINE_MINUTES); killing it and what it started:\n`);
-    for (const p of [run, ...run.below]) process.stderr.write(`  pid ${p.pid} (parent ${p.ppid}), ${minutes(p.seconds)}: ${p.args.slice(0, 300)}\n`);
-    for (const p of [...run.below, run]) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    process.exitCode = 1;
-  }
-}, 60_000);
-heartbeat.unref();
 
-function killAll(why) {
-  const running = descendants();
-  process.stderr.write(`\ntest: FAILED: ${why}; killing what runs:\n`);
-  for (const p of running) process.stderr.write(`  pid ${p.pid} (parent ${p.ppid}), ${minutes(p.seconds)}, in ${p.cwd}: ${p.args.slice(0, 300)}\n`);
-  for (const p of running) {
+/** Prints each process (age, directory, command line), then kills it. */
+function killEach(processes) {
+  for (const p of processes) process.stderr.write(`  pid ${p.pid} (parent ${p.ppid}), ${minutes(p.seconds)}, in ${project(p)}: ${p.args.slice(0, 300)}\n`);
+  for (const p of processes) {
     try {
       process.kill(p.pid, 'SIGKILL');
     } catch {
       // already gone
     }
   }
+}
+
+// One jest run past this is ended on its own (the longest take ~10 minutes on a loaded 2-core machine): nx counts its
+// task failed and goes on, and the processes it had running are named.
+const runDeadlineMinutes = Number(process.env.TEST_RUN_DEADLINE_MINUTES || 25);
+let checks = 0;
+const heartbeat = setInterval(() => {
+  const all = descendants();
+  // The jest runs, not their workers.
+  const runs = all.filter((p) => /node_modules\/\.bin\/jest|jest-cli|jest\/bin/.test(p.args));
+  if (++checks % 10 === 0 && runs.length > 0) {
+    process.stderr.write(`\ntest: ${minutes((Date.now() - started) / 1000)} in; running: ${runs.map((p) => `${project(p)} (${minutes(p.seconds)})`).join(', ')}\n`);
+  }
+  for (const run of runs) {
+    if (run.seconds < runDeadlineMinutes * 60) continue;
+    process.stderr.write(`\ntest: FAILED: the jest run of ${project(run)} is still going after ${minutes(run.seconds)} (TEST_RUN_DEADLINE_MINUTES); killing it and what it started:\n`);
+    killEach([...below(all, [run.pid]), run]);
+    process.exitCode = 1;
+  }
+}, 60_000);
+heartbeat.unref();
+
+function killAll(why) {
+  process.stderr.write(`\ntest: FAILED: ${why}; killing what runs:\n`);
+  killEach(descendants());
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {

@@ -1,6 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedPgliteDir } from '@analytics/testing';
@@ -12,16 +11,6 @@ export const IP_HASH_SECRET = 'rel-ip-hash-secret-0f9e8d7c6b5a4f3e2d1c';
 export const ORIGIN = 'https://shop.example.com';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolvePort(port));
-    });
-  });
-}
 
 export interface Server {
   base: string;
@@ -49,29 +38,18 @@ export interface StartOptions {
   initdb?: boolean;
 }
 
-/** The built standalone server (dist/apps/standalone/main.js, what `npm start` execs) on a free port. */
+/**
+ * The built standalone server (dist/apps/standalone/main.js, what `npm start` execs) on a port the kernel picks
+ * (PORT=0), read from its `listening` log line: a port picked here and handed over could be taken meanwhile.
+ */
 export async function startServer(options: StartOptions = {}): Promise<Server> {
-  // freePort's port is free when asked, but another process (another suite's server, an outgoing connection's ephemeral
-  // port) may take it before this server listens: a start that fails on EADDRINUSE is tried again on a new port.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(await freePort(), options);
-    } catch (e) {
-      if (attempt >= 5 || !(e instanceof PortTaken)) throw e;
-    }
-  }
-}
-
-class PortTaken extends Error {}
-
-async function startOnce(port: number, options: StartOptions): Promise<Server> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rel-data-'));
   // A new server's key store starts from a copy of initdb's output (3 s less per server; what initdb itself does is
   // covered where a test passes its own dataDir, and by npm start's tests).
   if (!options.dataDir && !options.initdb && !options.env?.DATABASE_URL) await seedPgliteDir(join(dataDir, 'postgres'));
   const env: Record<string, string | undefined> = {
     ...process.env,
-    PORT: String(port),
+    PORT: '0',
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     INTERNAL_SECRET,
@@ -87,24 +65,25 @@ async function startOnce(port: number, options: StartOptions): Promise<Server> {
   let log = '';
   child.stdout!.on('data', (d) => (log += d));
   child.stderr!.on('data', (d) => (log += d));
-  const base = `http://127.0.0.1:${port}`;
   const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const listeningPort = () => {
+    // Whole lines only (the last may still be arriving).
+    for (const line of log.split('\n').slice(0, -1)) if (line.includes('"msg":"listening"')) return (JSON.parse(line) as { port: number }).port;
+    return undefined;
+  };
   const deadline = Date.now() + 60_000;
+  let port: number | undefined;
   let up = false;
   while (!up && Date.now() < deadline && !exited()) {
-    up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    port ??= listeningPort();
+    up = port !== undefined && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false));
     if (!up) await sleep(100);
   }
-  if (!up) {
-    const exitedItself = exited();
+  if (!up || port === undefined) {
     child.kill('SIGKILL');
-    await sleep(200); // what it wrote before exiting, read
-    if (exitedItself && log.includes('EADDRINUSE')) {
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      throw new PortTaken(`port ${port} was taken before the server listened`);
-    }
     throw new Error(`server did not start:\n${log}`);
   }
+  const base = `http://127.0.0.1:${port}`;
   const waitExit = async (ms: number) => {
     const t = Date.now();
     while (!exited() && Date.now() - t < ms) await sleep(50);

@@ -57,14 +57,17 @@ const humanGroups = (tables: ReadTables) =>
 export function buildSources(tables: ReadTables, projectId: string, params: SourcesParams): Query {
   return {
     sql: outerSelect(params, params.include_bots ? liveGroups(tables) : humanGroups(tables)),
-    params: {
-      p: projectId,
-      from: toClickHouseTime(params.from),
-      to: toClickHouseTime(params.to),
-      scan_from: toClickHouseDate(params.from - SESSION_SPAN_MS),
-      scan_to: toClickHouseDate(params.to - 1 + SESSION_SPAN_MS),
-      limit: params.limit,
-    },
+    params: { p: projectId, ...sessionRangeParams(params.from, params.to), limit: params.limit },
+  };
+}
+
+/** The parameters of sessionsInRangeSql for sessions that began in [from, to), named with `prefix`. */
+function sessionRangeParams(from: number, to: number, prefix = ''): Record<string, string> {
+  return {
+    [`${prefix}from`]: toClickHouseTime(from),
+    [`${prefix}to`]: toClickHouseTime(to),
+    [`${prefix}scan_from`]: toClickHouseDate(from - SESSION_SPAN_MS),
+    [`${prefix}scan_to`]: toClickHouseDate(to - 1 + SESSION_SPAN_MS),
   };
 }
 
@@ -132,14 +135,8 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
   const parts: string[] = [];
   const bound: Record<string, unknown> = { p: projectId, limit: params.limit };
   edges.forEach(([from, to], i) => {
-    const n = `edge${i}_`;
-    parts.push(liveGroups(tables, '', n));
-    Object.assign(bound, {
-      [`${n}from`]: toClickHouseTime(from),
-      [`${n}to`]: toClickHouseTime(to),
-      [`${n}scan_from`]: toClickHouseDate(from - SESSION_SPAN_MS),
-      [`${n}scan_to`]: toClickHouseDate(to - 1 + SESSION_SPAN_MS),
-    });
+    parts.push(liveGroups(tables, '', `edge${i}_`));
+    Object.assign(bound, sessionRangeParams(from, to, `edge${i}_`));
   });
   if (days.fresh.length > 0) {
     parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily!} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);

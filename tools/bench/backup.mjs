@@ -81,7 +81,7 @@ const cpu0 = cpuMs();
 const t0 = performance.now();
 const out = await new Promise((resolve, reject) => {
   import('node:child_process').then(({ execFile }) =>
-    execFile(process.execPath, ['tools/backup.mjs', backupDir, '--url', base, '--token', secrets.ADMIN_TOKEN], (e, stdout, stderr) => (e ? reject(new Error(stderr || e.message)) : resolve(stdout))),
+    execFile(process.execPath, ['tools/backup.mjs', backupDir, '--url', base, `--token=${secrets.ADMIN_TOKEN}`], (e, stdout, stderr) => (e ? reject(new Error(stderr || e.message)) : resolve(stdout))),
   );
 });
 const backupMs = performance.now() - t0;

@@ -87,7 +87,7 @@ describe('npm run backup / npm run restore', () => {
       for (const until = Date.now() + 30_000; acked.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
       const backupDir = join(work, 'backup');
       const startedAt = Date.now();
-      const backup = await runTool(['tools/backup.mjs', backupDir, '--url', original.url, '--token', admin]);
+      const backup = await runTool(['tools/backup.mjs', backupDir, '--url', original.url, `--token=${admin}`]);
       const returnedAt = Date.now();
       // And some after it returned.
       for (const until = Date.now() + 30_000; !acked.some((a) => a.at > returnedAt) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));

@@ -120,12 +120,16 @@ describe.each(['as the builder ticks', 'every day refreshed'] as const)('GET /v1
     for (const name of Object.keys(PROJECTS) as Name[]) {
       const days = await planSourceDays(seeded.stores.events, readTablesOf(seeded.stores.events), seeded.ids[name], sourcesParamsSchema.parse({ from: iso(D0 - DAY_MS), to: iso(D0 + 20 * DAY_MS) }));
       expect(days.stale).toEqual([]);
-      expect(days.fresh.length).toBeGreaterThanOrEqual(14);
+      // The data set's two ISO weeks are read merged from sources_weekly, its other days from sources_daily.
+      expect(days.weeks).toEqual(['2026-03-02', '2026-03-09']);
+      expect(days.unmerged).toEqual([]);
+      expect(days.fresh.length).toBeGreaterThanOrEqual(1);
     }
   });
 
   it.each(['alpha', 'beta'] as const)('for project %s over every range, both breakdowns and limits, exactly', async (name) => {
-    for (const [, from, to] of RANGES) {
+    // Plus whole days that hold one whole ISO week and the end of another (sources_weekly beside sources_daily).
+    for (const [, from, to] of [...RANGES, ['a week and a half', D0 + 3 * DAY_MS, D0 + 14 * DAY_MS] as const]) {
       for (const breakdown of ['source_medium', 'source']) {
         for (const limit of [200, 3]) {
           const q = { from: iso(from), to: iso(to), breakdown, limit };

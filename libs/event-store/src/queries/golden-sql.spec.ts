@@ -154,9 +154,10 @@ const SOURCES: Case[] = [
   ['from sessions, source_medium (default)', () => buildSources(SERVER, P, sourcesParamsSchema.parse(PARTIAL))],
   ['from sessions, source, limit', () => buildSources(SERVER, P, sourcesParamsSchema.parse({ ...WEEK, breakdown: 'source', limit: '10' }))],
   ['from visits without bots (include_bots=false)', () => buildSources(EMBEDDED, P, sourcesParamsSchema.parse({ ...WEEK, include_bots: 'false' }))],
-  ['sources_daily: fresh days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: ['2026-03-02', '2026-03-03', '2026-03-04'], stale: [] })!],
-  ['sources_daily: stale days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: [], stale: ['2026-03-07', '2026-03-08'] })!],
-  ['sources_daily: fresh and stale days, source', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse({ ...WEEK, breakdown: 'source' }), { fresh: ['2026-03-02', '2026-03-03'], stale: ['2026-03-08'] })!],
+  ['sources_daily: fresh days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: ['2026-03-02', '2026-03-03', '2026-03-04'], stale: [], weeks: [], unmerged: [] })!],
+  ['sources_daily: stale days only', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse(WEEK), { fresh: [], stale: ['2026-03-07', '2026-03-08'], weeks: [], unmerged: [] })!],
+  ['sources_daily: fresh and stale days, source', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse({ ...WEEK, breakdown: 'source' }), { fresh: ['2026-03-02', '2026-03-03'], stale: ['2026-03-08'], weeks: [], unmerged: [] })!],
+  ['sources_weekly: a whole week, fresh and stale days', () => buildSourcesFromDays(EMBEDDED, P, sourcesParamsSchema.parse({ from: '2026-03-01', to: '2026-03-10' }), { fresh: ['2026-03-01'], stale: ['2026-03-09'], weeks: ['2026-03-02'], unmerged: [] })!],
 ];
 
 const PROPERTIES: Case[] = [

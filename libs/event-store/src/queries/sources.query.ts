@@ -4,6 +4,7 @@ import { DAY_MS, toClickHouseDate, toClickHouseTime } from '../primitives/clickh
 import type { ReadTables } from '../tables/read-tables';
 import type { Reader } from './reader';
 import { addDays, dayOf, dayStartMs, humanSessionsInRangeSql, sessionsInRangeSql } from '../tables/session-days';
+import { isMonday, mergeableWeek, sourceDayState, sourceDaySeqsSql, weekDays } from '../tables/sources-daily';
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
@@ -73,39 +74,54 @@ function sessionRangeParams(from: number, to: number, prefix = ''): Record<strin
 
 /** A whole-day range's days, split by where their answer comes from. */
 export interface SourceDays {
-  /** sources_daily holds the day as the aggregates are now. */
+  /** sources_daily holds the day as the aggregates are now (and no week of `weeks` holds it). */
   fresh: string[];
   /** Events built after the day's refresh touch it or a neighbour (or it was never refreshed): read from `sessions`. */
   stale: string[];
+  /** Mondays of the range's whole ISO weeks read from sources_weekly (their days are in neither list above). */
+  weeks: string[];
+  /** Mondays of whole weeks whose days are all fresh but whose sources_weekly row is missing or older: read day by day, and told to the keeper. */
+  unmerged: string[];
 }
 
 /**
- * Per day of [from, to): fresh when sources_daily_days has it at a seq no lower than the last build that touched the
- * day or a neighbour (daily_uniques' built_seq per day: every built event has a daily_uniques row of its day);
- * days with no events within a day of them hold no session and are left out.
+ * Per day of [from, to): fresh, stale or empty by sourceDayState (empty days hold no session and are left out); then
+ * each whole ISO week of the range whose days mergeableWeek accepts is read from sources_weekly when its row reflects
+ * every one of its days as they are (its seq no lower than any of theirs), instead of day by day.
  */
 export async function planSourceDays(reader: Reader, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
   const rows = await reader.read<{ d: string; kind: number; seq: string | number }>(
     projectId,
-    [
-      `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${tables.dailyUniques}`,
-      'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
-      'UNION ALL',
-      `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${tables.sourcesDailyDays!}`,
-      'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
-    ].join('\n'),
+    sourceDaySeqsSql(tables.dailyUniques, tables.sourcesDailyDays!, tables.sourcesWeeklyWeeks),
     { p: projectId, touch_from: dayOf(params.from - DAY_MS), touch_to: dayOf(params.to), from: dayOf(params.from), to: dayOf(params.to) },
   );
   const touched = new Map<string, number>();
   const built = new Map<string, number>();
-  for (const r of rows) (Number(r.kind) === 1 ? touched : built).set(r.d, Number(r.seq));
-  const days: SourceDays = { fresh: [], stale: [] };
+  const merged = new Map<string, number>();
+  for (const r of rows) [touched, built, merged][Number(r.kind) - 1]!.set(r.d, Number(r.seq));
+  const seqs = { touched, built };
+  const days: SourceDays = { fresh: [], stale: [], weeks: [], unmerged: [] };
+  const inWeek = new Set<string>();
+  if (tables.sourcesWeekly) {
+    for (let ms = params.from; ms + 7 * DAY_MS <= params.to; ms += DAY_MS) {
+      const monday = dayOf(ms);
+      if (!isMonday(monday)) continue;
+      const week = mergeableWeek(monday, seqs);
+      if (!week) continue;
+      const at = merged.get(monday);
+      if (at === undefined || at < week.seq) {
+        days.unmerged.push(monday);
+        continue;
+      }
+      days.weeks.push(monday);
+      for (const day of weekDays(monday)) inWeek.add(day);
+    }
+  }
   for (let ms = params.from; ms < params.to; ms += DAY_MS) {
     const day = dayOf(ms);
-    const near = [addDays(day, -1), day, addDays(day, 1)].filter((d) => touched.has(d));
-    if (near.length === 0) continue;
-    const at = built.get(day);
-    (at !== undefined && near.every((d) => touched.get(d)! <= at) ? days.fresh : days.stale).push(day);
+    if (inWeek.has(day)) continue;
+    const state = sourceDayState(day, seqs);
+    if (state !== 'empty') days[state].push(day);
   }
   return days;
 }
@@ -125,8 +141,8 @@ export function wholeDaysOf(fromMs: number, toMs: number): { from: number; to: n
 }
 
 /**
- * GET /v1/sources over whole UTC days: fresh days from sources_daily (FINAL keeps each group's newest version;
- * tombstones have 0 events), stale days from `sessions` exactly as a one-day range would be (merged over the day
+ * GET /v1/sources over whole UTC days: whole ISO weeks from sources_weekly and the other fresh days from sources_daily
+ * (FINAL keeps each group's newest version; tombstones have 0 events), stale days from `sessions` exactly as a one-day range would be (merged over the day
  * before and after), summed and sketch-merged per group. `edges`, the parts of a range off whole days before and
  * after them, are read from `sessions` as buildSources reads a range (sessions that began within each), so that a
  * range such as "the last 30 days" from now reads its 29 whole days from sources_daily, not every session of 30 days.
@@ -141,6 +157,10 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
   if (days.fresh.length > 0) {
     parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesDaily!} FINAL WHERE project_id = {p:UUID} AND day IN {fresh:Array(Date)} AND events > 0`);
     bound.fresh = days.fresh;
+  }
+  if (days.weeks.length > 0) {
+    parts.push(`SELECT source, medium, events AS n, uniques AS u FROM ${tables.sourcesWeekly!} FINAL WHERE project_id = {p:UUID} AND day IN {weeks:Array(Date)} AND events > 0`);
+    bound.weeks = days.weeks;
   }
   if (days.stale.length > 0) {
     const first = days.stale[0]!;
@@ -160,7 +180,7 @@ export function buildSourcesFromDays(tables: ReadTables, projectId: string, para
 
 /** A Reader that may also keep sources_daily (the EventStore in the process that builds): it is told the stale days found. */
 export interface SourcesReader extends Reader {
-  readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void };
+  readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void; markWeeks(projectId: string, mondays: readonly string[]): void };
 }
 
 export async function querySources(reader: SourcesReader, projectId: string, sent: SourcesParams): Promise<SourcesResponse> {
@@ -180,6 +200,7 @@ export async function querySources(reader: SourcesReader, projectId: string, sen
   if (whole) {
     const days = await planSourceDays(reader, tables, projectId, { ...params, from: whole.from, to: whole.to });
     if (days.stale.length > 0) cache?.markStale(projectId, days.stale);
+    if (days.unmerged.length > 0) cache?.markWeeks(projectId, days.unmerged);
     q = buildSourcesFromDays(tables, projectId, params, days, whole.edges);
   } else {
     q = buildSources(tables, projectId, params);

@@ -24,7 +24,7 @@ function with002Changed() {
 describe('event-store migrations on chDB', () => {
   it.each(['embedded', 'server'] as const)('apply every migration to a fresh %s store and record each checksum', async (mode) => {
     await withDatabase(async (db) => {
-      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
       expect((await recorded(db)).map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected(mode));
       expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([]);
     });
@@ -80,6 +80,20 @@ describe('the event-store migration files', () => {
     expect(renderMigrations({ db: 'analytics' })[11]!.filter((s) => s.startsWith('DROP VIEW'))).toHaveLength(4);
   });
 
+  it('render 013 (sources_weekly) in every mode: a cluster as its sources_daily (weeks replicated on every node, rows sharded by project and week)', () => {
+    const cluster = renderMigrations({ db: 'analytics', cluster: 'main' })[12]!;
+    for (const s of cluster) expect(s).toContain('ON CLUSTER main');
+    const text = cluster.join('\n');
+    expect(text).toContain("ReplicatedReplacingMergeTree('/clickhouse/tables/all/analytics/sources_weekly_weeks', '{shard}-{replica}', built_seq)");
+    expect(text).toContain("ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/analytics/sources_weekly_local', '{replica}', version)");
+    expect(text).toContain('ENGINE = Distributed(main, analytics, sources_weekly_local, cityHash64(project_id, day))');
+    for (const layout of [{ db: 'analytics' }, { db: 'analytics', builder: true }]) {
+      const [weekly, weeks] = renderMigrations(layout)[12]!;
+      expect(weekly).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_weekly\n[\s\S]*ENGINE = ReplacingMergeTree\(version\)\nPARTITION BY toYYYYMM\(day\)\nORDER BY \(project_id, day, source, medium\)/);
+      expect(weeks).toMatch(/^CREATE TABLE IF NOT EXISTS analytics\.sources_weekly_weeks /);
+    }
+  });
+
   // A changed checksum here makes every store that applied the migration refuse to start: put the change in a new one.
   it('stay as they were applied: checksums pinned per mode', () => {
     const modes = ['embedded', 'server', 'cluster'] as const;
@@ -101,6 +115,7 @@ const PINNED = {
     '010_visits embedded/010_visits.sql 957a14f5d7bfecf9e4a6c2e3a8329a8ec8738663be2917e8d3425b0f27e1a7da',
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder embedded/012_one_builder.sql ada7e62023ae383fb4d23e8772bfa4c3749b1232fe8a979f1e36055b6e359617',
+    '013_sources_weekly embedded/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -115,6 +130,7 @@ const PINNED = {
     '010_visits server/010_visits.sql 06d086b1d6b415e314981b31f122cfc2a367e619170a246c321c6fb7b3234863',
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder server/012_one_builder.sql d28c430980685aa0da1b366f16b5207615c4115f85f2ee964ecc9c7d5860a692',
+    '013_sources_weekly server/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -129,5 +145,6 @@ const PINNED = {
     '010_visits clustered/010_visits.sql 7125da05e9151ae77de01871374739eac2f2da8cbd6c6b61cdf59e4098c73c3f',
     '011_event_keys clustered/011_event_keys.sql c429f18cab97575c92492dcee9317d0208135fed075804d661dd87795ed3a352',
     '012_one_builder clustered/012_one_builder.sql 8f49a8a9300103be45183574e7c309a65d02b7b59fe568f5149b556252ff3624',
+    '013_sources_weekly clustered/013_sources_weekly.sql 09a5e6622bf3d3c3bb0a1653e0ad8449a382f1615ce1ebfbcd4bf624bb382668',
   ],
 };

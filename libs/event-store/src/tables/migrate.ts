@@ -8,14 +8,17 @@ import c009 from './migrations/clustered/009_properties_map.sql';
 import c010 from './migrations/clustered/010_visits.sql';
 import c011 from './migrations/clustered/011_event_keys.sql';
 import c012 from './migrations/clustered/012_one_builder.sql';
+import c013 from './migrations/clustered/013_sources_weekly.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
 import e007 from './migrations/embedded/007_lightweight_forget.sql';
 import e010 from './migrations/embedded/010_visits.sql';
 import e012 from './migrations/embedded/012_one_builder.sql';
+import e013 from './migrations/embedded/013_sources_weekly.sql';
 import s010 from './migrations/server/010_visits.sql';
 import s012 from './migrations/server/012_one_builder.sql';
+import s013 from './migrations/server/013_sources_weekly.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
@@ -46,14 +49,17 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/010_visits.sql': c010,
   'clustered/011_event_keys.sql': c011,
   'clustered/012_one_builder.sql': c012,
+  'clustered/013_sources_weekly.sql': c013,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
   'embedded/007_lightweight_forget.sql': e007,
   'embedded/010_visits.sql': e010,
   'embedded/012_one_builder.sql': e012,
+  'embedded/013_sources_weekly.sql': e013,
   'server/010_visits.sql': s010,
   'server/012_one_builder.sql': s012,
+  'server/013_sources_weekly.sql': s013,
 };
 
 /** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */

@@ -11,6 +11,9 @@ export interface ReadTables {
   /** Embedded store only (migration 005); undefined on a server, which answers /v1/sources from sessions. */
   sourcesDaily?: string;
   sourcesDailyDays?: string;
+  /** Embedded store only (migration 013): sources_daily merged per ISO week, and the seq each week reflects. */
+  sourcesWeekly?: string;
+  sourcesWeeklyWeeks?: string;
 }
 
 /** What names the read tables: the database, its events table, and whether the builder's tables exist (EventStore has them). */
@@ -23,7 +26,8 @@ export interface TablesOwner {
 export function readTablesOf(store: TablesOwner): ReadTables {
   return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`,
     ...(store.buildsAggregates
-      ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days` }
+      ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days`,
+        sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks` }
       : {}),
   };
 }

@@ -1,4 +1,6 @@
-/** sources_daily's columns, in every mode's migration (embedded 005, server and clustered 012): fragment sources_daily_columns. */
+import { addDays } from './session-days';
+
+/** sources_daily's columns, in every mode's migration (embedded 005, server and clustered 012), and sources_weekly's (013, `day` its Monday): fragment sources_daily_columns. */
 export const SOURCES_DAILY_COLUMNS = `(
   project_id UUID,
   day        Date,
@@ -14,3 +16,62 @@ export const SOURCES_DAILY_COLUMNS = `(
 export const SOURCES_DAILY_LAYOUT = `PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, day, source, medium)
 SETTINGS index_granularity = 64`;
+
+/**
+ * A day of sources_daily as a read finds it: `fresh` (its row reflects every event built so far that touches it or a
+ * neighbour: a session of day d is merged over days d-1..d+1), `stale` (a build touched it or a neighbour after its
+ * refresh, or it was never refreshed) or `empty` (no built event within a day of it: no session began on it).
+ */
+export type SourceDayState = 'fresh' | 'stale' | 'empty';
+
+/** What decides the states: per day, daily_uniques' highest built_seq (every built event has a row of its day) and sources_daily_days'. */
+export interface SourceDaySeqs {
+  touched: ReadonlyMap<string, number>;
+  built: ReadonlyMap<string, number>;
+}
+
+/** The UNION ALL of the seqs SourceDaySeqs holds (kind 1 touched, 2 built) for `{touch_from}`..`{touch_to}` and [`{from}`, `{to}`), with `weeks` adding sources_weekly_weeks' (kind 3). */
+export function sourceDaySeqsSql(dailyUniques: string, sourcesDailyDays: string, sourcesWeeklyWeeks?: string): string {
+  return [
+    `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${dailyUniques}`,
+    'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
+    'UNION ALL',
+    `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${sourcesDailyDays}`,
+    'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
+    ...(sourcesWeeklyWeeks
+      ? ['UNION ALL', `SELECT toString(day) AS d, 3 AS kind, max(built_seq) AS seq FROM ${sourcesWeeklyWeeks}`, 'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day']
+      : []),
+  ].join('\n');
+}
+
+/** The state of `day` (see SourceDayState). */
+export function sourceDayState(day: string, seqs: SourceDaySeqs): SourceDayState {
+  const near = [addDays(day, -1), day, addDays(day, 1)].filter((d) => seqs.touched.has(d));
+  if (near.length === 0) return 'empty';
+  const at = seqs.built.get(day);
+  return at !== undefined && near.every((d) => seqs.touched.get(d)! <= at) ? 'fresh' : 'stale';
+}
+
+/**
+ * Whether the week from `monday` (7 days) can be merged into, or read from, sources_weekly: each day is
+ * fresh, or empty with no sources_daily row; at least one is fresh. The week's answer is then the sum of its days'
+ * (sessions belong to the day of their first event), and `seq` the highest seq its days reflect.
+ */
+export function mergeableWeek(monday: string, seqs: SourceDaySeqs): { seq: number } | undefined {
+  let seq = -1;
+  for (const day of weekDays(monday)) {
+    const state = sourceDayState(day, seqs);
+    if (state === 'stale' || (state === 'empty' && seqs.built.has(day))) return undefined;
+    if (state === 'fresh') seq = Math.max(seq, seqs.built.get(day)!);
+  }
+  return seq < 0 ? undefined : { seq };
+}
+
+/** The 7 days of the ISO week from `monday`. */
+export const weekDays = (monday: string): string[] => Array.from({ length: 7 }, (_, i) => addDays(monday, i));
+
+/** Whether `day` ('YYYY-MM-DD', UTC) is a Monday. */
+export const isMonday = (day: string): boolean => new Date(`${day}T00:00:00Z`).getUTCDay() === 1;
+
+/** The Monday of `day`'s ISO week. */
+export const mondayOf = (day: string): string => addDays(day, -((new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7));

@@ -30,7 +30,7 @@ export interface ExportTurn {
  * A read naming one of these tables reads what the aggregate builder builds (every aggregate, and sources_daily which
  * it refreshes); a read of `events` alone does not.
  */
-const BUILT_TABLES = new RegExp(`\\.(${[...AGGREGATES.map((a) => a.table), 'sources_daily', 'sources_daily_days'].join('|')})\\b`);
+const BUILT_TABLES = new RegExp(`\\.(${[...AGGREGATES.map((a) => a.table), 'sources_daily', 'sources_daily_days', 'sources_weekly', 'sources_weekly_weeks'].join('|')})\\b`);
 
 export interface ReadSideDeps {
   /** Runs one statement and returns its JSON rows. */

@@ -62,7 +62,7 @@ describe('sources_daily (GET /v1/sources per day, embedded store)', () => {
   });
 
   it('answers every whole-day range from fresh days exactly as from sessions alone', async () => {
-    expect(await days(p, D0, D0 + 6 * DAY)).toEqual({ fresh: ['2031-02-26', '2031-02-27', '2031-02-28', '2031-03-01', '2031-03-02', '2031-03-03'], stale: [] });
+    expect(await days(p, D0, D0 + 6 * DAY)).toEqual({ fresh: ['2031-02-26', '2031-02-27', '2031-02-28', '2031-03-01', '2031-03-02', '2031-03-03'], stale: [], weeks: [], unmerged: [] });
     await expectAllRangesAgree(p);
     const all = await querySources(store, p, params(D0, D0 + 6 * DAY));
     expect(all.rows.find((r) => r.source === 'google' && r.medium === 'organic')).toEqual({ source: 'google', medium: 'organic', events: 2, uniques: 1, paid_share: 0 });
@@ -71,7 +71,7 @@ describe('sources_daily (GET /v1/sources per day, embedded store)', () => {
   it('a late event makes its day and both neighbours stale; reads compute them until the next refresh', async () => {
     // s-a3 gets an earlier first event from bing/cpc on day 3: its entry moves, google/paid loses a session on day 3
     await store.insertRows([visit('s-a3', 'v3', D0 + 3 * DAY + 60_000, 'bing', 'cpc')]);
-    expect(await days(p, D0, D0 + 6 * DAY)).toEqual({ fresh: ['2031-02-26', '2031-02-27', '2031-03-03'], stale: ['2031-02-28', '2031-03-01', '2031-03-02'] });
+    expect(await days(p, D0, D0 + 6 * DAY)).toEqual({ fresh: ['2031-02-26', '2031-02-27', '2031-03-03'], stale: ['2031-02-28', '2031-03-01', '2031-03-02'], weeks: [], unmerged: [] });
     await expectAllRangesAgree(p);
     const day3 = await querySources(store, p, params(D0 + 3 * DAY, D0 + 4 * DAY));
     expect(day3.rows.find((r) => r.source === 'bing')).toEqual({ source: 'bing', medium: 'cpc', events: 3, uniques: 1, paid_share: 0 });
@@ -101,11 +101,91 @@ describe('sources_daily (GET /v1/sources per day, embedded store)', () => {
     const from = D0 + DAY + 3_600_000;
     const to = D0 + 3 * DAY + 3_600_000;
     expect((await querySources(store, p, params(from, to))).rows).toEqual(await fromSessions(p, from, to));
-    expect(await days(p, D0 + 30 * DAY, D0 + 40 * DAY)).toEqual({ fresh: [], stale: [] });
+    expect(await days(p, D0 + 30 * DAY, D0 + 40 * DAY)).toEqual({ fresh: [], stale: [], weeks: [], unmerged: [] });
     expect((await querySources(store, p, params(D0 + 30 * DAY, D0 + 40 * DAY))).rows).toEqual([]);
   });
 
   it('another project sees none of it', async () => {
     expect((await querySources(store, randomUUID(), params(D0, D0 + 6 * DAY))).rows).toEqual([]);
+  });
+});
+
+describe('sources_weekly (whole ISO weeks merged from sources_daily, embedded store)', () => {
+  const p = randomUUID();
+  const W0 = Date.UTC(2025, 0, 6); // a Monday, over (the keeper merges a week once it and the day after it are over)
+  const weeks = ['2025-01-06', '2025-01-13', '2025-01-20'];
+  const visit = (session: string, anon: string, at: number, source: string, medium: string) => row(p, { at, session_id: session, anonymous_id: anon, source, medium });
+  /** Whole-day ranges within the 3 weeks, both breakdowns: weeks + days + sessions == sessions alone. */
+  async function expectRangesAgree() {
+    for (const [a, b] of [[0, 7], [0, 21], [1, 21], [0, 8], [6, 14], [7, 14], [3, 17], [13, 21], [2, 5]]) {
+      for (const breakdown of ['source_medium', 'source']) {
+        const from = W0 + a! * DAY;
+        const to = W0 + b! * DAY;
+        expect({ a, b, breakdown, rows: (await querySources(store, p, params(from, to, breakdown))).rows }).toEqual({ a, b, breakdown, rows: await fromSessions(p, from, to, breakdown) });
+      }
+    }
+  }
+
+  beforeAll(async () => {
+    await store.insertRows([
+      // Sunday 23:55 -> Monday 00:05: a session of week 0's Sunday, its second event in week 1
+      visit('s-sun', 'v1', W0 + 7 * DAY - 5 * MIN, 'google', 'organic'),
+      visit('s-sun', 'v1', W0 + 7 * DAY + 5 * MIN, 'facebook', 'paid'),
+      // sessions on most days of the 3 weeks, the same visitors again and again (the sketches merge, not add)
+      ...Array.from({ length: 21 }, (_, d) => d).filter((d) => d % 5 !== 4).flatMap((d) => [
+        visit(`s-a${d}`, `v${d % 3}`, W0 + d * DAY + 3_600_000, 'google', 'paid'),
+        visit(`s-b${d}`, `v${d % 4}`, W0 + d * DAY + 7_200_000, d < 10 ? 'newsletter' : 'twitter', d < 10 ? 'email' : 'social'),
+      ]),
+    ]);
+    await store.refreshSources(true);
+  });
+
+  it('reads every whole week of a range from sources_weekly once its days are refreshed, exactly as sessions alone answer', async () => {
+    expect(await days(p, W0, W0 + 21 * DAY)).toEqual({ fresh: [], stale: [], weeks, unmerged: [] });
+    expect((await days(p, W0 + DAY, W0 + 21 * DAY)).weeks).toEqual(weeks.slice(1));
+    await expectRangesAgree();
+    // one row per (week, source, medium) as FINAL reads it: twitter/social only in weeks 1 and 2
+    const rows = await store.select<{ d: string; n: string }>(`SELECT toString(day) AS d, count() AS n FROM ${store.db}.sources_weekly FINAL WHERE project_id = {p:UUID} AND events > 0 GROUP BY day ORDER BY day`, { p });
+    expect(rows.map((r) => [r.d, Number(r.n)])).toEqual([['2025-01-06', 3], ['2025-01-13', 3], ['2025-01-20', 2]]);
+  });
+
+  it('a late event makes its week unreadable until the week is merged again; reads take its days meanwhile', async () => {
+    // s-a2 (week 0, Wednesday) gets an earlier first event from bing/cpc: week 0's Tuesday to Thursday are stale
+    await store.insertRows([visit('s-a2', 'v2', W0 + 2 * DAY + 60_000, 'bing', 'cpc')]);
+    const stale = await days(p, W0, W0 + 21 * DAY);
+    expect(stale.weeks).toEqual(weeks.slice(1));
+    expect(stale.stale).toEqual(['2025-01-07', '2025-01-08', '2025-01-09']);
+    await expectRangesAgree();
+    await store.refreshSources(true);
+    expect(await days(p, W0, W0 + 21 * DAY)).toEqual({ fresh: [], stale: [], weeks, unmerged: [] });
+    await expectRangesAgree();
+    const week0 = await querySources(store, p, params(W0, W0 + 7 * DAY));
+    expect(week0.rows.find((r) => r.source === 'bing')).toEqual({ source: 'bing', medium: 'cpc', events: 2, uniques: 1, paid_share: 0 });
+  });
+
+  it('a week whose days were refreshed after it was merged is read day by day and told to the keeper, which merges it again', async () => {
+    // As after a restart that lost the keeper's list: week 1's Wednesday refreshed at a newer seq than the week's.
+    const seq = (await store.select<{ seq: string }>(`SELECT max(built_seq) AS seq FROM ${store.db}.sources_daily_days WHERE project_id = {p:UUID}`, { p }))[0]!.seq;
+    await store.command(`INSERT INTO ${store.db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, '2025-01-15', {s:UInt64})`, { p, s: Number(seq) + 1 });
+    const plan = await days(p, W0, W0 + 21 * DAY);
+    expect(plan.weeks).toEqual(['2025-01-06', '2025-01-20']);
+    expect(plan.unmerged).toEqual(['2025-01-13']);
+    expect(plan.fresh).toHaveLength(7);
+    await expectRangesAgree(); // querySources tells the keeper
+    await store.refreshSources(true);
+    expect((await days(p, W0, W0 + 21 * DAY)).weeks).toEqual(weeks);
+    await expectRangesAgree();
+  });
+
+  it('leaves a week that is not over to sources_daily (a week of 2031 here), and reads it day by day, exactly', async () => {
+    const q = randomUUID();
+    const monday = Date.UTC(2031, 2, 3);
+    await store.insertRows(Array.from({ length: 7 }, (_, d) => row(q, { at: monday + d * DAY + 60_000, session_id: `w-${d}`, anonymous_id: `w-${d % 2}`, source: 'google', medium: 'organic' })));
+    await store.refreshSources(true);
+    const plan = await days(q, monday, monday + 7 * DAY);
+    expect(plan).toEqual({ fresh: ['2031-03-03', '2031-03-04', '2031-03-05', '2031-03-06', '2031-03-07', '2031-03-08', '2031-03-09'], stale: [], weeks: [], unmerged: ['2031-03-03'] });
+    expect((await querySources(store, q, params(monday, monday + 7 * DAY))).rows).toEqual([{ source: 'google', medium: 'organic', events: 7, uniques: 2, paid_share: 0 }]);
+    await store.refreshSources(true);
+    expect((await days(q, monday, monday + 7 * DAY)).weeks).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
+import { mergeableWeek, mondayOf, sourceDaySeqsSql } from '../../tables/sources-daily';
 
 /** Days back from today that a restart checks for builds newer than their refresh. */
 const UNREFRESHED_DAYS = 62;
@@ -12,7 +13,7 @@ export interface SourcesDailyOptions {
   client: ClickHouseClient;
   /** A day refreshed at t is refreshed again at t + refreshMs at the earliest; reads compute it meanwhile. */
   refreshMs: number;
-  /** Days refreshed per builder tick at most (each is one INSERT ... SELECT over 3 days of sessions). */
+  /** Days refreshed per builder tick at most (each is one INSERT ... SELECT over 3 days of sessions), and weeks merged. */
   maxDaysPerTick?: number;
 }
 
@@ -23,11 +24,16 @@ export interface SourcesDailyOptions {
  * (after a restart, or before 005 existed). A day is recomputed at most once per refreshMs: under steady traffic
  * today and yesterday stay stale between refreshes and reads compute them from `sessions`, exactly (sources.query.ts
  * decides per day; a stale day is never answered from here).
+ * It keeps sources_weekly too (migration 013): a week whose days were refreshed, or that a read found unmerged, is
+ * merged from its 7 days once it and the day after it are over and none of its days waits for a refresh, and only when
+ * each of its days is fresh then (mergeableWeek, the rule reads apply before using the week).
  */
 export class SourcesDaily {
   /** `${project_id}|${day}` -> the project and day, waiting for a refresh. */
   private readonly dirty = new Map<string, { projectId: string; day: string }>();
   private readonly refreshedAt = new Map<string, number>();
+  /** `${project_id}|${monday}` -> the project and the week's Monday, waiting to be merged into sources_weekly. */
+  private readonly weeks = new Map<string, { projectId: string; monday: string }>();
   private readonly maxDaysPerTick: number;
 
   constructor(private readonly options: SourcesDailyOptions) {
@@ -37,6 +43,11 @@ export class SourcesDaily {
   /** Days a read found stale: refreshed by the next tick (within the refresh interval). */
   markStale(projectId: string, days: readonly string[]): void {
     for (const day of days) this.dirty.set(`${projectId}|${day}`, { projectId, day });
+  }
+
+  /** Whole weeks a read found with every day fresh but no current sources_weekly row: merged by a coming tick. */
+  markWeeks(projectId: string, mondays: readonly string[]): void {
+    for (const monday of mondays) this.weeks.set(`${projectId}|${monday}`, { projectId, monday });
   }
 
   /** Days waiting for a refresh (tests and benchmarks). */
@@ -84,7 +95,19 @@ export class SourcesDaily {
       await this.refreshDay(projectId, day, stamp);
       this.dirty.delete(key);
       this.refreshedAt.set(key, now);
+      this.markWeeks(projectId, [mondayOf(day)]);
       done++;
+    }
+    // Then the weeks that are over (the day after a week's Sunday too: its sessions touch that Sunday) and whose days
+    // wait for nothing. A week still in progress stays listed until then.
+    const dirtyWeeks = new Set([...this.dirty.values()].map(({ projectId, day }) => `${projectId}|${mondayOf(day)}`));
+    let merged = 0;
+    for (const [key, { projectId, monday }] of [...this.weeks]) {
+      if (!all && merged >= this.maxDaysPerTick) break;
+      if (dayStartMs(monday) + 8 * DAY_MS > now || dirtyWeeks.has(key)) continue;
+      await this.mergeWeek(projectId, monday);
+      this.weeks.delete(key);
+      merged++;
     }
     // Refresh times only matter within the interval.
     for (const [key, at] of this.refreshedAt) if (now - at >= this.options.refreshMs) this.refreshedAt.delete(key);
@@ -118,6 +141,39 @@ export class SourcesDaily {
       params,
     );
     await this.command(`INSERT INTO ${db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
+  }
+
+  /**
+   * One week of sources_weekly from its 7 days of sources_daily, when mergeableWeek accepts their states as the
+   * aggregates are now: tombstones (version 2s) for the groups the week had, its groups summed and sketch-merged
+   * (version 2s + 1), s the highest seq of its days; then s in sources_weekly_weeks (after the rows, as refreshDay).
+   * Refreshes and builds run in the builder's chain, never beside this, so the states read hold for the INSERT.
+   */
+  private async mergeWeek(projectId: string, monday: string): Promise<void> {
+    const db = this.options.db;
+    const next = addDays(monday, 7);
+    const rows = await this.query<{ d: string; kind: number; seq: string | number }>(sourceDaySeqsSql(`${db}.daily_uniques`, `${db}.sources_daily_days`), {
+      p: projectId, touch_from: addDays(monday, -1), touch_to: next, from: monday, to: next,
+    });
+    const touched = new Map<string, number>();
+    const built = new Map<string, number>();
+    for (const r of rows) (Number(r.kind) === 1 ? touched : built).set(r.d, Number(r.seq));
+    const week = mergeableWeek(monday, { touched, built });
+    if (!week) return;
+    await this.command(
+      [
+        `INSERT INTO ${db}.sources_weekly (project_id, day, source, medium, sessions, events, uniques, version)`,
+        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
+        `FROM ${db}.sources_weekly FINAL WHERE project_id = {p:UUID} AND day = {monday:Date} AND events > 0`,
+        'UNION ALL',
+        'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',
+        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND events > 0`,
+        'GROUP BY source, medium',
+        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
+      ].join('\n'),
+      { p: projectId, monday, next, tomb: 2 * week.seq, ver: 2 * week.seq + 1 },
+    );
+    await this.command(`INSERT INTO ${db}.sources_weekly_weeks (project_id, day, built_seq) VALUES ({p:UUID}, {monday:Date}, {seq:UInt64})`, { p: projectId, monday, seq: week.seq });
   }
 
   private async query<T>(query: string, query_params: Record<string, unknown>): Promise<T[]> {

@@ -4,7 +4,7 @@ import { DAY_MS, toClickHouseDate, toClickHouseTime } from '../primitives/clickh
 import type { ReadTables } from '../tables/read-tables';
 import type { Reader } from './reader';
 import { addDays, dayOf, dayStartMs, humanSessionsInRangeSql, sessionsInRangeSql } from '../tables/session-days';
-import { isMonday, mergeableWeek, sourceDayState, sourceDaySeqsSql, weekDays } from '../tables/sources-daily';
+import { isMonday, mergeableWeek, readSourceDaySeqs, sourceDayState, weekDays } from '../tables/sources-daily';
 
 /** How far `sessions` rows are scanned past each end of the range: sessions shorter than this are merged whole. */
 export const SESSION_SPAN_MS = DAY_MS;
@@ -90,15 +90,13 @@ export interface SourceDays {
  * every one of its days as they are (its seq no lower than any of theirs), instead of day by day.
  */
 export async function planSourceDays(reader: Reader, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
-  const rows = await reader.read<{ d: string; kind: number; seq: string | number }>(
+  const { touched, built, merged } = await readSourceDaySeqs(
+    (sql, bound) => reader.read(projectId, sql, bound),
+    { dailyUniques: tables.dailyUniques, sourcesDailyDays: tables.sourcesDailyDays!, sourcesWeeklyWeeks: tables.sourcesWeeklyWeeks },
     projectId,
-    sourceDaySeqsSql(tables.dailyUniques, tables.sourcesDailyDays!, tables.sourcesWeeklyWeeks),
-    { p: projectId, touch_from: dayOf(params.from - DAY_MS), touch_to: dayOf(params.to), from: dayOf(params.from), to: dayOf(params.to) },
+    dayOf(params.from),
+    dayOf(params.to),
   );
-  const touched = new Map<string, number>();
-  const built = new Map<string, number>();
-  const merged = new Map<string, number>();
-  for (const r of rows) [touched, built, merged][Number(r.kind) - 1]!.set(r.d, Number(r.seq));
   const seqs = { touched, built };
   const days: SourceDays = { fresh: [], stale: [], weeks: [], unmerged: [] };
   const inWeek = new Set<string>();

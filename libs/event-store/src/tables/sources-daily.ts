@@ -30,18 +30,38 @@ export interface SourceDaySeqs {
   built: ReadonlyMap<string, number>;
 }
 
-/** The UNION ALL of the seqs SourceDaySeqs holds (kind 1 touched, 2 built) for `{touch_from}`..`{touch_to}` and [`{from}`, `{to}`), with `weeks` adding sources_weekly_weeks' (kind 3). */
-export function sourceDaySeqsSql(dailyUniques: string, sourcesDailyDays: string, sourcesWeeklyWeeks?: string): string {
-  return [
-    `SELECT toString(day) AS d, 1 AS kind, max(built_seq) AS seq FROM ${dailyUniques}`,
-    'WHERE project_id = {p:UUID} AND day >= {touch_from:Date} AND day <= {touch_to:Date} GROUP BY day',
-    'UNION ALL',
-    `SELECT toString(day) AS d, 2 AS kind, max(built_seq) AS seq FROM ${sourcesDailyDays}`,
-    'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day',
-    ...(sourcesWeeklyWeeks
-      ? ['UNION ALL', `SELECT toString(day) AS d, 3 AS kind, max(built_seq) AS seq FROM ${sourcesWeeklyWeeks}`, 'WHERE project_id = {p:UUID} AND day >= {from:Date} AND day < {to:Date} GROUP BY day']
-      : []),
-  ].join('\n');
+/** The tables the seqs are read from (ReadTables' names, or the keeper's own). */
+export interface SourceSeqTables {
+  dailyUniques: string;
+  sourcesDailyDays: string;
+  /** With it, the weeks' seqs too (`merged`). */
+  sourcesWeeklyWeeks?: string;
+}
+
+/**
+ * The seqs of the days [fromDay, toDay) (daily_uniques' from the day before to toDay: a day's neighbours decide it) and
+ * of the weeks whose Monday is among them, in one statement that `run` executes: what both the reads (planSourceDays)
+ * and the keeper (before it merges a week) decide the days' states with.
+ */
+export async function readSourceDaySeqs(
+  run: <T>(sql: string, params: Record<string, unknown>) => Promise<T[]>,
+  tables: SourceSeqTables,
+  projectId: string,
+  fromDay: string,
+  toDay: string,
+): Promise<SourceDaySeqs & { merged: ReadonlyMap<string, number> }> {
+  const seqs = (table: string, kind: number, range: string) =>
+    `SELECT toString(day) AS d, ${kind} AS kind, max(built_seq) AS seq FROM ${table} WHERE project_id = {p:UUID} AND ${range} GROUP BY day`;
+  const inRange = 'day >= {from:Date} AND day < {to:Date}';
+  const sql = [
+    seqs(tables.dailyUniques, 1, 'day >= {touch_from:Date} AND day <= {touch_to:Date}'),
+    seqs(tables.sourcesDailyDays, 2, inRange),
+    ...(tables.sourcesWeeklyWeeks ? [seqs(tables.sourcesWeeklyWeeks, 3, inRange)] : []),
+  ].join('\nUNION ALL\n');
+  const rows = await run<{ d: string; kind: number | string; seq: string | number }>(sql, { p: projectId, touch_from: addDays(fromDay, -1), touch_to: toDay, from: fromDay, to: toDay });
+  const out = { touched: new Map<string, number>(), built: new Map<string, number>(), merged: new Map<string, number>() };
+  for (const r of rows) [out.touched, out.built, out.merged][Number(r.kind) - 1]!.set(r.d, Number(r.seq));
+  return out;
 }
 
 /** The state of `day` (see SourceDayState). */

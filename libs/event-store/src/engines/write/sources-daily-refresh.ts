@@ -2,7 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
-import { mergeableWeek, mondayOf, sourceDaySeqsSql } from '../../tables/sources-daily';
+import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources-daily';
 
 /** Days back from today that a restart checks for builds newer than their refresh. */
 const UNREFRESHED_DAYS = 62;
@@ -152,13 +152,8 @@ export class SourcesDaily {
   private async mergeWeek(projectId: string, monday: string): Promise<void> {
     const db = this.options.db;
     const next = addDays(monday, 7);
-    const rows = await this.query<{ d: string; kind: number; seq: string | number }>(sourceDaySeqsSql(`${db}.daily_uniques`, `${db}.sources_daily_days`), {
-      p: projectId, touch_from: addDays(monday, -1), touch_to: next, from: monday, to: next,
-    });
-    const touched = new Map<string, number>();
-    const built = new Map<string, number>();
-    for (const r of rows) (Number(r.kind) === 1 ? touched : built).set(r.d, Number(r.seq));
-    const week = mergeableWeek(monday, { touched, built });
+    const seqs = await readSourceDaySeqs((sql, params) => this.query(sql, params), { dailyUniques: `${db}.daily_uniques`, sourcesDailyDays: `${db}.sources_daily_days` }, projectId, monday, next);
+    const week = mergeableWeek(monday, seqs);
     if (!week) return;
     await this.command(
       [

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 
 const dir = process.argv[2];
 if (!dir || dir.startsWith('--')) throw new Error('usage: node tools/bench/sources-cost.mjs <BENCH_DIR> [--days=30] [--threads=4]');
@@ -60,8 +61,10 @@ console.log(`project ${p}, ${DAYS} days from ${first}: sources_daily holds ${cou
 console.log(`sketch states ${(Number(counts.bytes) / 1e6).toFixed(1)} MB (${(Number(counts.bytes) / Number(counts.stored) / 1024).toFixed(0)} KiB each); max_threads ${THREADS}; median of 12`);
 if (hasWeekly) console.log(`whole weeks: ${mondays.join(', ') || 'none'} (${Number(one(`SELECT count() AS n FROM ${db}.sources_weekly FINAL WHERE project_id = '${p}' AND events > 0`).n)} sources_weekly rows)`);
 console.log(`${'statement'.padEnd(78)} ${'wall ms'.padStart(8)} ${'cpu ms'.padStart(8)}`);
+const loadBefore = loadavg()[0];
 for (const [label, sql] of STATEMENTS) {
   const [wall, cpu] = time(sql);
   console.log(`${label.padEnd(78)} ${wall.toFixed(1).padStart(8)} ${cpu.toFixed(1).padStart(8)}`);
 }
+console.log(`1-minute load average ${loadBefore.toFixed(2)} -> ${loadavg()[0].toFixed(2)}`);
 session.cleanup?.();

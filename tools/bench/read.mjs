@@ -31,7 +31,7 @@
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -373,6 +373,18 @@ if (stores.events.sourcesDaily && 'sources (last 2 days live)'.includes(MIX_FILT
   await measure('sources (last 2 days live)', '/v1/sources', [{ from: FROM, to: TO }, { from: FROM, to: TO, breakdown: 'source' }]);
 }
 console.log(`RSS during the queries: peak ${rssPeakQueries} MiB (sampled every 10th request)`);
+// What the process keeps once the reads are over (issue 49's "RSS after the 10M load and the read bench"): the RSS
+// 15 s after the last request, the engine's freed pages returned by its allocator meanwhile, and the peak (VmHWM).
+await new Promise((done) => setTimeout(done, 15_000));
+const rssSettledQueries = rssMiB();
+const hwmMiB = (() => {
+  try {
+    return Math.round(Number(readFileSync('/proc/self/status', 'utf8').match(/VmHWM:\s+(\d+)/)?.[1]) / 1024);
+  } catch {
+    return null;
+  }
+})();
+console.log(`RSS after the queries: ${rssSettledQueries} MiB 15 s after the last request; peak of the whole run (VmHWM) ${hwmMiB ?? '?'} MiB`);
 
 server.close();
 if (harness) await builder.close();
@@ -388,7 +400,7 @@ console.log(
     sources_refresh_s: +(refreshMs / 1000).toFixed(1),
     load_rate_events_per_s: loadRate,
     merges_settle_s: settleS,
-    rss_mib: { before_load: rssBefore, after_load: rssAfterLoad, peak_queries: rssPeakQueries },
+    rss_mib: { before_load: rssBefore, after_load: rssAfterLoad, peak_queries: rssPeakQueries, after_queries: rssSettledQueries, peak: hwmMiB },
     disk,
     rows: sizes,
     latency_ms: results,

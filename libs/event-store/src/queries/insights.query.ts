@@ -147,13 +147,14 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   if (joined && !wholeDays) for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  /** The aggregate's rows of both periods' days (bots left out unless asked). */
+  const visitsWhere = `WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'}`;
   /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
   const visitRows = (columns: string[], key: string) =>
     [
       `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[DIMENSION_SQL[d].visits!.reads])), ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].visits!.sql} AS vd${i}`)].join(', ')}`,
       `FROM ${tables.visits}`,
-      'WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}',
-      ...(q.include_bots ? [] : ['  AND bot = 0']),
+      visitsWhere,
       `GROUP BY ${key}`,
     ].join('\n');
   const VDUR = 'toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur';
@@ -178,7 +179,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const visitorsScan = (p: 0 | 1) =>
     [
       `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND day ${p ? '>=' : '<'} {from_day:Date})`,
-      `FROM ${tables.visits} WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'}))`,
+      `FROM ${tables.visits} ${visitsWhere}))`,
     ].join(' ');
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => `${visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'))} AS ${p ? 'm' : 'c'}${i}`),

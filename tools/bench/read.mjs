@@ -31,11 +31,11 @@
 //
 // The libs are bundled from source with esbuild (as tools/build.mjs does for the apps), so no build step is needed.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bundleFromSource, cpuMsOf } from './lib.mjs';
+import { bundleFromSource, cpuMsOf, memoryOf } from './lib.mjs';
 import { syntheticEventsSql } from './synthetic-events.mjs';
 
 const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -377,14 +377,8 @@ console.log(`RSS during the queries: peak ${rssPeakQueries} MiB (sampled every 1
 // 15 s after the last request, the engine's freed pages returned by its allocator meanwhile, and the peak (VmHWM).
 await new Promise((done) => setTimeout(done, 15_000));
 const rssSettledQueries = rssMiB();
-const hwmMiB = (() => {
-  try {
-    return Math.round(Number(readFileSync('/proc/self/status', 'utf8').match(/VmHWM:\s+(\d+)/)?.[1]) / 1024);
-  } catch {
-    return null;
-  }
-})();
-console.log(`RSS after the queries: ${rssSettledQueries} MiB 15 s after the last request; peak of the whole run (VmHWM) ${hwmMiB ?? '?'} MiB`);
+const hwmMiB = Math.round(memoryOf(process.pid).hwmMiB);
+console.log(`RSS after the queries: ${rssSettledQueries} MiB 15 s after the last request; peak of the whole run (VmHWM) ${hwmMiB} MiB`);
 
 server.close();
 if (harness) await builder.close();

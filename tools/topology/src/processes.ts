@@ -24,15 +24,16 @@ export interface Started {
 }
 
 /**
- * Spawns a Node entry point and resolves with the port of the JSON line `{"msg":"listening","port":N}` it prints
- * (every app's log line, and the harness's). Output also goes to `logFile` when given.
+ * Spawns a Node entry point (or `command`, e.g. `sh` running a script that execs one) and resolves with the port of the
+ * JSON line `{"msg":"listening","port":N}` it prints (every app's log line, and the harness's). Output also goes to
+ * `logFile` when given.
  */
 export function startNode(
   name: string,
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; logFile?: string; timeoutMs?: number; onSpawn?: (proc: ChildProcess) => void },
+  options: { cwd: string; env: NodeJS.ProcessEnv; command?: string; logFile?: string; timeoutMs?: number; onSpawn?: (proc: ChildProcess) => void },
 ): Promise<Started> {
-  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(options.command ?? process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   options.onSpawn?.(proc);
   const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   let out = '';

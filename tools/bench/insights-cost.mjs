@@ -34,7 +34,7 @@ const params = { project: p, from_day: first, lo_day: first, to_day: last };
 /** A golden case's SQL ("-- <name>" up to the blank line), its parameters written in, on the bench database. */
 function golden(file, name) {
   const lines = readFileSync(file, 'utf8').split('\n');
-  const at = lines.indexOf(`-- ${name}`);
+  const at = lines.findIndex((l) => l.startsWith(`-- ${name}`));
   if (at === -1) throw new Error(`${file}: no case "${name}"`);
   const end = lines.indexOf('', at);
   return lines

@@ -7,11 +7,9 @@
 //   git show <rev>:libs/event-store/src/queries/__golden__/insights.golden > /tmp/before.golden
 //   node tools/bench/insights-cost.mjs /tmp/b10 [--before=/tmp/before.golden]
 //
-// 1. The golden SQL of the totals cases (libs/event-store/src/queries/__golden__/insights.golden, and with --before an
-//    older copy of it), its parameters bound to the store's largest project over all its days, interleaved twice.
-// 2. A prototype of the next step (issue 49), not the code's SQL: it creates bench.visit_spans_proto (the visits with
-//    rows on more than one day) in BENCH_DIR, then reads every other visit's day row with FINAL and groups per visit
-//    only the listed ones, beside the same answers from the per-visit grouping (it prints whether they agree).
+// The golden SQL of the whole-day cases read from the `visits` aggregate (libs/event-store/src/queries/__golden__/
+// insights.golden, and with --before an older copy of it), its parameters bound to the store's largest project over
+// all its days, each beside its --before version, interleaved twice; it prints whether the two answers agree.
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -29,7 +27,7 @@ const db = 'bench';
 const q = (sql) => session.query(sql, 'JSONEachRow').trim();
 const one = (sql) => JSON.parse(q(sql).split('\n')[0]);
 const { p, first, last } = one(`SELECT toString(project_id) AS p, toString(min(day)) AS first, toString(max(day) + 1) AS last FROM ${db}.visits GROUP BY project_id ORDER BY count() DESC LIMIT 1`);
-const params = { project: p, from_day: first, lo_day: first, to_day: last };
+const params = { project: p, from_day: first, lo_day: first, to_day: last, from: `${first} 00:00:00.000`, lo: `${first} 00:00:00.000`, to: `${last} 00:00:00.000`, shift: String(Date.parse(last) - Date.parse(first)) };
 
 /** A golden case's SQL ("-- <name>" up to the blank line), its parameters written in, on the bench database. */
 function golden(file, name) {
@@ -60,44 +58,28 @@ function time(sql) {
 const row = (label, [wall, cpu]) => console.log(`${label.padEnd(70)} ${wall.toFixed(1).padStart(8)} ${cpu.toFixed(1).padStart(8)}`);
 
 const W = `project_id = '${p}' AND day >= '${first}' AND day < '${last}' AND bot = 0`;
-console.log(`project ${p}, ${first} to ${last}: ${one(`SELECT count() AS n FROM ${db}.visits WHERE ${W}`).n} visit rows; max_threads ${THREADS}; median of 7`);
+const spans = one(`SELECT count() AS n, uniqExact(session_key) AS k FROM ${db}.visit_spans WHERE project_id = '${p}' AND day >= '${first}' AND day < '${last}'`);
+console.log(`project ${p}, ${first} to ${last}: ${one(`SELECT count() AS n FROM ${db}.visits WHERE ${W}`).n} visit rows, ${spans.k} visits listed in visit_spans (${spans.n} rows); max_threads ${THREADS}; median of 7`);
 console.log(`${'statement'.padEnd(70)} ${'wall ms'.padStart(8)} ${'cpu ms'.padStart(8)}`);
 const loadBefore = loadavg()[0];
 
-const GOLDEN = ['totals: every event and visit metric', 'totals: visit metrics, whole days'];
+const GOLDEN = [
+  'totals: every event and visit metric',
+  'totals: visit metrics, whole days',
+  'visits by source, whole days',
+  'events by entry_path, exit_path, whole days',
+  'bounce_rate by country, whole days (joined to visits)',
+];
 const current = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../libs/event-store/src/queries/__golden__/insights.golden');
 time(golden(current, GOLDEN[0])); // warm-up: the first statement of a process pays for loading the parts
 for (let round = 0; round < 2; round++) {
   for (const name of GOLDEN) {
-    row(`golden "${name}"`, time(golden(current, name)));
-    if (before) row(`  before: the same case of ${before}`, time(golden(before, name)));
-  }
-}
-
-q(`CREATE TABLE IF NOT EXISTS ${db}.visit_spans_proto ENGINE = MergeTree ORDER BY (project_id, session_key) AS SELECT project_id, session_key FROM ${db}.visits GROUP BY project_id, session_key HAVING uniqExact(day) > 1`);
-console.log(`prototype: ${one(`SELECT count() AS n FROM ${db}.visit_spans_proto WHERE project_id = '${p}'`).n} multi-day visits of ${one(`SELECT uniqExact(session_key) AS n FROM ${db}.visits WHERE project_id = '${p}'`).n}`);
-const SPANS = `(SELECT session_key FROM ${db}.visit_spans_proto WHERE project_id = '${p}')`;
-const VISITORS = `(SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND day >= '${first}') FROM ${db}.visits WHERE ${W})`;
-const TOTALS = `countIf(cur = 1) AS visits, countIf(cur = 1 AND vn = 1 AND vpv = 1) AS bounces, sumIf(vdur, cur = 1) AS duration, sumIf(vpv, cur = 1) AS pageviews, any(${VISITORS}) AS visitors`;
-const BY_SOURCE = `SELECT vd0, countIf(cur = 1) AS visits, uniqCombinedIf(anon, anon != '' AND cur = 1) AS visitors, countIf(cur = 1 AND vn = 1 AND vpv = 1) AS bounces`;
-const PAIRS = [
-  [
-    'totals',
-    `SELECT ${TOTALS} FROM (SELECT session_key AS visit, toUInt8(day >= '${first}') AS cur, sum(events) AS vn, sum(pageviews) AS vpv, toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur FROM ${db}.visits WHERE ${W} GROUP BY visit, cur)`,
-    `SELECT ${TOTALS} FROM (SELECT toUInt8(day >= '${first}') AS cur, events AS vn, pageviews AS vpv, toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur FROM ${db}.visits FINAL WHERE ${W} AND session_key NOT IN ${SPANS} UNION ALL SELECT toUInt8(day >= '${first}') AS cur, sum(events), sum(pageviews), toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) FROM ${db}.visits WHERE ${W} AND session_key IN ${SPANS} GROUP BY session_key, cur)`,
-  ],
-  [
-    'visitors, visits, bounces by source',
-    `${BY_SOURCE} FROM (SELECT session_key AS visit, toUInt8(day >= '${first}') AS cur, any(anonymous_id) AS anon, sum(events) AS vn, sum(pageviews) AS vpv, min(entry) AS ent, substring(ent, 21, toUInt32(substring(ent, 16, 5))) AS vd0 FROM ${db}.visits WHERE ${W} GROUP BY visit, cur) GROUP BY vd0 ORDER BY vd0`,
-    `${BY_SOURCE} FROM (SELECT toUInt8(day >= '${first}') AS cur, anonymous_id AS anon, events AS vn, pageviews AS vpv, substring(entry, 21, toUInt32(substring(entry, 16, 5))) AS vd0 FROM ${db}.visits FINAL WHERE ${W} AND session_key NOT IN ${SPANS} UNION ALL SELECT toUInt8(day >= '${first}') AS cur, any(anonymous_id), sum(events), sum(pageviews), substring(min(entry), 21, toUInt32(substring(min(entry), 16, 5))) FROM ${db}.visits WHERE ${W} AND session_key IN ${SPANS} GROUP BY session_key, cur) GROUP BY vd0 ORDER BY vd0`,
-  ],
-];
-for (let round = 0; round < 2; round++) {
-  for (const [label, grouped, spans] of PAIRS) {
-    const now = time(grouped);
-    const next = time(spans);
-    row(`${label}: grouped per visit (now)`, now);
-    row(`${label}: FINAL rows + the multi-day visits grouped (prototype)${now[2] === next[2] ? '' : ' ANSWERS DIFFER'}`, next);
+    const now = time(golden(current, name));
+    row(`golden "${name}"`, now);
+    if (before) {
+      const then = time(golden(before, name));
+      row(`  before: the same case of ${before}${then[2] === now[2] ? '' : ' ANSWERS DIFFER'}`, then);
+    }
   }
 }
 console.log(`1-minute load average ${loadBefore.toFixed(2)} -> ${loadavg()[0].toFixed(2)}`);

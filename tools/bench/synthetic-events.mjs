@@ -7,7 +7,9 @@ const SOURCES = ['google/organic', 'google/paid', 'facebook/paid', 'facebook/soc
  * through `store.insertWith(rows, (seq, stamp) => store.command(syntheticEventsSql({ ..., seq, stamp })))` so the
  * aggregate builder folds it into the aggregates (a server's INSERT also carries the stamp's writer and row count).
  * `eventsPerSession` consecutive numbers make one session
- * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`.
+ * (same visitor, entry source/medium, device, country), timestamps spread over `spanDays` days from `fromMs`. Its
+ * session id is the server's form for a visit by inactivity, `<visitor id>-<30-minute bucket of its first event>`
+ * (what the browser SDK's events get: it sends none), so a session that starts before midnight runs past it on one id.
  * Used by the read-path (read.mjs) and dashboard (dashboard.mjs) benchmarks.
  * Session start times: `totalRows` given (the size of the whole load), in the order of the numbers, spread evenly
  * over the span ("ordered": events arrive in time order, as live traffic does, so each INSERT covers a stretch of
@@ -28,7 +30,9 @@ SELECT
   ['$pageview','$pageview','$pageview','$pageview','$pageview','$pageview','signup','purchase','clicked_pricing','feature_used'][cityHash64(n, 2) % 10 + 1],
   concat('anon-', toString(cityHash64(s, 3) % 400000)),
   NULL,
-  concat('sess-', toString(s)),
+  concat('anon-', toString(cityHash64(s, 3) % 400000), '-', toString(intDiv(${fromMs} + ${
+    totalRows === undefined ? `cityHash64(s, 1) % ${spanDays * DAY}` : `intDiv(s * ${spanDays * DAY}, ${Math.ceil(totalRows / eventsPerSession)})`
+  }, 1800000))),
   splitByChar('/', src)[1],
   splitByChar('/', src)[2],
   NULL, 'high', 'bench', NULL, NULL,

@@ -201,7 +201,8 @@ describe('the cluster topology answers like a single node', () => {
       expect(engines).toMatchObject({
         events: 'Distributed', events_local: 'MergeTree', daily_rollup: 'Distributed', daily_rollup_local: 'AggregatingMergeTree',
         sessions: 'Distributed', sessions_local: 'AggregatingMergeTree', daily_uniques: 'Distributed', daily_uniques_local: 'AggregatingMergeTree',
-        visits: 'Distributed', visits_local: 'AggregatingMergeTree', daily_uniques_by: 'Distributed', daily_uniques_by_local: 'AggregatingMergeTree',
+        visits: 'Distributed', visits_local: 'AggregatingMergeTree', visit_spans: 'Distributed', visit_spans_local: 'AggregatingMergeTree',
+        daily_uniques_by: 'Distributed', daily_uniques_by_local: 'AggregatingMergeTree',
         sources_daily: 'Distributed', sources_daily_local: 'ReplacingMergeTree', aggregate_progress: 'ReplacingMergeTree',
       });
       // Migration 012: no view builds anything any more.
@@ -237,7 +238,7 @@ describe('the cluster topology answers like a single node', () => {
       expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.visits_local`)).toBeGreaterThan(0);
 
-      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits` });
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans` });
       const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
         const [a, b] = [single, cluster].map((db) => {
           const q = build(tables(db));

@@ -91,7 +91,10 @@ export function generateProject(project: string, shape: DatasetShape, rand: () =
         shapeRoll < 0.15 ? D0 + day * DAY_MS + DAY_MS - Math.floor(rand() * 15 * 60_000) - 1 // minutes before midnight
         : shapeRoll < 0.25 ? D0 + day * DAY_MS + Math.floor(rand() * 24) * HOUR_MS + HOUR_MS - Math.floor(rand() * 120_000) - 1 // just before an hour edge
         : D0 + day * DAY_MS + Math.floor(rand() * DAY_MS);
-      const sessionId = rand() < 0.6 ? `${anon}-s${s}` : undefined;
+      // A client's own id, one in the server's form (`<id>-<30-minute bucket of the first event>`, as a visit by
+      // inactivity stores it: such a visit may run past midnight on that id), or none (the clock-bucket id).
+      const idRoll = rand();
+      const sessionId = idRoll < 0.45 ? `${anon}-s${s}` : idRoll < 0.6 ? `${anon}-${Math.floor(t / 1_800_000)}` : undefined;
       const entry = pick(ENTRIES);
       let page = pick(PAGES);
       const count = 1 + Math.floor(rand() * 8);

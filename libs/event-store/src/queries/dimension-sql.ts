@@ -32,6 +32,8 @@ export const DIMENSION_SQL: Record<InsightColumnDimension, { sql: string; column
   exit_path: { sql: "argMaxIf(tuple(path), (timestamp, event_id), event_name = '$pageview').1", columns: ['path'], visits: { sql: VISIT_PAGE.path('exp'), reads: 'exp' } },
 };
 export const VISITS_MERGE = { ent: 'min(entry) AS ent', enp: 'min(entry_page) AS enp', exp: 'max(exit_page) AS exp' } as const;
+/** The same columns of a visit's one row (read with FINAL: a visit `visit_spans` does not list has one row a day). */
+export const VISITS_ROW = { ent: 'entry AS ent', enp: 'entry_page AS enp', exp: 'exit_page AS exp' } as const;
 
 /**
  * A visit dimension's value from the `visits` aggregate over the range's whole UTC days ({from_day}, {to_day}): `rows`

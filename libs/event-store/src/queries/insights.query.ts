@@ -13,7 +13,7 @@ import {
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, dimensionsOf, namesVisitDimension } from './dimension-sql';
+import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
@@ -109,6 +109,10 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
 
+/** A per-visit column of the visits aggregate: over a visit's rows grouped, and on its one row (read with FINAL). */
+type VisitColumn = readonly [grouped: string, row: string];
+const same = (c: string): VisitColumn => [c, c];
+
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: ReadOptions = {}): Query {
   const tz = options.timezone ?? DEFAULT_TIME_ZONE;
@@ -149,15 +153,32 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
   /** The aggregate's rows of both periods' days (bots left out unless asked). */
   const visitsWhere = `WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'}`;
-  /** The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions). */
-  const visitRows = (columns: string[], key: string) =>
-    [
-      `SELECT ${[...columns, ...new Set(b.visitDims.map((d) => VISITS_MERGE[DIMENSION_SQL[d].visits!.reads])), ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].visits!.sql} AS vd${i}`)].join(', ')}`,
+  // The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions).
+  // Without bots, a visit that visit_spans (migration 014) does not list for these days has at most one row in them
+  // (bot = 0, its home day): it is read whole with FINAL (the parts' rows of its key merged by the engine, in order),
+  // and only the listed visits' rows are grouped per visit (BENCHMARKS.md, "Insights from visits read whole"). With
+  // bots, a visit may have a bot row beside its other row on one day: every row is grouped per visit. The rows joined
+  // to events (`grouped`) are grouped too: as a join's right side the two branches cost more than the one grouping
+  // (1,070 -> 1,285 ms at 10M, the same BENCHMARKS.md section).
+  const spans = `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}`;
+  const visitRows = (columns: readonly VisitColumn[], key: string, grouped = false) => {
+    const select = (grouped: boolean) => {
+      const merged = [...new Set(b.visitDims.map((d) => DIMENSION_SQL[d].visits!.reads))].map((r) => (grouped ? VISITS_MERGE : VISITS_ROW)[r]);
+      return `SELECT ${[...columns.map((c) => c[grouped ? 0 : 1]), ...merged, ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].visits!.sql} AS vd${i}`)].join(', ')}`;
+    };
+    if (q.include_bots || grouped) return [select(true), `FROM ${tables.visits}`, visitsWhere, `GROUP BY ${key}`].join('\n');
+    return [
+      select(false),
+      `FROM ${tables.visits} FINAL`,
+      `${visitsWhere} AND session_key NOT IN (${spans})`,
+      'UNION ALL',
+      select(true),
       `FROM ${tables.visits}`,
-      visitsWhere,
+      `${visitsWhere} AND session_key IN (${spans})`,
       `GROUP BY ${key}`,
     ].join('\n');
-  const VDUR = 'toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur';
+  };
+  const VDUR: VisitColumn = ['toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur', 'toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur'];
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
@@ -189,28 +210,29 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
 
   let from: string;
   if (fromVisits) {
-    const columns = [
-      'session_key AS visit',
-      'toUInt8(day >= {from_day:Date}) AS cur',
-      ...(visitorsByScan ? [] : ['any(anonymous_id) AS anon']),
-      'sum(events) AS n',
-      'sum(pageviews) AS pv',
-      'n AS vn',
-      'pv AS vpv',
+    const columns: VisitColumn[] = [
+      same('session_key AS visit'),
+      same('toUInt8(day >= {from_day:Date}) AS cur'),
+      ...(visitorsByScan ? [] : [['any(anonymous_id) AS anon', 'anonymous_id AS anon'] as const]),
+      ['sum(events) AS n', 'events AS n'],
+      ['sum(pageviews) AS pv', 'pageviews AS pv'],
+      same('n AS vn'),
+      same('pv AS vpv'),
       ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
       ...(goal === '0'
         ? []
         : [
-            `${anonKeyOf('anon')} AS akey`,
-            [
-              // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
-              compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
-              `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
-            ].join(' '),
+            same(`${anonKeyOf('anon')} AS akey`),
+            same(
+              [
+                // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
+                compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
+                `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
+              ].join(' '),
+            ),
           ]),
     ];
-    from = visitRows(columns, 'visit, cur') + (where.length > 0 ? `\nHAVING ${where.join(' AND ')}` : '');
-    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
   } else if (visitsOnly) {
     from = [
       `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
@@ -221,7 +243,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     ].join('\n');
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
   } else if (joined && wholeDays) {
-    const visits = visitRows(['session_key AS vkey', 'toUInt8(day >= {from_day:Date}) AS vcur', 'sum(events) AS vn', 'sum(pageviews) AS vpv', VDUR], 'vkey, vcur');
+    const visits = visitRows([same('session_key AS vkey'), same('toUInt8(day >= {from_day:Date}) AS vcur'), ['sum(events) AS vn', 'events AS vn'], ['sum(pageviews) AS vpv', 'pageviews AS vpv'], VDUR], 'vkey, vcur', true);
     from = [
       `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
       `FROM (${base}) AS e`,

@@ -50,6 +50,17 @@ export const VISIT_PAGE = {
   path: (e: string) => `if(substring(${e}, 17 + ${tail(e, 1)}, 1) = '1', substring(${e}, 18 + ${tail(e, 1)}, length(${e}) - 22 - ${tail(e, 1)}), NULL)`,
 } as const;
 
+/**
+ * A visit's home day, from its session id alone (so the same for all its events): the UTC day of the 30-minute bucket
+ * the id ends with, as the server writes it (`<visitor id>-<bucket>`, the bucket the visit's first event's: a visit by
+ * inactivity may run past midnight, up to 24 hours); 1970-01-01 for an id that ends with no number. At most one day of
+ * a visit is its home day, so a visit with rows on two days has a row off it: OFF_HOME_DAY_SQL holds for that row's
+ * events, and `visit_spans` lists the visit. A client's own session ids (`s-42`, a UUID) are listed on every day they
+ * have events: read as before, never wrongly.
+ */
+export const VISIT_HOME_DAY_SQL = "intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), 48)";
+export const OFF_HOME_DAY_SQL = `toUInt32(toDate(timestamp)) != ${VISIT_HOME_DAY_SQL}`;
+
 /** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
 const UNIQUES_STATE = "uniqCombinedStateIf(anonymous_id, anonymous_id != '')";
 
@@ -58,7 +69,7 @@ const ROLLUP_GRAIN = ['project_id', 'day', 'event_name', 'source', 'medium', 'co
 
 /** One aggregate table as the SELECT that folds a set of events into its rows: its states, grouped by its grain. */
 export interface Aggregate {
-  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions' | 'visits';
+  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions' | 'visit_spans' | 'visits';
   /** The table's columns the SELECT fills, in its order (the builder adds built_seq). */
   columns: readonly string[];
   /** The SELECT list: the grain's columns and the states. */
@@ -69,7 +80,10 @@ export interface Aggregate {
   from?: (events: string, where: string) => string;
 }
 
-/** The aggregates the builder folds each insert_seq range into; on a server the views of migrations 002/003 fill the first three. */
+/**
+ * The aggregates the builder folds each insert_seq range into, in this order (`visit_spans` before `visits`); on a
+ * server before migration 012 the views of migrations 002/003 filled the first three.
+ */
 export const AGGREGATES: readonly Aggregate[] = [
   {
     table: 'daily_rollup',
@@ -111,6 +125,16 @@ export const AGGREGATES: readonly Aggregate[] = [
     grain: ['project_id', 'day', 'session_id', 'anonymous_id'],
   },
   {
+    // The visits that may have rows on more than one day (migration 014), written before `visits` in every range, so
+    // that a read never sees a visit's row off its home day in `visits` without it here. Reads of `visits` take the
+    // other visits' day rows whole (FINAL) and group per visit only these (insights.query.ts; docs/insights.md).
+    table: 'visit_spans',
+    columns: ['project_id', 'day', 'session_key'],
+    from: (events, where) => `${events} WHERE (${where}) AND ${OFF_HOME_DAY_SQL}`,
+    select: ['project_id', 'toDate(timestamp) AS day', `${VISIT_KEY_SQL} AS session_key`],
+    grain: ['project_id', 'day', 'session_key'],
+  },
+  {
     // Insights' visits (migration 010): per day, session and bot flag, what a visit's metrics and visit dimensions
     // need. A range of whole days merges a session's rows of those days: the visit cut to the range, as insights count it.
     table: 'visits',
@@ -137,6 +161,14 @@ export const AGGREGATES: readonly Aggregate[] = [
  * The visits table (migration 010: the same in its embedded/, server/ and clustered/ files, as the fragments
  * visits_columns and visits_column_names): the aggregate's columns with their types, and the builder's built_seq.
  */
+/** The visit_spans table (migration 014): a visit's key per day it has a row off its home day on. */
+export const VISIT_SPANS_TABLE_COLUMNS = `(
+  project_id  UUID,
+  day         Date,
+  session_key UInt64,
+  built_seq   SimpleAggregateFunction(max, UInt64) DEFAULT 0
+)`;
+
 export const VISITS_TABLE_COLUMNS = `(
   project_id   UUID,
   day          Date,

@@ -24,7 +24,7 @@ function with002Changed() {
 describe('event-store migrations on chDB', () => {
   it.each(['embedded', 'server'] as const)('apply every migration to a fresh %s store and record each checksum', async (mode) => {
     await withDatabase(async (db) => {
-      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
       expect((await recorded(db)).map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected(mode));
       expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([]);
     });
@@ -116,6 +116,7 @@ const PINNED = {
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder embedded/012_one_builder.sql ada7e62023ae383fb4d23e8772bfa4c3749b1232fe8a979f1e36055b6e359617',
     '013_sources_weekly embedded/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
+    '014_visit_spans embedded/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -131,6 +132,7 @@ const PINNED = {
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder server/012_one_builder.sql d28c430980685aa0da1b366f16b5207615c4115f85f2ee964ecc9c7d5860a692',
     '013_sources_weekly server/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
+    '014_visit_spans server/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -146,5 +148,6 @@ const PINNED = {
     '011_event_keys clustered/011_event_keys.sql c429f18cab97575c92492dcee9317d0208135fed075804d661dd87795ed3a352',
     '012_one_builder clustered/012_one_builder.sql 8f49a8a9300103be45183574e7c309a65d02b7b59fe568f5149b556252ff3624',
     '013_sources_weekly clustered/013_sources_weekly.sql 09a5e6622bf3d3c3bb0a1653e0ad8449a382f1615ce1ebfbcd4bf624bb382668',
+    '014_visit_spans clustered/014_visit_spans.sql d34fa39733655bec3a2090287a112abe29b42b6bb8c57343b22d3706770fc9b9',
   ],
 };

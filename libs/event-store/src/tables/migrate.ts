@@ -9,6 +9,7 @@ import c010 from './migrations/clustered/010_visits.sql';
 import c011 from './migrations/clustered/011_event_keys.sql';
 import c012 from './migrations/clustered/012_one_builder.sql';
 import c013 from './migrations/clustered/013_sources_weekly.sql';
+import c014 from './migrations/clustered/014_visit_spans.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -16,9 +17,11 @@ import e007 from './migrations/embedded/007_lightweight_forget.sql';
 import e010 from './migrations/embedded/010_visits.sql';
 import e012 from './migrations/embedded/012_one_builder.sql';
 import e013 from './migrations/embedded/013_sources_weekly.sql';
+import e014 from './migrations/embedded/014_visit_spans.sql';
 import s010 from './migrations/server/010_visits.sql';
 import s012 from './migrations/server/012_one_builder.sql';
 import s013 from './migrations/server/013_sources_weekly.sql';
+import s014 from './migrations/server/014_visit_spans.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
@@ -26,7 +29,7 @@ import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
-import { VISITS_TABLE_COLUMNS, aggregateOf } from './aggregates';
+import { VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
@@ -50,6 +53,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/011_event_keys.sql': c011,
   'clustered/012_one_builder.sql': c012,
   'clustered/013_sources_weekly.sql': c013,
+  'clustered/014_visit_spans.sql': c014,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
@@ -57,9 +61,11 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'embedded/010_visits.sql': e010,
   'embedded/012_one_builder.sql': e012,
   'embedded/013_sources_weekly.sql': e013,
+  'embedded/014_visit_spans.sql': e014,
   'server/010_visits.sql': s010,
   'server/012_one_builder.sql': s012,
   'server/013_sources_weekly.sql': s013,
+  'server/014_visit_spans.sql': s014,
 };
 
 /** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */
@@ -123,6 +129,9 @@ const FRAGMENTS: Record<string, string> = {
   visits_column_names: aggregateOf('visits').columns.join(', '),
   visits_select: aggregateOf('visits').select.join(', '),
   visits_grain: aggregateOf('visits').grain.join(', '),
+  visit_spans_columns: VISIT_SPANS_TABLE_COLUMNS,
+  visit_spans_column_names: aggregateOf('visit_spans').columns.join(', '),
+  visit_spans_select: aggregateSelect(aggregateOf('visit_spans'), '${db}.events'),
 };
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];

@@ -6,6 +6,8 @@ export interface ReadTables {
   sessions: string;
   /** Insights' per-visit aggregate (migration 010, every mode). */
   visits: string;
+  /** The visits that may have rows on more than one day (migration 014, every mode). */
+  visitSpans: string;
   /** Embedded store only (migration 006); undefined on a server, whose planner never uses it. */
   dailyUniquesBy?: string;
   /** Embedded store only (migration 005); undefined on a server, which answers /v1/sources from sessions. */
@@ -24,7 +26,7 @@ export interface TablesOwner {
 }
 
 export function readTablesOf(store: TablesOwner): ReadTables {
-  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`,
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`, visitSpans: `${store.db}.visit_spans`,
     ...(store.buildsAggregates
       ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days`,
         sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks` }

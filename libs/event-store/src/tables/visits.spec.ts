@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EVENT_INSERT_COLUMNS, type EventRow } from '@analytics/schema';
 import { AggregateBuilder } from '../engines/write/aggregate-builder';
-import { aggregateOf, aggregateSelect } from './aggregates';
+import { AGGREGATES, aggregateOf, aggregateSelect } from './aggregates';
 import type { EventStore } from '../event-store';
 import { eventStoreMigrations, migrateEventStore } from './migrate';
 import { useTestStore, withDatabase as withTestDatabase } from '../test-support/test-store';
@@ -99,6 +99,56 @@ describe('the visits aggregate', () => {
       await builder.catchUp();
       const built = await held(db, P);
       expect(built.table).toEqual(built.folded);
+    });
+  });
+
+  it('visit_spans (014) lists a visit on each day it has events off its home day, the day its id\'s 30-minute bucket is in', async () => {
+    await withDatabase(async (db) => {
+      const P = randomUUID();
+      await migrateEventStore(store.client, { db, builder: true });
+      const bucket = (t: number) => Math.floor(t / 1_800_000);
+      const late = T0 + DAY - 10 * 60_000;
+      const ranges: EventRow[][] = [
+        [
+          // a visit by inactivity past midnight: its id's bucket is its first event's
+          testRow(P, { at: late, session_id: `a5-${bucket(late)}`, anonymous_id: 'a5' }),
+          // one day, two ranges (two parts of one visit-day)
+          testRow(P, { at: T0 + 3 * 3600_000, session_id: `a6-${bucket(T0 + 3 * 3600_000)}`, anonymous_id: 'a6' }),
+          // a client's own id: listed on every day it has events
+          testRow(P, { at: T0 + 3600_000, session_id: 'client-visit', anonymous_id: 'a7' }),
+        ],
+        [
+          testRow(P, { at: late + 15 * 60_000, session_id: `a5-${bucket(late)}`, anonymous_id: 'a5' }),
+          testRow(P, { at: T0 + 4 * 3600_000, session_id: `a6-${bucket(T0 + 3 * 3600_000)}`, anonymous_id: 'a6', device_type: 'bot' }),
+          testRow(P, { at: T0 + 2 * DAY, session_id: 'client-visit', anonymous_id: 'a7' }),
+          // an id of the server's form whose bucket is another day's (sent by a client)
+          testRow(P, { at: T0 + 2 * DAY, session_id: `a8-${bucket(T0)}`, anonymous_id: 'a8' }),
+        ],
+      ];
+      let seq = 0;
+      const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => seq });
+      await builder.init();
+      for (const rows of ranges) {
+        seq++;
+        await store.client.insert({ table: `${db}.events`, values: rows.map((r) => ({ ...r, insert_seq_in: seq })), format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
+        builder.noteInsert(seq, rows.length);
+        await builder.catchUp();
+      }
+      const listed = await store.select<{ day: string; session_id: string }>(
+        `SELECT toString(s.day) AS day, any(e.session_id) AS session_id FROM ${db}.visit_spans AS s
+         INNER JOIN (SELECT DISTINCT session_id, cityHash64(session_id, anonymous_id) AS k FROM ${db}.events WHERE project_id = {p:UUID}) AS e ON s.session_key = e.k
+         WHERE s.project_id = {p:UUID} GROUP BY s.day, s.session_key ORDER BY day, session_id`,
+        { p: P },
+      );
+      const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+      expect(listed).toEqual([
+        { day: day(T0), session_id: 'client-visit' },
+        { day: day(T0 + DAY), session_id: `a5-${bucket(late)}` },
+        { day: day(T0 + 2 * DAY), session_id: `a8-${bucket(T0)}` },
+        { day: day(T0 + 2 * DAY), session_id: 'client-visit' },
+      ]);
+      // ... written before visits in every range: a read never sees a second day of a visit that is not listed yet
+      expect(AGGREGATES.findIndex((a) => a.table === 'visit_spans')).toBeLessThan(AGGREGATES.findIndex((a) => a.table === 'visits'));
     });
   });
 });

@@ -116,7 +116,7 @@ const PINNED = {
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder embedded/012_one_builder.sql ada7e62023ae383fb4d23e8772bfa4c3749b1232fe8a979f1e36055b6e359617',
     '013_sources_weekly embedded/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
-    '014_visit_spans embedded/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
+    '014_visit_spans unclustered/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -132,7 +132,7 @@ const PINNED = {
     '011_event_keys unclustered/011_event_keys.sql 3be25f07228c84c26686d91df7db7891700ac75d74efbf04c1693fbcdeeec193',
     '012_one_builder server/012_one_builder.sql d28c430980685aa0da1b366f16b5207615c4115f85f2ee964ecc9c7d5860a692',
     '013_sources_weekly server/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
-    '014_visit_spans server/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
+    '014_visit_spans unclustered/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',

@@ -17,17 +17,16 @@ import e007 from './migrations/embedded/007_lightweight_forget.sql';
 import e010 from './migrations/embedded/010_visits.sql';
 import e012 from './migrations/embedded/012_one_builder.sql';
 import e013 from './migrations/embedded/013_sources_weekly.sql';
-import e014 from './migrations/embedded/014_visit_spans.sql';
 import s010 from './migrations/server/010_visits.sql';
 import s012 from './migrations/server/012_one_builder.sql';
 import s013 from './migrations/server/013_sources_weekly.sql';
-import s014 from './migrations/server/014_visit_spans.sql';
 import u001 from './migrations/unclustered/001_events.sql';
 import u002 from './migrations/unclustered/002_aggregates.sql';
 import u003 from './migrations/unclustered/003_daily_uniques.sql';
 import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
+import u014 from './migrations/unclustered/014_visit_spans.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
 import { VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
@@ -44,6 +43,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/008_channel.sql': u008,
   'unclustered/009_properties_map.sql': u009,
   'unclustered/011_event_keys.sql': u011,
+  'unclustered/014_visit_spans.sql': u014,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
@@ -61,11 +61,9 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'embedded/010_visits.sql': e010,
   'embedded/012_one_builder.sql': e012,
   'embedded/013_sources_weekly.sql': e013,
-  'embedded/014_visit_spans.sql': e014,
   'server/010_visits.sql': s010,
   'server/012_one_builder.sql': s012,
   'server/013_sources_weekly.sql': s013,
-  'server/014_visit_spans.sql': s014,
 };
 
 /** embedded: chDB, whose aggregate builder builds the aggregates; server: one ClickHouse, views; cluster: CLICKHOUSE_CLUSTER. */

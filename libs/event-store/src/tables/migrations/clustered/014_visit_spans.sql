@@ -1,4 +1,4 @@
--- visit_spans, as the embedded store's 014 (the reasons are there), laid out as `visits` (010): visit_spans_local on
+-- visit_spans, as unclustered/014 (the reasons are there), laid out as `visits` (010): visit_spans_local on
 -- each shard (a session's events are on one shard, so are its rows), the Distributed visit_spans what reads query
 -- and what the builder's INSERT ... SELECT writes through (parallel_distributed_insert_select = 2: each shard folds
 -- its own events_local, before `visits`).

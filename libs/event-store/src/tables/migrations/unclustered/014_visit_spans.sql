@@ -7,7 +7,8 @@
 -- "Visits from the aggregate"). The builder writes it before `visits` in every range, so a read never sees a
 -- second day of a visit without its key here. A set: a row written twice merges into one. Like the other aggregates,
 -- deletes (forget, retention) do not rewrite it (a key left here only makes a read group that visit).
--- The embedded store: the aggregate builder fills it with the others.
+-- One file for the embedded store and a ClickHouse server: the aggregate builder fills it with the others in both
+-- (a server's since 012); the cluster's is clustered/014_visit_spans.sql.
 CREATE TABLE IF NOT EXISTS ${db}.visit_spans
 ${visit_spans_columns}
 ENGINE = AggregatingMergeTree

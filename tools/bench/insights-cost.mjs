@@ -7,7 +7,7 @@
 //   git show <rev>:libs/event-store/src/queries/__golden__/insights.golden > /tmp/before.golden
 //   node tools/bench/insights-cost.mjs /tmp/b10 [--before=/tmp/before.golden]
 //
-// The golden SQL of the whole-day cases read from the `visits` aggregate (libs/event-store/src/queries/__golden__/
+// The golden SQL of the whole-day cases read from the `visits` and `daily_rollup` aggregates (libs/event-store/src/queries/__golden__/
 // insights.golden, and with --before an older copy of it), its parameters bound to the store's largest project over
 // all its days, each beside its --before version, interleaved twice; it prints whether the two answers agree.
 import { performance } from 'node:perf_hooks';
@@ -69,6 +69,9 @@ const GOLDEN = [
   'visits by source, whole days',
   'events by entry_path, exit_path, whole days',
   'bounce_rate by country, whole days (joined to visits)',
+  'events by event_name',
+  'visitors by country, device_type',
+  'visitors by time:day',
 ];
 const current = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../libs/event-store/src/queries/__golden__/insights.golden');
 time(golden(current, GOLDEN[0])); // warm-up: the first statement of a process pays for loading the parts

@@ -156,7 +156,8 @@ describe('POST /v1/insights matches the events', () => {
           limit: 10_000,
         };
         const parsed = insightsBodySchema.parse(body);
-        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.visits\n/);
+        // (event metrics alone with neither dimension nor filter are daily_rollup's)
+        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.(visits|daily_rollup)\n/);
         expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
@@ -186,14 +187,21 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(20);
   });
 
-  it('reads the visits aggregate alone, joined to the events, or not at all, by the range and what is asked', () => {
+  it('reads the visits aggregate alone, joined to the events, daily_rollup, or the events alone, by the range and what is asked', () => {
     const plan = (body: Record<string, unknown>) => {
       const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
-      return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql) };
+      return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql), ...(/\.daily_rollup\n/.test(sql) ? { rollup: true } : {}) };
     };
     const alone = { visits: true, events: false };
     const joined = { visits: true, events: true };
     const events = { visits: false, events: true };
+    const rollup = { visits: false, events: false, rollup: true };
+    // event metrics by event_name, country, device_type and UTC day buckets over whole days: daily_rollup's rows
+    expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' })).toEqual(rollup);
+    expect(plan({ metrics: ['events'], dimensions: ['event_name'], filters: [['is_not', 'device_type', ['mobile']]] })).toEqual(rollup);
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:hour'] })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['path'] })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], filters: [['is', 'prop:plan', ['pro']]] })).toEqual(events);
     expect(plan({ dimensions: ['source'] })).toEqual(alone);
     expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);
     expect(plan({ dimensions: ['country'] })).toEqual(joined);
@@ -203,7 +211,8 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup', filters: [['is', 'medium', ['cpc']]] }, dimensions: ['source'] })).toEqual(joined);
     expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source', 'country'] })).toEqual(joined);
     expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).toEqual(events);
-    expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(rollup);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country'], from: iso(D0 + HOUR_MS) })).toEqual(events);
     expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(events);
     expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(events);
   });

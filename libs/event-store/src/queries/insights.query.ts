@@ -5,12 +5,14 @@ import {
   type InsightsResponse,
   type InsightsRow,
   LIMITS,
+  DAY_MS,
   DEFAULT_TIME_ZONE,
   dimensionKind,
   metricsOfKind,
   rangeInZone,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import { aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
@@ -109,6 +111,9 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
 
+/** The visits aggregate's columns (migration 010), as its table and its SELECT over events both give them. */
+const VISITS_COLUMNS = aggregateOf('visits').columns.join(', ');
+
 /** The columns of daily_rollup (migration 002) a dimension or filter may name for a read from it alone. */
 const ROLLUP_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(['event_name', 'country', 'device_type']);
 /** Time buckets made of whole UTC days (the aggregate's `day`). */
@@ -152,8 +157,9 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
   // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
   // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
-  // A cut previous period ends within a day: the aggregate's whole days cannot hold it.
-  const wholeDays = !previous.cut && isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
+  // A cut previous period (a range that includes now) ends within a day: its whole days come from the aggregate, and
+  // its last day's events up to the cut are folded at read time as the builder folds them (`partial`).
+  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
   // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
   // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
@@ -162,8 +168,24 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   if (joined && !wholeDays) for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
-  /** The aggregate's rows of both periods' days (bots left out unless asked). */
-  const visitsWhere = `WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'}`;
+  const bots = q.include_bots ? '' : ' AND bot = 0';
+  /** The aggregate's rows of both periods' days (bots left out unless asked); with a cut, none from the cut's day to `from`. */
+  const visitsWhere = previous.cut
+    ? `WHERE project_id = {project:UUID} AND (day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})${bots}`
+    : `WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${bots}`;
+  /**
+   * A cut previous period's last day, from its midnight to the cut, folded from the events into rows of the aggregate's
+   * shape (its SELECT: aggregates.ts), to stand beside the aggregate's rows of the days before it.
+   */
+  let partial: string | undefined;
+  if (wholeDays && previous.cut) {
+    b.params.hi_day = toClickHouseDate(previous.hi - (previous.hi % DAY_MS));
+    const events = `project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"}`;
+    partial = `(${aggregateSelect(aggregateOf('visits'), tables.events, events)})`;
+  }
+  /** The aggregate's rows of both periods with the cut day's (`partial`); `where` further limits either. */
+  const visitsAndPartial = (where = '') =>
+    `(SELECT ${VISITS_COLUMNS} FROM ${tables.visits} ${visitsWhere}${where} UNION ALL SELECT ${VISITS_COLUMNS} FROM ${partial}${where ? ` WHERE ${where.slice(' AND '.length)}` : ''})`;
   // The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions).
   // Without bots, a visit that visit_spans (migration 014) does not list for these days has at most one row in them
   // (bot = 0, its home day): it is read whole with FINAL (the parts' rows of its key merged by the engine, in order),
@@ -177,15 +199,20 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       const merged = [...new Set(b.visitDims.map((d) => DIMENSION_SQL[d].visits!.reads))].map((r) => (grouped ? VISITS_MERGE : VISITS_ROW)[r]);
       return `SELECT ${[...columns.map((c) => c[grouped ? 0 : 1]), ...merged, ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].visits!.sql} AS vd${i}`)].join(', ')}`;
     };
-    if (q.include_bots || grouped) return [select(true), `FROM ${tables.visits}`, visitsWhere, `GROUP BY ${key}`].join('\n');
+    if (q.include_bots || grouped) {
+      return partial ? [select(true), `FROM ${visitsAndPartial()}`, `GROUP BY ${key}`].join('\n') : [select(true), `FROM ${tables.visits}`, visitsWhere, `GROUP BY ${key}`].join('\n');
+    }
+    const unlisted = ` AND session_key NOT IN (${spans})`;
+    const listed = ` AND session_key IN (${spans})`;
     return [
       select(false),
       `FROM ${tables.visits} FINAL`,
-      `${visitsWhere} AND session_key NOT IN (${spans})`,
+      `${visitsWhere}${unlisted}`,
+      // the cut day's rows are one per visit already (folded per visit and day)
+      ...(partial ? ['UNION ALL', select(false), `FROM ${partial}`, `WHERE ${unlisted.slice(' AND '.length)}`] : []),
       'UNION ALL',
       select(true),
-      `FROM ${tables.visits}`,
-      `${visitsWhere} AND session_key IN (${spans})`,
+      ...(partial ? [`FROM ${visitsAndPartial(listed)}`] : [`FROM ${tables.visits}`, `${visitsWhere}${listed}`]),
       `GROUP BY ${key}`,
     ].join('\n');
   };
@@ -211,13 +238,13 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const visitorsScan = (p: 0 | 1) =>
     [
       `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND day ${p ? '>=' : '<'} {from_day:Date})`,
-      `FROM ${tables.visits} ${visitsWhere}))`,
+      partial ? `FROM ${visitsAndPartial()}))` : `FROM ${tables.visits} ${visitsWhere}))`,
     ].join(' ');
   // Whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week or month
   // buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with its
   // event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
   const fromRollup =
-    wholeDays && !joined && goal === '0' &&
+    wholeDays && !previous.cut && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d)));
   const metrics = periods.flatMap((p) =>
@@ -257,7 +284,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
               [
                 // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
                 compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
-                `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
+                `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${cut}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
               ].join(' '),
             ),
           ]),

@@ -211,7 +211,7 @@ describe('the page of a link: GET /share/<token>', () => {
     const framed = DASHBOARD_CSP.replace("frame-ancestors 'none'", 'frame-ancestors https://agency.example.com http://localhost:8080');
     expect(await csp(`/share/${embeddable.token}?embed=1`)).toBe(framed);
     // A wrong secret, an unknown link, a revoked one: the page (it says the link is not valid), never framed.
-    expect(await csp(`/share/${embeddable.token.slice(0, -1)}x?embed=1`)).toBe(DASHBOARD_CSP);
+    expect(await csp(`/share/${embeddable.token.slice(0, -1)}${embeddable.token.endsWith('x') ? 'y' : 'x'}?embed=1`)).toBe(DASHBOARD_CSP);
     expect(await csp('/share/shr_unknown_unknown?embed=1')).toBe(DASHBOARD_CSP);
     await request(app).delete(`/admin/projects/${project.id}/shares/${embeddable.id}`).set(admin);
     expect(await csp(`/share/${embeddable.token}?embed=1`)).toBe(DASHBOARD_CSP);

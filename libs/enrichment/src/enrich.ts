@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { channelOf, classify } from '@analytics/classifier';
-import { type EventInput, type EventRow, propertiesJson, toClickHouseTime } from '@analytics/schema';
+import { type EventInput, type EventRow, SESSION_BUCKET_MS, propertiesJson, toClickHouseTime } from '@analytics/schema';
 import { countryOf } from './geo';
 import { dailyAnonymousId, ipHash } from './ip-hash';
 import { parseUserAgent } from './user-agent';
 
-export const SESSION_BUCKET_MS = 30 * 60_000;
+export { SESSION_BUCKET_MS };
 
 /** What enrichment needs from the request; computed once per request, not per event. */
 export interface RequestContext {

@@ -4,6 +4,12 @@ import { LIMITS } from './limits';
 /** One UTC day in milliseconds. */
 export const DAY_MS = 86_400_000;
 
+/**
+ * The clock bucket of a session id the server writes (the spec's `<anonymous_id>-<30-minute bucket>`): enrichment and
+ * visits by inactivity write it, the `visit_spans` aggregate reads a visit's home day from it.
+ */
+export const SESSION_BUCKET_MS = 30 * 60_000;
+
 // ISO 8601 calendar date, optionally with a time (minutes, seconds, fractions) and a zone (Z or ±hh[:mm]).
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 

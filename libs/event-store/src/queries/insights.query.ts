@@ -12,7 +12,7 @@ import {
   rangeInZone,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import { aggregateOf, aggregateSelect } from '../tables/aggregates';
+import { VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
@@ -111,9 +111,6 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
 
-/** The visits aggregate's columns (migration 010), as its table and its SELECT over events both give them. */
-const VISITS_COLUMNS = aggregateOf('visits').columns.join(', ');
-
 /** The columns of daily_rollup (migration 002) a dimension or filter may name for a read from it alone. */
 const ROLLUP_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(['event_name', 'country', 'device_type']);
 /** Time buckets made of whole UTC days (the aggregate's `day`). */
@@ -183,9 +180,9 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     const events = `project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"}`;
     partial = `(${aggregateSelect(aggregateOf('visits'), tables.events, events)})`;
   }
-  /** The aggregate's rows of both periods with the cut day's (`partial`); `where` further limits either. */
-  const visitsAndPartial = (where = '') =>
-    `(SELECT ${VISITS_COLUMNS} FROM ${tables.visits} ${visitsWhere}${where} UNION ALL SELECT ${VISITS_COLUMNS} FROM ${partial}${where ? ` WHERE ${where.slice(' AND '.length)}` : ''})`;
+  /** The aggregate's rows of both periods with the cut day's (`partial`), those matching `condition` if given. */
+  const visitsAndPartial = (condition?: string) =>
+    `(SELECT ${VISITS_COLUMN_NAMES} FROM ${tables.visits} ${visitsWhere}${condition ? ` AND ${condition}` : ''} UNION ALL SELECT ${VISITS_COLUMN_NAMES} FROM ${partial}${condition ? ` WHERE ${condition}` : ''})`;
   // The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions).
   // Without bots, a visit that visit_spans (migration 014) does not list for these days has at most one row in them
   // (bot = 0, its home day): it is read whole with FINAL (the parts' rows of its key merged by the engine, in order),
@@ -202,17 +199,17 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     if (q.include_bots || grouped) {
       return partial ? [select(true), `FROM ${visitsAndPartial()}`, `GROUP BY ${key}`].join('\n') : [select(true), `FROM ${tables.visits}`, visitsWhere, `GROUP BY ${key}`].join('\n');
     }
-    const unlisted = ` AND session_key NOT IN (${spans})`;
-    const listed = ` AND session_key IN (${spans})`;
+    const unlisted = `session_key NOT IN (${spans})`;
+    const listed = `session_key IN (${spans})`;
     return [
       select(false),
       `FROM ${tables.visits} FINAL`,
-      `${visitsWhere}${unlisted}`,
+      `${visitsWhere} AND ${unlisted}`,
       // the cut day's rows are one per visit already (folded per visit and day)
-      ...(partial ? ['UNION ALL', select(false), `FROM ${partial}`, `WHERE ${unlisted.slice(' AND '.length)}`] : []),
+      ...(partial ? ['UNION ALL', select(false), `FROM ${partial}`, `WHERE ${unlisted}`] : []),
       'UNION ALL',
       select(true),
-      ...(partial ? [`FROM ${visitsAndPartial(listed)}`] : [`FROM ${tables.visits}`, `${visitsWhere}${listed}`]),
+      ...(partial ? [`FROM ${visitsAndPartial(listed)}`] : [`FROM ${tables.visits}`, `${visitsWhere} AND ${listed}`]),
       `GROUP BY ${key}`,
     ].join('\n');
   };

@@ -1,3 +1,4 @@
+import { DAY_MS, SESSION_BUCKET_MS } from '@analytics/schema';
 import { MAX_PARTITIONS_PER_INSERT } from '../primitives/lanes';
 import { VISIT_KEY_SQL } from './event-keys';
 import { UNIQUES_BY_GROUPINGS_SQL } from './uniques-by';
@@ -58,7 +59,7 @@ export const VISIT_PAGE = {
  * events, and `visit_spans` lists the visit. A client's own session ids (`s-42`, a UUID) are listed on every day they
  * have events: read as before, never wrongly.
  */
-export const VISIT_HOME_DAY_SQL = "intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), 48)";
+export const VISIT_HOME_DAY_SQL = `intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), ${DAY_MS / SESSION_BUCKET_MS})`;
 export const OFF_HOME_DAY_SQL = `toUInt32(toDate(timestamp)) != ${VISIT_HOME_DAY_SQL}`;
 
 /** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
@@ -157,10 +158,6 @@ export const AGGREGATES: readonly Aggregate[] = [
   },
 ];
 
-/**
- * The visits table (migration 010: the same in its embedded/, server/ and clustered/ files, as the fragments
- * visits_columns and visits_column_names): the aggregate's columns with their types, and the builder's built_seq.
- */
 /** The visit_spans table (migration 014): a visit's key per day it has a row off its home day on. */
 export const VISIT_SPANS_TABLE_COLUMNS = `(
   project_id  UUID,
@@ -169,6 +166,10 @@ export const VISIT_SPANS_TABLE_COLUMNS = `(
   built_seq   SimpleAggregateFunction(max, UInt64) DEFAULT 0
 )`;
 
+/**
+ * The visits table (migration 010: the same in its embedded/, server/ and clustered/ files, as the fragments
+ * visits_columns and visits_column_names): the aggregate's columns with their types, and the builder's built_seq.
+ */
 export const VISITS_TABLE_COLUMNS = `(
   project_id   UUID,
   day          Date,
@@ -184,6 +185,9 @@ export const VISITS_TABLE_COLUMNS = `(
   pageviews    SimpleAggregateFunction(sum, UInt64),
   built_seq    SimpleAggregateFunction(max, UInt64) DEFAULT 0
 )`;
+
+/** The visits aggregate's columns by name (migration 010's fragment visits_column_names; insights read them so too). */
+export const VISITS_COLUMN_NAMES = aggregateOf('visits').columns.join(', ');
 
 /** The SELECT of an aggregate over `events` (all of them, as a view sees each INSERT's block, or those matching `where`), plus `extra` columns. */
 export function aggregateSelect(a: Aggregate, events: string, where?: string, extra: readonly string[] = []): string {

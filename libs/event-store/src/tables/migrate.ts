@@ -28,7 +28,7 @@ import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
 import u014 from './migrations/unclustered/014_visit_spans.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
-import { VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
+import { VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
@@ -124,7 +124,7 @@ const FRAGMENTS: Record<string, string> = {
   anon_daily: ANON_DAILY_SQL,
   visit_key: VISIT_KEY_SQL,
   visits_columns: VISITS_TABLE_COLUMNS,
-  visits_column_names: aggregateOf('visits').columns.join(', '),
+  visits_column_names: VISITS_COLUMN_NAMES,
   visits_select: aggregateOf('visits').select.join(', '),
   visits_grain: aggregateOf('visits').grain.join(', '),
   visit_spans_columns: VISIT_SPANS_TABLE_COLUMNS,

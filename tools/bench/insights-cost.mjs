@@ -5,7 +5,7 @@
 //
 //   BENCH_DIR=/tmp/b10 BENCH_REQUESTS=10 BENCH_MIX=insights npm run bench:read -- --properties   # loads BENCH_DIR once
 //   git show <rev>:libs/event-store/src/queries/__golden__/insights.golden > /tmp/before.golden
-//   node tools/bench/insights-cost.mjs /tmp/b10 [--before=/tmp/before.golden]
+//   node tools/bench/insights-cost.mjs /tmp/b10 [--before=/tmp/before.golden] [--build]
 //
 // The golden SQL of the whole-day cases read from the `visits` and `daily_rollup` aggregates (libs/event-store/src/queries/__golden__/
 // insights.golden, and with --before an older copy of it), its parameters bound to the store's largest project over
@@ -82,6 +82,31 @@ for (let round = 0; round < 2; round++) {
     if (before) {
       const then = time(golden(before, name));
       row(`  before: the same case of ${before}${then[2] === now[2] ? '' : ' ANSWERS DIFFER'}`, then);
+    }
+  }
+}
+
+// --build: what the builder's visit_spans statement adds (migration 014): its SELECT over all the store's events
+// beside the visits fold's grouping (the simpler of its columns), one thread each, the engine's query condition cache
+// off (with it a repeat of the same filter skips the granules it found empty: 18 ms). The SQL is aggregates.ts's
+// (OFF_HOME_DAY_SQL, VISIT_KEY_SQL) written out, as a bench script cannot import the TypeScript.
+if (process.argv.includes('--build')) {
+  const FOLDS = [
+    ['visit_spans fold (all events)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, cityHash64(session_id, anonymous_id) AS session_key FROM ${db}.events WHERE toUInt32(toDate(timestamp)) != intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), 48) GROUP BY project_id, day, session_key)`],
+    ['visits fold, its simpler columns (all events)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, cityHash64(session_id, anonymous_id) AS session_key, toUInt8(device_type = 'bot') AS bot, any(anonymous_id), min(timestamp), max(timestamp), count(), countIf(event_name = '$pageview') FROM ${db}.events GROUP BY project_id, day, session_id, anonymous_id, bot)`],
+  ];
+  for (let round = 0; round < 2; round++) {
+    for (const [label, sql] of FOLDS) {
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        const cpu = process.cpuUsage();
+        const t = performance.now();
+        session.query(`${sql} SETTINGS max_threads = 1, use_query_condition_cache = 0`, 'JSONEachRow');
+        const used = process.cpuUsage(cpu);
+        runs.push([performance.now() - t, (used.user + used.system) / 1000]);
+      }
+      runs.sort((a, b) => a[0] - b[0]);
+      row(`${label}, median of 3`, runs[1]);
     }
   }
 }

@@ -21,7 +21,10 @@ import type { Reader } from './reader';
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
 // dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
 // per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
-// visit dimensions join the events to visit rows from `visits`. Everything else reads the raw `events` table only:
+// visit dimensions join the events to visit rows from `visits`. Whole-day reads of event metrics by event_name, country,
+// device_type or a UTC day bucket read `daily_rollup` (fromRollup). A previous period cut within a day (a range that
+// includes now) takes its last day from the events folded as `visits` is (`partial`). Everything else reads the raw
+// `events` table only:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).

@@ -7,6 +7,9 @@
 //   npm run bench:dashboard                        # 1,000,000 events
 //   BENCH_EVENTS=100000 npm run bench:dashboard    # or: npm run bench:dashboard -- --events=100000
 //   BENCH_SAMPLES=10 (per range, after one warm-up), BENCH_DIR=<dir>, CHROMIUM_PATH=<chromium>
+//   BENCH_LAYOUT=ordered (the default: events arrive in time order, as a live site's do, each INSERT a stretch of days)
+//     or scattered (every INSERT touches every day, like an import of shuffled history: the aggregates' days then sit
+//     in overlapping parts until the engine merges them, within the hour: migration 015)
 // Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
 // and the funnel and retention views add when a site owner has them (not part of a default load).
 //
@@ -23,6 +26,8 @@ const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.spli
 const EVENTS = Number(arg('events') ?? process.env.BENCH_EVENTS ?? 1_000_000);
 const SAMPLES = Number(arg('samples') ?? process.env.BENCH_SAMPLES ?? 10);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const LAYOUT = arg('layout') ?? process.env.BENCH_LAYOUT ?? 'ordered';
+if (!['ordered', 'scattered'].includes(LAYOUT)) throw new Error('--layout=ordered|scattered');
 const CHUNK = 1_000_000;
 const DAY = 86_400_000;
 const SPAN_DAYS = 30;
@@ -51,11 +56,11 @@ const readKey = keys.rk;
 const today = Date.now() - (Date.now() % DAY);
 const from = today + DAY - SPAN_DAYS * DAY;
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
-console.log(`loading ${EVENTS.toLocaleString('en')} events over the ${SPAN_DAYS} days ending today into ${dataDir}`);
+console.log(`loading ${EVENTS.toLocaleString('en')} events over the ${SPAN_DAYS} days ending today (layout ${LAYOUT}) into ${dataDir}`);
 const loadStart = performance.now();
 for (let offset = 0; offset < EVENTS; offset += CHUNK) {
   const rows = Math.min(CHUNK, EVENTS - offset);
-  await stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId: project.id, fromMs: from, spanDays: SPAN_DAYS, eventsPerSession: 5, offset, rows, seq })));
+  await stores.events.insertWith(rows, (seq) => stores.events.command(syntheticEventsSql({ db, projectId: project.id, fromMs: from, spanDays: SPAN_DAYS, eventsPerSession: 5, offset, rows, seq, totalRows: LAYOUT === 'ordered' ? EVENTS : undefined })));
 }
 await stores.events.aggregatesCaughtUp(); // the embedded store's aggregate builder (a server's views filled them in the load)
 console.log(`load: ${((performance.now() - loadStart) / 1000).toFixed(1)} s, aggregates included`);

@@ -24,9 +24,14 @@ function with002Changed() {
 describe('event-store migrations on chDB', () => {
   it.each(['embedded', 'server'] as const)('apply every migration to a fresh %s store and record each checksum', async (mode) => {
     await withDatabase(async (db) => {
-      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+      expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
       expect((await recorded(db)).map((r) => ({ ...r, version: Number(r.version) }))).toEqual(expected(mode));
       expect(await migrateEventStore(store.client, layoutOf(db, mode))).toEqual([]);
+      // 015: the engine merges the parts of visits and daily_rollup all older than an hour (a day then reads one part)
+      for (const table of ['visits', 'daily_rollup']) {
+        const [created] = await store.select<{ q: string }>(`SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {table:String}`, { db, table });
+        expect(created!.q).toMatch(/SETTINGS .*min_age_to_force_merge_seconds = 3600/);
+      }
     });
   });
 
@@ -94,6 +99,12 @@ describe('the event-store migration files', () => {
     }
   });
 
+  it('render 015 (aggregates merged within the hour) for a cluster: on every replica of visits_local and daily_rollup_local', () => {
+    const setting = (table: string, onCluster = '') => `ALTER TABLE analytics.${table}${onCluster} MODIFY SETTING min_age_to_force_merge_seconds = 3600`;
+    expect(renderMigrations({ db: 'analytics', cluster: 'main' })[14]).toEqual([setting('visits_local', ' ON CLUSTER main'), setting('daily_rollup_local', ' ON CLUSTER main')]);
+    for (const layout of [{ db: 'analytics' }, { db: 'analytics', builder: true }]) expect(renderMigrations(layout)[14]).toEqual([setting('visits'), setting('daily_rollup')]);
+  });
+
   // A changed checksum here makes every store that applied the migration refuse to start: put the change in a new one.
   it('stay as they were applied: checksums pinned per mode', () => {
     const modes = ['embedded', 'server', 'cluster'] as const;
@@ -117,6 +128,7 @@ const PINNED = {
     '012_one_builder embedded/012_one_builder.sql ada7e62023ae383fb4d23e8772bfa4c3749b1232fe8a979f1e36055b6e359617',
     '013_sources_weekly embedded/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
     '014_visit_spans unclustered/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
+    '015_aggregates_merged unclustered/015_aggregates_merged.sql ef510f954254955987cfadad3e7e69b7ac1557ebf928f5cd6a48d95c96b4200a',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -133,6 +145,7 @@ const PINNED = {
     '012_one_builder server/012_one_builder.sql d28c430980685aa0da1b366f16b5207615c4115f85f2ee964ecc9c7d5860a692',
     '013_sources_weekly server/013_sources_weekly.sql 94093045eae59b87f309c9c5386c430010afe585769a885b3d7d31f33a2db1d3',
     '014_visit_spans unclustered/014_visit_spans.sql 6fb3f27832c78e764c73a69e4066b0cfbc85369d28c69c633a382d3727ae87f0',
+    '015_aggregates_merged unclustered/015_aggregates_merged.sql ef510f954254955987cfadad3e7e69b7ac1557ebf928f5cd6a48d95c96b4200a',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -149,5 +162,6 @@ const PINNED = {
     '012_one_builder clustered/012_one_builder.sql 8f49a8a9300103be45183574e7c309a65d02b7b59fe568f5149b556252ff3624',
     '013_sources_weekly clustered/013_sources_weekly.sql 09a5e6622bf3d3c3bb0a1653e0ad8449a382f1615ce1ebfbcd4bf624bb382668',
     '014_visit_spans clustered/014_visit_spans.sql d34fa39733655bec3a2090287a112abe29b42b6bb8c57343b22d3706770fc9b9',
+    '015_aggregates_merged clustered/015_aggregates_merged.sql f070a7549480d45c91014177acc27fbc923244f796948bb12f3d802d0b367e1a',
   ],
 };

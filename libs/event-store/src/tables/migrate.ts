@@ -10,6 +10,7 @@ import c011 from './migrations/clustered/011_event_keys.sql';
 import c012 from './migrations/clustered/012_one_builder.sql';
 import c013 from './migrations/clustered/013_sources_weekly.sql';
 import c014 from './migrations/clustered/014_visit_spans.sql';
+import c015 from './migrations/clustered/015_aggregates_merged.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -27,6 +28,7 @@ import u008 from './migrations/unclustered/008_channel.sql';
 import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
 import u014 from './migrations/unclustered/014_visit_spans.sql';
+import u015 from './migrations/unclustered/015_aggregates_merged.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
 import { VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
@@ -44,6 +46,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/009_properties_map.sql': u009,
   'unclustered/011_event_keys.sql': u011,
   'unclustered/014_visit_spans.sql': u014,
+  'unclustered/015_aggregates_merged.sql': u015,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
@@ -54,6 +57,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/012_one_builder.sql': c012,
   'clustered/013_sources_weekly.sql': c013,
   'clustered/014_visit_spans.sql': c014,
+  'clustered/015_aggregates_merged.sql': c015,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,

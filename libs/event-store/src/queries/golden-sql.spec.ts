@@ -53,6 +53,8 @@ const INSIGHTS: Case[] = [
   ['events by event_name', insights({ metrics: ['events'], dimensions: ['event_name'] })],
   ['visitors by country, device_type', insights({ dimensions: ['country', 'device_type'] })],
   ['pageviews by browser, os, path', insights({ metrics: ['pageviews'], dimensions: ['browser', 'os', 'path'] })],
+  ['visitors, pageviews by path, whole days (daily_dims)', insights({ metrics: ['visitors', 'pageviews'], dimensions: ['path'], limit: 10 })],
+  ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],
   // Visit dimensions.
   ['visits by source, whole days (visits aggregate alone)', insights({ metrics: ['visits'], dimensions: ['source'] })],
   ['visitors by medium, campaign, whole days', insights({ metrics: ['visitors', 'visits'], dimensions: ['medium', 'campaign'] })],

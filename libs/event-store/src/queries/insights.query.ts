@@ -12,7 +12,7 @@ import {
   rangeInZone,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import { VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
+import { DAILY_DIMS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
@@ -22,7 +22,8 @@ import type { Reader } from './reader';
 // dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
 // per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
 // visit dimensions join the events to visit rows from `visits`. Whole-day reads of event metrics by event_name, country,
-// device_type or a UTC day bucket read `daily_rollup` (fromRollup). A previous period cut within a day (a range that
+// device_type or a UTC day bucket read `daily_rollup` (fromRollup); by one of path, browser, os, country or device_type
+// alone, `daily_dims` (fromDims). A previous period cut within a day (a range that
 // includes now) takes its last day from the events folded as `visits` is (`partial`). Everything else reads the raw
 // `events` table only:
 //
@@ -124,6 +125,15 @@ const ROLLUP_METRIC_SQL = {
   pageviews: (cur: 0 | 1) => `sumIf(events, cur = ${cur} AND event_name = '$pageview')`,
   visitors: (cur: 0 | 1) => `uniqCombinedMergeIf(uniques, cur = ${cur})`,
 } as const;
+
+/** The dimensions of daily_dims (migration 016): one of them, alone, for a read from it. */
+const DIMS_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(DAILY_DIMS);
+/** The event metrics over daily_dims' rows of period `cur`: the counts summed, the visitor sketches merged. */
+const DIMS_METRIC_SQL: Record<keyof typeof ROLLUP_METRIC_SQL, (cur: 0 | 1) => string> = {
+  events: (cur) => `sumIf(events, cur = ${cur})`,
+  pageviews: (cur) => `sumIf(pageviews, cur = ${cur})`,
+  visitors: (cur) => `uniqCombinedMergeIf(uniques, cur = ${cur})`,
+};
 
 /** A per-visit column of the visits aggregate: over a visit's rows grouped, and on its one row (read with FINAL). */
 type VisitColumn = readonly [grouped: string, row: string];
@@ -243,13 +253,19 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // Whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week or month
   // buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with its
   // event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
+  // Whole UTC days, event metrics only, one dimension among daily_dims' (path, browser, os, country, device_type),
+  // filtered on it or not, no goal: its rows of those days (one per day and value) hold every figure.
+  const [dim] = q.dimensions;
+  const fromDims =
+    wholeDays && !previous.cut && !joined && goal === '0' && q.dimensions.length === 1 && DIMS_DIMENSIONS.has(dim!) &&
+    q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
   const fromRollup =
-    wholeDays && !previous.cut && !joined && goal === '0' &&
+    !fromDims && wholeDays && !previous.cut && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d)));
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
-      const sql = fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
+      const sql = fromDims ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
       return `${sql} AS ${p ? 'm' : 'c'}${i}`;
     }),
   );
@@ -257,7 +273,17 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${bucketFormat}) AS o${i}` : `d${i} AS o${i}`));
 
   let from: string;
-  if (fromRollup) {
+  if (fromDims) {
+    // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that a filter on it reads
+    // as on the events.
+    from = [
+      `SELECT ${dim!} AS d0, events, pageviews, uniques, cur`,
+      `FROM (SELECT value AS ${dim!}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur`,
+      `  FROM ${tables.dailyDims}`,
+      `  WHERE project_id = {project:UUID} AND dim = '${dim!}' AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'})`,
+      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+    ].join('\n');
+  } else if (fromRollup) {
     const day = "toDateTime64(day, 3, 'UTC')";
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,

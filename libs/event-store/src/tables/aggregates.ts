@@ -65,12 +65,17 @@ export const OFF_HOME_DAY_SQL = `toUInt32(toDate(timestamp)) != ${VISIT_HOME_DAY
 /** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
 const UNIQUES_STATE = "uniqCombinedStateIf(anonymous_id, anonymous_id != '')";
 
+/** The event dimensions daily_dims (migration 016) holds, each value of an event's under its dimension's name. */
+export const DAILY_DIMS = ['path', 'browser', 'os', 'country', 'device_type'] as const;
+/** An event's (dimension, value) pairs, one row each in daily_dims: `path` may be NULL, the others are strings. */
+const DAILY_DIMS_SQL = `[${DAILY_DIMS.map((d) => `('${d}', ${d === 'path' ? 'path' : `toNullable(toString(${d}))`})`).join(', ')}]`;
+
 /** daily_rollup's grain: daily_uniques_by is built from a range's events folded to it. */
 const ROLLUP_GRAIN = ['project_id', 'day', 'event_name', 'source', 'medium', 'country', 'device_type'];
 
 /** One aggregate table as the SELECT that folds a set of events into its rows: its states, grouped by its grain. */
 export interface Aggregate {
-  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'sessions' | 'visit_spans' | 'visits';
+  table: 'daily_rollup' | 'daily_uniques' | 'daily_uniques_by' | 'daily_dims' | 'sessions' | 'visit_spans' | 'visits';
   /** The table's columns the SELECT fills, in its order (the builder adds built_seq). */
   columns: readonly string[];
   /** The SELECT list: the grain's columns and the states. */
@@ -107,6 +112,25 @@ export const AGGREGATES: readonly Aggregate[] = [
       `(SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type, ${UNIQUES_STATE} AS u FROM ${events} WHERE ${where} GROUP BY ${ROLLUP_GRAIN.join(', ')}) ARRAY JOIN ${UNIQUES_BY_GROUPINGS_SQL} AS t`,
     select: ['project_id', 'day', 't.1 AS by_event', 't.2 AS by_dim', 't.3 AS by_value', 'uniqCombinedMergeState(u) AS uniques'],
     grain: ['project_id', 'day', 'by_event', 'by_dim', 'by_value'],
+  },
+  {
+    // Insights' event dimensions one at a time (migration 016): per day, dimension, value and bot flag, the events,
+    // pageviews and visitor sketch of the events with that value. The dashboard's lists by path, browser, os, country
+    // and device type read a row per day and value instead of every event (insights.query.ts, fromDims).
+    table: 'daily_dims',
+    columns: ['project_id', 'day', 'dim', 'value', 'bot', 'events', 'pageviews', 'uniques'],
+    from: (events, where) => `${events} ARRAY JOIN ${DAILY_DIMS_SQL} AS dv WHERE ${where}`,
+    select: [
+      'project_id',
+      'toDate(timestamp) AS day',
+      'dv.1 AS dim',
+      'dv.2 AS value',
+      "toUInt8(device_type = 'bot') AS bot",
+      'count() AS events',
+      "countIf(event_name = '$pageview') AS pageviews",
+      `${UNIQUES_STATE} AS uniques`,
+    ],
+    grain: ['project_id', 'day', 'dim', 'value', 'bot'],
   },
   {
     table: 'sessions',
@@ -157,6 +181,19 @@ export const AGGREGATES: readonly Aggregate[] = [
     grain: ['project_id', 'day', 'session_id', 'anonymous_id', 'bot'],
   },
 ];
+
+/** The daily_dims table (migration 016): per (project, day, dimension, value, bot flag) the events' counts and visitor sketch. */
+export const DAILY_DIMS_TABLE_COLUMNS = `(
+  project_id UUID,
+  day        Date,
+  dim        LowCardinality(String),
+  value      Nullable(String),
+  bot        UInt8,
+  events     SimpleAggregateFunction(sum, UInt64),
+  pageviews  SimpleAggregateFunction(sum, UInt64),
+  uniques    AggregateFunction(uniqCombined, String),
+  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
+)`;
 
 /** The visit_spans table (migration 014): a visit's key per day it has a row off its home day on. */
 export const VISIT_SPANS_TABLE_COLUMNS = `(

@@ -11,6 +11,7 @@ import c012 from './migrations/clustered/012_one_builder.sql';
 import c013 from './migrations/clustered/013_sources_weekly.sql';
 import c014 from './migrations/clustered/014_visit_spans.sql';
 import c015 from './migrations/clustered/015_aggregates_merged.sql';
+import c016 from './migrations/clustered/016_daily_dims.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -29,8 +30,9 @@ import u009 from './migrations/unclustered/009_properties_map.sql';
 import u011 from './migrations/unclustered/011_event_keys.sql';
 import u014 from './migrations/unclustered/014_visit_spans.sql';
 import u015 from './migrations/unclustered/015_aggregates_merged.sql';
+import u016 from './migrations/unclustered/016_daily_dims.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
-import { VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
+import { DAILY_DIMS_TABLE_COLUMNS, VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
@@ -47,6 +49,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/011_event_keys.sql': u011,
   'unclustered/014_visit_spans.sql': u014,
   'unclustered/015_aggregates_merged.sql': u015,
+  'unclustered/016_daily_dims.sql': u016,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
@@ -58,6 +61,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/013_sources_weekly.sql': c013,
   'clustered/014_visit_spans.sql': c014,
   'clustered/015_aggregates_merged.sql': c015,
+  'clustered/016_daily_dims.sql': c016,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
@@ -113,6 +117,9 @@ export function localTableOf(layout: TableLayout, table: string): string {
   return layout.cluster ? `${table}_local` : table;
 }
 
+/** The start of the last range the aggregate builder recorded: every event up to it is in every aggregate. */
+const LAST_BUILT_SQL = 'SELECT argMax(seq_from, seq_to) FROM ${db}.aggregate_progress';
+
 // SQL the files share with the code: filled in before the checksum, so a change to them is a change to the migration.
 const FRAGMENTS: Record<string, string> = {
   events_sharding_key: EVENTS_SHARDING_KEY,
@@ -134,6 +141,11 @@ const FRAGMENTS: Record<string, string> = {
   visit_spans_columns: VISIT_SPANS_TABLE_COLUMNS,
   visit_spans_column_names: aggregateOf('visit_spans').columns.join(', '),
   visit_spans_select: aggregateSelect(aggregateOf('visit_spans'), '${db}.events'),
+  daily_dims_columns: DAILY_DIMS_TABLE_COLUMNS,
+  daily_dims_column_names: aggregateOf('daily_dims').columns.join(', '),
+  // The events the builder has built (up to the start of the last range it recorded, which it checks again after a
+  // restart and builds where missing), stamped with that seq: as embedded/010_visits.sql backfills visits.
+  daily_dims_backfill: aggregateSelect(aggregateOf('daily_dims'), '${db}.events', `insert_seq <= (${LAST_BUILT_SQL})`, [`(${LAST_BUILT_SQL}) AS built_seq`]),
 };
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];

@@ -37,6 +37,11 @@ function rowsOf(P: string): EventRow[][] {
   ];
 }
 
+/** Rows stamped with the insert_seq the writer would have given them, and their INSERT into `db`'s events. */
+const withSeq = (rows: EventRow[], seq: number) => rows.map((r) => ({ ...r, insert_seq_in: seq }));
+const insertSeqs = (db: string, values: object[]) =>
+  store.client.insert({ table: `${db}.events`, values, format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
+
 /** Every row of the table `visits` merged per (day, session, bot), and what the aggregate's SELECT folds from `where`'s events. */
 async function held(db: string, P: string, where = '1'): Promise<{ table: unknown[]; folded: unknown[] }> {
   const a = aggregateOf('visits');
@@ -82,10 +87,8 @@ describe('the visits aggregate', () => {
       await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 10));
       // seq 0: stored before 004 (the views counted them); 1 and 2 built; (2, 3] recorded and not finished; 4 not built
       const [first, second] = rowsOf(P);
-      const withSeq = (rows: EventRow[], seq: number) => rows.map((r) => ({ ...r, insert_seq_in: seq }));
-      const insert = (values: object[]) => store.client.insert({ table: `${db}.events`, values, format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
-      await insert([...withSeq(first!.slice(0, 1), 0), ...withSeq(first!.slice(1, 2), 1), ...withSeq(first!.slice(2), 2)]);
-      await insert([...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
+      await insertSeqs(db, [...withSeq(first!.slice(0, 1), 0), ...withSeq(first!.slice(1, 2), 1), ...withSeq(first!.slice(2), 2)]);
+      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
       expect(await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version <= 10))).toEqual([10]);
       await migrateEventStore(store.client, { db, builder: true });
@@ -130,7 +133,7 @@ describe('the visits aggregate', () => {
       await builder.init();
       for (const rows of ranges) {
         seq++;
-        await store.client.insert({ table: `${db}.events`, values: rows.map((r) => ({ ...r, insert_seq_in: seq })), format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
+        await insertSeqs(db, withSeq(rows, seq));
         builder.noteInsert(seq, rows.length);
         await builder.catchUp();
       }
@@ -171,11 +174,9 @@ describe('the daily_dims aggregate (migration 016)', () => {
       const migrations = eventStoreMigrations('embedded');
       await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 16));
       const [first, second] = rowsOf(P);
-      const withSeq = (rows: EventRow[], seq: number) => rows.map((r) => ({ ...r, insert_seq_in: seq }));
-      const insert = (values: object[]) => store.client.insert({ table: `${db}.events`, values, format: 'JSONEachRow', columns: [...EVENT_INSERT_COLUMNS, 'insert_seq_in'] as unknown as [string, ...string[]] });
       // 1 and 2 built; (2, 3] recorded and not finished; 4 not built
-      await insert([...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
-      await insert([...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
+      await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
+      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
       expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([16]);
 

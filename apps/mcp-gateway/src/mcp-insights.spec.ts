@@ -77,6 +77,8 @@ describe('query_insights and list_properties', () => {
     { metrics: ['conversions'], goal: { path: '/pri*', filters: [['is_not', 'prop:plan', ['pro']]] } },
     // whole days, event metrics by a day bucket and an event dimension: read from daily_rollup
     { metrics: ['visitors', 'pageviews'], dimensions: ['time:day', 'country'], filters: [['is_not', 'device_type', ['mobile']]], compare: 'previous_period' },
+    // whole days, event metrics by a day bucket and a page: read from daily_dims
+    { metrics: ['visitors', 'events'], dimensions: ['path', 'time:day'], compare: 'previous_period' },
   ];
   it.each(INSIGHTS.map((a) => [JSON.stringify(a), a]))('query_insights %s answers what POST /v1/insights answers', async (_, args) => {
     const body = { from: FROM, to: TO, ...args };

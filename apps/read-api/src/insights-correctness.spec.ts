@@ -156,8 +156,8 @@ describe('POST /v1/insights matches the events', () => {
           limit: 10_000,
         };
         const parsed = insightsBodySchema.parse(body);
-        // (event metrics alone with neither dimension nor filter are daily_rollup's)
-        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.(visits|daily_rollup)\n/);
+        // (event metrics alone with neither dimension nor filter are daily_dims')
+        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed).sql).toMatch(/FROM \w+\.(visits|daily_dims)\n/);
         expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
@@ -187,28 +187,33 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(20);
   });
 
-  // Event metrics by one of daily_dims' dimensions over whole days (migration 016): its rows of those days alone, the
-  // counts summed and the sketches merged (the seeded data has events without a path: NULL is a value there too).
-  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from daily_dims: event metrics by path, browser, os, country or device type, filtered on it or not, exactly', async (name, every) => {
-    const cases: Array<[string, unknown[]]> = [
-      ['path', []],
-      ['path', [['contains', 'path', ['pric', 'doc']]]],
-      ['browser', []],
-      ['browser', [['is_not', 'browser', ['Chrome']]]],
-      ['os', []],
-      ['country', [['is', 'country', ['GB', 'DE']]]],
-      ['country', []],
-      ['device_type', []],
-      ['device_type', [['is', 'device_type', ['bot', 'mobile']]]],
+  // Event metrics over whole days by at most one of daily_dims' dimensions and a UTC day, week or month bucket
+  // (migration 016): its rows of those days alone, the counts summed and the sketches merged; with no such dimension,
+  // device_type's rows (each event once). The seeded data has events without a path: NULL is a value there too.
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from daily_dims: event metrics by path, browser, os, country, device type or none, and by day, week or month, exactly', async (name, every) => {
+    const cases: Array<[string[], unknown[]]> = [
+      [['path'], []],
+      [['path'], [['contains', 'path', ['pric', 'doc']]]],
+      [['browser'], []],
+      [['browser'], [['is_not', 'browser', ['Chrome']]]],
+      [['os'], []],
+      [['country'], [['is', 'country', ['GB', 'DE']]]],
+      [['time:day', 'country'], []],
+      [['device_type'], []],
+      [['device_type'], [['is', 'device_type', ['bot', 'mobile']]]],
+      [[], []],
+      [['time:day'], []],
+      [['time:week'], [['is_not', 'device_type', ['tablet']]]],
+      [['path', 'time:month'], []],
     ];
     const metricSets = [['visitors'], ['events', 'pageviews'], ['pageviews', 'visitors', 'events']];
     const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + 2 * DAY_MS, D0 + 3 * DAY_MS]];
     let i = 0;
-    for (const [dimension, filters] of cases) {
+    for (const [dimensions, filters] of cases) {
       for (const metrics of metricSets) {
         if (++i % every) continue;
         const [from, to] = ranges[i % ranges.length]!;
-        const body = { from: iso(from), to: iso(to), metrics, dimensions: [dimension], filters, ...(i % 2 ? { compare: 'previous_period' } : {}), ...(i % 3 === 1 ? { include_bots: true } : {}), limit: 10_000 };
+        const body = { from: iso(from), to: iso(to), metrics, dimensions, filters, ...(i % 2 ? { compare: 'previous_period' } : {}), ...(i % 3 === 1 ? { include_bots: true } : {}), limit: 10_000 };
         const parsed = insightsBodySchema.parse(body);
         const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
         expect(sql).toMatch(/FROM \w+\.daily_dims\n/);
@@ -216,7 +221,7 @@ describe('POST /v1/insights matches the events', () => {
         expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
-    expect(i).toBe(27);
+    expect(i).toBe(39);
   });
 
   it('reads the visits aggregate alone, joined to the events, daily_rollup, daily_dims, or the events alone, by the range and what is asked', () => {
@@ -230,14 +235,18 @@ describe('POST /v1/insights matches the events', () => {
     const rollup = { visits: false, events: false, rollup: true };
     const dims = { visits: false, events: false, dims: true };
     // event metrics by event_name, country, device_type and UTC day buckets over whole days: daily_rollup's rows
-    expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' })).toEqual(rollup);
+    expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], filters: [['is', 'event_name', ['$pageview']]] })).toEqual(rollup);
     expect(plan({ metrics: ['events'], dimensions: ['event_name'], filters: [['is_not', 'device_type', ['mobile']]] })).toEqual(rollup);
     expect(plan({ metrics: ['visitors'], dimensions: ['time:hour'] })).toEqual(events);
-    // event metrics by one of path, browser, os, country, device_type alone, filtered on it or not: daily_dims' rows
+    // event metrics by at most one of path, browser, os, country, device_type and a UTC day bucket, filtered on that
+    // dimension or not: daily_dims' rows (the dashboard's chart and headline counts: device_type's)
+    expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' })).toEqual(dims);
+    expect(plan({ metrics: ['visitors', 'pageviews', 'events'] })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['path'] })).toEqual(dims);
     expect(plan({ metrics: ['visitors', 'events'], dimensions: ['browser'], filters: [['is_not', 'browser', ['Chrome']]], compare: 'previous_period' })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], filters: [['is', 'country', ['GB']]] })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['path', 'os'] })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'] })).toEqual(rollup);
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], from: iso(D0 + HOUR_MS) })).toEqual(events);
     expect(plan({ metrics: ['visitors'], filters: [['is', 'prop:plan', ['pro']]] })).toEqual(events);
     expect(plan({ dimensions: ['source'] })).toEqual(alone);

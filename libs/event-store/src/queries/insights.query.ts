@@ -22,8 +22,8 @@ import type { Reader } from './reader';
 // dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
 // per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
 // visit dimensions join the events to visit rows from `visits`. Whole-day reads of event metrics by event_name, country,
-// device_type or a UTC day bucket read `daily_rollup` (fromRollup); by one of path, browser, os, country or device_type
-// alone, `daily_dims` (fromDims). A previous period cut within a day (a range that
+// device_type or a UTC day bucket read `daily_rollup` (fromRollup); with at most one of path, browser, os, country or
+// device_type and a UTC day bucket, `daily_dims` (fromDims). A previous period cut within a day (a range that
 // includes now) takes its last day from the events folded as `visits` is (`partial`). Everything else reads the raw
 // `events` table only:
 //
@@ -253,11 +253,16 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // Whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week or month
   // buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with its
   // event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
-  // Whole UTC days, event metrics only, one dimension among daily_dims' (path, browser, os, country, device_type),
-  // filtered on it or not, no goal: its rows of those days (one per day and value) hold every figure.
-  const [dim] = q.dimensions;
+  // Whole UTC days, event metrics only, at most one dimension among daily_dims' (path, browser, os, country,
+  // device_type) and at most one UTC day, week or month bucket, filters on that dimension only, no goal: its rows of
+  // those days (one per day and value) hold every figure. With no such dimension grouped, device_type's rows: every
+  // event has one device type, so they hold each event of a day once (the dashboard's headline counts and its chart).
+  const eventDims = q.dimensions.filter((d) => !isTime(d));
+  const timeDims = q.dimensions.filter(isTime);
+  const dim = eventDims[0] ?? 'device_type';
   const fromDims =
-    wholeDays && !previous.cut && !joined && goal === '0' && q.dimensions.length === 1 && DIMS_DIMENSIONS.has(dim!) &&
+    wholeDays && !previous.cut && !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
+    timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d)) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
   const fromRollup =
     !fromDims && wholeDays && !previous.cut && !joined && goal === '0' &&
@@ -274,13 +279,14 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
 
   let from: string;
   if (fromDims) {
-    // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that a filter on it reads
-    // as on the events.
+    // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
+    // filter on it read as on the events; the day as the bucket's time, shifted into the range for compare.
+    const day = "toDateTime64(day, 3, 'UTC')";
     from = [
-      `SELECT ${dim!} AS d0, events, pageviews, uniques, cur`,
-      `FROM (SELECT value AS ${dim!}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur`,
+      `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
+      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`,
       `  FROM ${tables.dailyDims}`,
-      `  WHERE project_id = {project:UUID} AND dim = '${dim!}' AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'})`,
+      `  WHERE project_id = {project:UUID} AND dim = '${dim}' AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'})`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromRollup) {

@@ -265,7 +265,7 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(events);
   });
 
-  it('with a range that includes now (an injected clock): the previous period cut within a day, from the visits aggregate and that day\'s events, exactly', async () => {
+  it('with a range that includes now (an injected clock): the previous period cut within a day, from the visits aggregate or daily_dims and that day\'s events, exactly', async () => {
     // The cut falls at several times of a day; the aggregate holds the previous period's whole days and the cut day's
     // events up to the cut are folded at read time (insights.query.ts, `partial`).
     const cases: Array<[Record<string, unknown>, number]> = [
@@ -275,12 +275,16 @@ describe('POST /v1/insights matches the events', () => {
       [{ metrics: ['visits', 'bounce_rate'], dimensions: ['exit_path'], filters: [['is_not', 'channel', ['direct']]] }, 6 * DAY_MS + 9 * HOUR_MS],
       [{ metrics: ['visits', 'conversions', 'conversion_rate'], goal: { event: 'signup' }, dimensions: ['channel'] }, 3 * DAY_MS + 12 * HOUR_MS],
       [{ metrics: ['bounce_rate', 'visitors'], dimensions: ['country'] }, 2 * DAY_MS + 1],
+      // event metrics from daily_dims, its cut day folded from the events likewise
+      [{ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'] }, 14 * HOUR_MS + 5 * 60_000],
+      [{ metrics: ['events', 'visitors'], dimensions: ['path'], include_bots: true }, 4 * DAY_MS + 23 * HOUR_MS],
+      [{ metrics: ['events', 'pageviews', 'visitors'] }, 30 * 60_000],
     ];
     for (const name of ['alpha', 'beta'] as const) {
       for (const [body, elapsed] of cases) {
         const q = insightsBodySchema.parse({ from: iso(D0 + 7 * DAY_MS), to: iso(D0 + 14 * DAY_MS), compare: 'previous_period', limit: 10_000, ...body });
         const now = D0 + 7 * DAY_MS + elapsed;
-        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], q, { now }).sql).toMatch(/FROM \w+\.visits\b/);
+        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], q, { now }).sql).toMatch(/FROM \w+\.(visits|daily_dims)\b/);
         const answer = await queryInsights(seeded.stores.events, seeded.ids[name], q, { now });
         expect({ name, body, rows: answer.rows }).toEqual({ name, body, rows: expectedInsights(seeded.rows, seeded.ids[name], q, now).rows });
       }

@@ -42,6 +42,8 @@ const DAY = { from: '2026-03-04T00:00:00Z', to: '2026-03-05T00:00:00Z' };
 type Case = readonly [name: string, render: () => Query];
 
 const insights = (body: Partial<InsightsBody>) => () => buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, ...body }));
+/** The same at a given now: a range that includes it cuts its previous period within a day. */
+const insightsAt = (body: Partial<InsightsBody>, now: string) => () => buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, ...body }), { now: Date.parse(now) });
 const INSIGHTS: Case[] = [
   // Metric families, no dimension.
   ['totals: visitors (the default)', insights({})],
@@ -54,6 +56,7 @@ const INSIGHTS: Case[] = [
   ['visitors by country, device_type', insights({ dimensions: ['country', 'device_type'] })],
   ['pageviews by browser, os, path', insights({ metrics: ['pageviews'], dimensions: ['browser', 'os', 'path'] })],
   ['visitors, pageviews by path, whole days (daily_dims)', insights({ metrics: ['visitors', 'pageviews'], dimensions: ['path'], limit: 10 })],
+  ['visitors, pageviews by time:day, compare, the range includes now (daily_dims and the cut day\'s events)', insightsAt({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }, '2026-03-08T14:05:00Z')],
   ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],
   // Visit dimensions.
   ['visits by source, whole days (visits aggregate alone)', insights({ metrics: ['visits'], dimensions: ['source'] })],

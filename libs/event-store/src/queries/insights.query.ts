@@ -261,7 +261,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const timeDims = q.dimensions.filter(isTime);
   const dim = eventDims[0] ?? 'device_type';
   const fromDims =
-    wholeDays && !previous.cut && !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
+    wholeDays && !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
     timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d)) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
   const fromRollup =
@@ -280,13 +280,21 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   let from: string;
   if (fromDims) {
     // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
-    // filter on it read as on the events; the day as the bucket's time, shifted into the range for compare.
+    // filter on it read as on the events; the day as the bucket's time, shifted into the range for compare. A cut
+    // previous period (a range that includes now): the aggregate's days before the cut's day, and that day's events up
+    // to the cut folded by the aggregate's own SELECT.
     const day = "toDateTime64(day, 3, 'UTC')";
+    const rows = `dim = '${dim}'${q.include_bots ? '' : ' AND bot = 0'}`;
+    const days = previous.cut
+      ? '(day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})'
+      : 'day >= {lo_day:Date} AND day < {to_day:Date}';
+    const cutDay = "project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}";
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
       `FROM (SELECT value AS ${dim}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`,
-      `  FROM ${tables.dailyDims}`,
-      `  WHERE project_id = {project:UUID} AND dim = '${dim}' AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : ' AND bot = 0'})`,
+      `  FROM ${previous.cut ? `(SELECT value, day, events, pageviews, uniques FROM ${tables.dailyDims} WHERE project_id = {project:UUID} AND ${rows} AND ${days} UNION ALL SELECT value, day, events, pageviews, uniques FROM (${aggregateSelect(aggregateOf('daily_dims'), tables.events, cutDay)}) WHERE ${rows})` : tables.dailyDims}`,
+      ...(previous.cut ? [] : [`  WHERE project_id = {project:UUID} AND ${rows} AND ${days}`]),
+      ')',
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromRollup) {

@@ -126,14 +126,10 @@ const ROLLUP_METRIC_SQL = {
   visitors: (cur: 0 | 1) => `uniqCombinedMergeIf(uniques, cur = ${cur})`,
 } as const;
 
-/** The dimensions of daily_dims (migration 016): one of them, alone, for a read from it. */
+/** The dimensions of daily_dims (migration 016): at most one of them (with a UTC day bucket or not) for a read from it. */
 const DIMS_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(DAILY_DIMS);
-/** The event metrics over daily_dims' rows of period `cur`: the counts summed, the visitor sketches merged. */
-const DIMS_METRIC_SQL: Record<keyof typeof ROLLUP_METRIC_SQL, (cur: 0 | 1) => string> = {
-  events: (cur) => `sumIf(events, cur = ${cur})`,
-  pageviews: (cur) => `sumIf(pageviews, cur = ${cur})`,
-  visitors: (cur) => `uniqCombinedMergeIf(uniques, cur = ${cur})`,
-};
+/** The event metrics over daily_dims' rows of period `cur`: daily_rollup's, with pageviews counted in their own column. */
+const DIMS_METRIC_SQL: Record<keyof typeof ROLLUP_METRIC_SQL, (cur: 0 | 1) => string> = { ...ROLLUP_METRIC_SQL, pageviews: (cur) => `sumIf(pageviews, cur = ${cur})` };
 
 /** A per-visit column of the visits aggregate: over a visit's rows grouped, and on its one row (read with FINAL). */
 type VisitColumn = readonly [grouped: string, row: string];
@@ -179,19 +175,21 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
   if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
   const bots = q.include_bots ? '' : ' AND bot = 0';
-  /** The aggregate's rows of both periods' days (bots left out unless asked); with a cut, none from the cut's day to `from`. */
-  const visitsWhere = previous.cut
-    ? `WHERE project_id = {project:UUID} AND (day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})${bots}`
-    : `WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${bots}`;
+  /** A daily aggregate's days of both periods; with a cut, none from the cut's day to `from` (`cutDay` has that day). */
+  const days = previous.cut
+    ? '(day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})'
+    : 'day >= {lo_day:Date} AND day < {to_day:Date}';
+  /** The aggregate's rows of both periods' days (bots left out unless asked). */
+  const visitsWhere = `WHERE project_id = {project:UUID} AND ${days}${bots}`;
   /**
-   * A cut previous period's last day, from its midnight to the cut, folded from the events into rows of the aggregate's
-   * shape (its SELECT: aggregates.ts), to stand beside the aggregate's rows of the days before it.
+   * A cut previous period's last day, from its midnight to the cut: its events, folded at read time into rows of an
+   * aggregate's shape (its SELECT: aggregates.ts) to stand beside the aggregate's rows of the days before it.
    */
+  const cutDay = "project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}";
   let partial: string | undefined;
   if (wholeDays && previous.cut) {
     b.params.hi_day = toClickHouseDate(previous.hi - (previous.hi % DAY_MS));
-    const events = `project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}${q.include_bots ? '' : " AND device_type != 'bot'"}`;
-    partial = `(${aggregateSelect(aggregateOf('visits'), tables.events, events)})`;
+    partial = `(${aggregateSelect(aggregateOf('visits'), tables.events, `${cutDay}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
   }
   /** The aggregate's rows of both periods with the cut day's (`partial`), those matching `condition` if given. */
   const visitsAndPartial = (condition?: string) =>
@@ -250,9 +248,6 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND day ${p ? '>=' : '<'} {from_day:Date})`,
       partial ? `FROM ${visitsAndPartial()}))` : `FROM ${tables.visits} ${visitsWhere}))`,
     ].join(' ');
-  // Whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week or month
-  // buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with its
-  // event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
   // Whole UTC days, event metrics only, at most one dimension among daily_dims' (path, browser, os, country,
   // device_type) and at most one UTC day, week or month bucket, filters on that dimension only, no goal: its rows of
   // those days (one per day and value) hold every figure. With no such dimension grouped, device_type's rows: every
@@ -264,6 +259,9 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     wholeDays && !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
     timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d)) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
+  // Otherwise whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week
+  // or month buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with
+  // its event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
   const fromRollup =
     !fromDims && wholeDays && !previous.cut && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
@@ -277,31 +275,29 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const bucketFormat = b.tz === undefined ? BUCKET_FORMAT : ZONED_BUCKET_FORMAT;
   const output = q.dimensions.map((d, i) => (isTime(d) ? `formatDateTime(d${i}, ${bucketFormat}) AS o${i}` : `d${i} AS o${i}`));
 
+  // A daily aggregate's row: its day as the time of its buckets, shifted into the range for compare.
+  const day = "toDateTime64(day, 3, 'UTC')";
+  const dayTs = `${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`;
   let from: string;
   if (fromDims) {
     // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
-    // filter on it read as on the events; the day as the bucket's time, shifted into the range for compare. A cut
-    // previous period (a range that includes now): the aggregate's days before the cut's day, and that day's events up
-    // to the cut folded by the aggregate's own SELECT.
-    const day = "toDateTime64(day, 3, 'UTC')";
-    const rows = `dim = '${dim}'${q.include_bots ? '' : ' AND bot = 0'}`;
-    const days = previous.cut
-      ? '(day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})'
-      : 'day >= {lo_day:Date} AND day < {to_day:Date}';
-    const cutDay = "project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}";
+    // filter on it read as on the events. A cut previous period (a range that includes now): the aggregate's days
+    // before the cut's day beside that day's events up to the cut, folded by the aggregate's own SELECT.
+    const rows = `dim = '${dim}'${bots}`;
+    const stored = `WHERE project_id = {project:UUID} AND ${rows} AND ${days}`;
+    const columns = 'value, day, events, pageviews, uniques';
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`,
-      `  FROM ${previous.cut ? `(SELECT value, day, events, pageviews, uniques FROM ${tables.dailyDims} WHERE project_id = {project:UUID} AND ${rows} AND ${days} UNION ALL SELECT value, day, events, pageviews, uniques FROM (${aggregateSelect(aggregateOf('daily_dims'), tables.events, cutDay)}) WHERE ${rows})` : tables.dailyDims}`,
-      ...(previous.cut ? [] : [`  WHERE project_id = {project:UUID} AND ${rows} AND ${days}`]),
-      ')',
+      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${dayTs}`,
+      ...(previous.cut
+        ? [`  FROM (SELECT ${columns} FROM ${tables.dailyDims} ${stored} UNION ALL SELECT ${columns} FROM (${aggregateSelect(aggregateOf('daily_dims'), tables.events, cutDay)}) WHERE ${rows}))`]
+        : [`  FROM ${tables.dailyDims}`, `  ${stored})`]),
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromRollup) {
-    const day = "toDateTime64(day, 3, 'UTC')";
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT event_name, country, device_type, events, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`,
+      `FROM (SELECT event_name, country, device_type, events, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${dayTs}`,
       `  FROM ${tables.dailyRollup}`,
       `  WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : " AND device_type != 'bot'"})`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),

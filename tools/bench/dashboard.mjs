@@ -10,6 +10,7 @@
 //   BENCH_LAYOUT=ordered (the default: events arrive in time order, as a live site's do, each INSERT a stretch of days)
 //     or scattered (every INSERT touches every day, like an import of shuffled history: the aggregates' days then sit
 //     in overlapping parts until the engine merges them, within the hour: migration 015)
+//   BENCH_TZ=<IANA zone> (default UTC): the project's time zone; the dashboard's date-only ranges are its local days
 // Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
 // and the funnel and retention views add when a site owner has them (not part of a default load).
 //
@@ -56,6 +57,8 @@ const loaded = (await stores.keyStore.listProjects()).find((p) => p.name === 'be
 const created = loaded ? undefined : await stores.keyStore.createProject({ name: 'bench-dashboard' });
 const project = loaded ?? created.project;
 const readKey = created ? created.keys.rk : (await stores.keyStore.createKey(project.id, 'rk')).key;
+const TZ = process.env.BENCH_TZ ?? 'UTC';
+await stores.keyStore.updateProject(project.id, { timezone: TZ });
 
 const today = Date.now() - (Date.now() % DAY);
 const from = today + DAY - SPAN_DAYS * DAY;
@@ -105,6 +108,7 @@ async function sample(range, extra = '') {
 }
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+console.log(`\nthe project's time zone: ${TZ}`);
 console.log(`\nnavigation to every panel filled, ${SAMPLES} cold samples per range after one warm-up (Chromium and the service share this machine)`);
 // Service CPU: this process's CPU time (user + system, every thread: the HTTP server and the embedded chDB) per
 // load, beside the wall clock; Chromium's own CPU is not in it.

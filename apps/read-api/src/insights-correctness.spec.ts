@@ -224,10 +224,51 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(39);
   });
 
+  // Issue 47 and 49: a project's local days are not UTC days. The aggregates answer them: each period's whole UTC days
+  // from their rows, its other events (the edges) folded at read time (insights.query.ts, splitDays). The dashboard's
+  // calls over local weeks and a local day of Berlin (+01:00), Los Angeles (-08:00, then -07:00 after 2026-03-08) and
+  // Kolkata (+05:30), with compare: read from the aggregates and exact.
+  it.each([['alpha', 1], ['beta', 3]] as const)('for project %s over local days of Berlin, Los Angeles and Kolkata: the dashboard\'s calls from the aggregates and their edges, exactly', async (name, every) => {
+    const ranges: Array<[string, number, number]> = [
+      ['Berlin, a week', D0 + 3 * DAY_MS - HOUR_MS, D0 + 10 * DAY_MS - HOUR_MS],
+      ['Los Angeles, a week across the DST change', D0 + 3 * DAY_MS + 8 * HOUR_MS, D0 + 10 * DAY_MS + 7 * HOUR_MS],
+      ['Kolkata, a week', D0 + 6 * DAY_MS - 5.5 * HOUR_MS, D0 + 13 * DAY_MS - 5.5 * HOUR_MS],
+      ['Kolkata, one day (no whole UTC day)', D0 + 9 * DAY_MS - 5.5 * HOUR_MS, D0 + 10 * DAY_MS - 5.5 * HOUR_MS],
+    ];
+    const list = (dimension: string, metric: string) => ({ metrics: [metric], dimensions: [dimension] });
+    const calls: Array<Record<string, unknown>> = [
+      { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' },
+      { metrics: ['visitors', 'pageviews'], dimensions: ['time:day'] },
+      list('source', 'visitors'),
+      list('channel', 'visitors'),
+      list('path', 'visitors'),
+      list('entry_path', 'visits'),
+      { metrics: ['visits', 'bounce_rate', 'views_per_visit'], dimensions: ['exit_path'], compare: 'previous_period' },
+      list('country', 'visitors'),
+      { ...list('device_type', 'visitors'), include_bots: true },
+      { ...list('browser', 'events'), filters: [['is_not', 'browser', ['Chrome']]], compare: 'previous_period' },
+      list('os', 'pageviews'),
+      { metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant', 'organic_search']]] },
+      { metrics: ['visits', 'conversions', 'conversion_rate'], goal: { event: 'signup' }, dimensions: ['channel'], compare: 'previous_period' },
+    ];
+    let i = 0;
+    for (const [label, from, to] of ranges) {
+      for (const call of calls) {
+        if (++i % every) continue;
+        const body = { from: iso(from), to: iso(to), limit: 10_000, ...call };
+        const parsed = insightsBodySchema.parse(body);
+        const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
+        expect({ label, call, aggregate: /FROM \w+\.(visits|daily_dims)\b/.test(sql), events: /\.events\n/.test(sql) }).toEqual({ label, call, aggregate: true, events: false });
+        expect({ label, call, rows: (await post(name, body)).rows }).toEqual({ label, call, rows: expectedInsights(seeded.rows, seeded.ids[name], parsed).rows });
+      }
+    }
+    expect(i).toBe(52);
+  });
+
   it('reads the visits aggregate alone, joined to the events, daily_rollup, daily_dims, or the events alone, by the range and what is asked', () => {
     const plan = (body: Record<string, unknown>) => {
       const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
-      return { visits: /\.visits\n/.test(sql), events: /\.events\n/.test(sql), ...(/\.daily_rollup\n/.test(sql) ? { rollup: true } : {}), ...(/\.daily_dims\n/.test(sql) ? { dims: true } : {}) };
+      return { visits: /\.visits\b/.test(sql), events: /\.events\n/.test(sql), ...(/\.daily_rollup\n/.test(sql) ? { rollup: true } : {}), ...(/\.daily_dims\n/.test(sql) ? { dims: true } : {}) };
     };
     const alone = { visits: true, events: false };
     const joined = { visits: true, events: true };
@@ -247,7 +288,11 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], filters: [['is', 'country', ['GB']]] })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['path', 'os'] })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'] })).toEqual(rollup);
-    expect(plan({ metrics: ['visitors'], dimensions: ['path'], from: iso(D0 + HOUR_MS) })).toEqual(events);
+    // a range off UTC midnights: the whole days' rows and the edges' events folded (no raw events read per se)
+    expect(plan({ metrics: ['visitors'], dimensions: ['path'], from: iso(D0 + HOUR_MS) })).toEqual(dims);
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS + HOUR_MS), compare: 'previous_period' })).toEqual(dims);
+    // ... but a day bucket of compare shifted by a span of no whole days would cut an aggregate day: the events
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS), compare: 'previous_period' })).toEqual(events);
     expect(plan({ metrics: ['visitors'], filters: [['is', 'prop:plan', ['pro']]] })).toEqual(events);
     expect(plan({ dimensions: ['source'] })).toEqual(alone);
     expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);
@@ -260,9 +305,10 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ metrics: ['conversions'], goal: { event: 'signup' } })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['country'], filters: [['is', 'event_name', ['signup']]] })).toEqual(rollup);
-    expect(plan({ metrics: ['visitors'], dimensions: ['country'], from: iso(D0 + HOUR_MS) })).toEqual(events);
-    expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(events);
-    expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country'], from: iso(D0 + HOUR_MS) })).toEqual(dims);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'], from: iso(D0 + HOUR_MS) })).toEqual(events);
+    expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(alone);
+    expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(joined);
   });
 
   it('with a range that includes now (an injected clock): the previous period cut within a day, from the visits aggregate or daily_dims and that day\'s events, exactly', async () => {

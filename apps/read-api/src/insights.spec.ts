@@ -185,11 +185,12 @@ describe('POST /v1/insights: meanings', () => {
   });
 });
 
-// SPEC, Aggregates: "Aggregate rows are not rewritten when events are deleted". Whole-day insights with visit
-// dimensions only are answered from the visits aggregate, so they keep counting a forgotten user's visit; a range
-// off midnight reads the events and no longer does (docs/insights.md and the forget example).
+// SPEC, Aggregates: "Aggregate rows are not rewritten when events are deleted". Insights with visit dimensions only
+// read a range's whole UTC days from the visits aggregate, so they keep counting a forgotten user's visit there; the
+// part of a range off whole UTC days (its edges) is read from the events and no longer does (docs/insights.md and the
+// forget example).
 describe('after a forget', () => {
-  it('whole-day visit answers (the visits aggregate) keep counting the deleted events; raw-event answers drop them', async () => {
+  it("whole-day visit answers (the visits aggregate) keep counting the deleted events; a range's edges (read from the events) drop them", async () => {
     const c = (await stores.keyStore.createProject({ name: 'c', allowed_origins: [ORIGIN] })).keys;
     await batch(c.sk, [
       { event: '$pageview', anonymous_id: 'f1', user_id: 'gone', session_id: 'sf', timestamp: at(2), url: `${ORIGIN}/` },
@@ -197,7 +198,8 @@ describe('after a forget', () => {
       { event: '$pageview', anonymous_id: 'k1', session_id: 'sk', timestamp: at(3), url: `${ORIGIN}/` },
     ]);
     const wholeDays = { ...RANGE, metrics: ['visits', 'pageviews'], dimensions: ['entry_path'] };
-    const offMidnight = { ...wholeDays, to: at(47) };
+    // from 01:00: the events (02:00 to 03:00 of the first day) are on the range's edge, not in a whole day of it
+    const offMidnight = { ...wholeDays, from: at(1) };
     const answer = async (body: object) => {
       const res = await insights(body, c.rk);
       expect(res.status).toBe(200);

@@ -14,6 +14,7 @@ import {
 } from '@analytics/schema';
 import { readTablesOf } from '../tables/read-tables';
 import { DIMENSION_SQL, TIME_SQL } from './dimension-sql';
+import { buildExportEvents } from './export-events.query';
 import { METRIC_SQL, buildInsights } from './insights.query';
 import { STATS_COLUMN_SQL, planStats } from './stats.planner';
 
@@ -24,6 +25,7 @@ const TABLES = readTablesOf({ db: 'analytics', eventsTable: 'analytics.events', 
 const P = '11111111-1111-4111-8111-111111111111';
 const WHOLE_DAYS = { from: '2026-03-02T00:00:00Z', to: '2026-03-09T00:00:00Z' };
 const PARTIAL = { from: '2026-03-02T10:30:00Z', to: '2026-03-05T18:00:00Z' };
+const parsed = (body: Partial<InsightsBody>) => insightsBodySchema.parse({ ...WHOLE_DAYS, metrics: ['events'], ...body });
 const sqlOf = (body: Partial<InsightsBody>) => buildInsights(TABLES, P, insightsBodySchema.parse({ ...WHOLE_DAYS, ...body })).sql;
 
 // Compile-time: the catalog's values are exactly the classifier's channels and enrichment's device types.
@@ -44,12 +46,16 @@ describe('the catalog and its SQL', () => {
     expect(Object.keys(STATS_COLUMN_SQL)).toEqual([...STATS_GROUP_BY]);
   });
 
-  it.each(Object.keys(COLUMN_DIMENSIONS) as InsightColumnDimension[])('dimension %s: its SQL is what insights read, over events and (visit dimensions) over the visits aggregate', (d) => {
+  it.each(Object.keys(COLUMN_DIMENSIONS) as InsightColumnDimension[])('dimension %s: its SQL is what insights read (a visit dimension over the visits aggregate) and what a segment filters by', (d) => {
     const entry = DIMENSION_SQL[d];
-    expect(sqlOf({ ...PARTIAL, metrics: ['events'], dimensions: [d] })).toContain(entry.sql);
-    expect(sqlOf({ ...PARTIAL, metrics: ['events'], filters: [['contains', d, ['x']]] })).toContain(entry.sql);
     expect(COLUMN_DIMENSIONS[d].kind === 'visit').toBe(entry.visits !== undefined);
-    if (entry.visits) expect(sqlOf({ metrics: ['visits'], dimensions: [d] })).toContain(entry.visits.sql);
+    // insights take every visit from the aggregate, whatever the range (its edges folded into rows of its shape)
+    const read = entry.visits?.sql ?? entry.sql;
+    expect(sqlOf({ ...PARTIAL, metrics: ['events'], dimensions: [d] })).toContain(read);
+    expect(sqlOf({ ...PARTIAL, metrics: ['events'], filters: [['contains', d, ['x']]] })).toContain(read);
+    expect(sqlOf({ metrics: ['visits'], dimensions: [d] })).toContain(read);
+    // a saved segment's condition on an export checks it per event over the events (entity rows likewise)
+    expect(buildExportEvents('analytics.events', P, { from: Date.parse(PARTIAL.from), to: Date.parse(PARTIAL.to), format: 'ndjson' }, parsed({ filters: [['contains', d, ['x']]] }).filters).sql).toContain(entry.sql);
   });
 
   it.each(INSIGHT_TIME_DIMENSIONS)('time dimension %s: its SQL is the bucket', (d) => {

@@ -49,7 +49,7 @@ const INSIGHTS: Case[] = [
   ['totals: visitors (the default)', insights({})],
   ['totals: events, pageviews, visitors', insights({ metrics: ['events', 'pageviews', 'visitors'] })],
   ['totals: visit metrics, whole days (visits aggregate alone)', insights({ metrics: ['visits', 'bounce_rate', 'visit_duration', 'views_per_visit'] })],
-  ['totals: visit metrics, partial range (events grouped by visit)', insights({ ...PARTIAL, metrics: ['visits', 'bounce_rate', 'visit_duration', 'views_per_visit'] })],
+  ['totals: visit metrics, partial range (visits aggregate and its edges\' events folded)', insights({ ...PARTIAL, metrics: ['visits', 'bounce_rate', 'visit_duration', 'views_per_visit'] })],
   ['totals: every event and visit metric', insights({ metrics: ['events', 'pageviews', 'visitors', 'visits', 'bounce_rate'] })],
   // Event-column dimensions.
   ['events by event_name', insights({ metrics: ['events'], dimensions: ['event_name'] })],
@@ -57,6 +57,7 @@ const INSIGHTS: Case[] = [
   ['pageviews by browser, os, path', insights({ metrics: ['pageviews'], dimensions: ['browser', 'os', 'path'] })],
   ['visitors, pageviews by path, whole days (daily_dims)', insights({ metrics: ['visitors', 'pageviews'], dimensions: ['path'], limit: 10 })],
   ['visitors, pageviews by time:day, compare, the range includes now (daily_dims and the cut day\'s events)', insightsAt({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }, '2026-03-08T14:05:00Z')],
+  ['visitors, pageviews by path, a week of Berlin days, compare (daily_dims and the edges\' events)', insights({ from: '2026-03-01T23:00:00Z', to: '2026-03-08T23:00:00Z', metrics: ['visitors', 'pageviews'], dimensions: ['path'], compare: 'previous_period' })],
   ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],
   // Visit dimensions.
   ['visits by source, whole days (visits aggregate alone)', insights({ metrics: ['visits'], dimensions: ['source'] })],
@@ -67,7 +68,7 @@ const INSIGHTS: Case[] = [
   ['events by source (visit dimension, no visit metric), whole days', insights({ metrics: ['events'], dimensions: ['source'] })],
   // A visit metric or dimension beside an event dimension: events joined to their visit.
   ['bounce_rate by country, whole days (joined to visits)', insights({ metrics: ['bounce_rate', 'visits'], dimensions: ['country'] })],
-  ['bounce_rate by country, partial range (joined to visit rows from events)', insights({ ...PARTIAL, metrics: ['bounce_rate'], dimensions: ['country'] })],
+  ['bounce_rate by country, partial range (joined to visit rows of the aggregate and the edges)', insights({ ...PARTIAL, metrics: ['bounce_rate'], dimensions: ['country'] })],
   ['visits by channel and path, whole days', insights({ metrics: ['visits'], dimensions: ['channel', 'path'] })],
   // Time buckets.
   ['events by time:hour', insights({ ...DAY, metrics: ['events'], dimensions: ['time:hour'] })],

@@ -18,23 +18,22 @@ import type { ReadTables } from '../tables/read-tables';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
-// POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Whole UTC days with visit
-// dimensions only and no goal are read from the `visits` aggregate (migration 010) alone: its rows of the range merged
-// per visit hold every figure the per-visit rows below compute from events. Other whole-day reads with visit metrics or
-// visit dimensions join the events to visit rows from `visits`. Whole-day reads of event metrics by event_name, country,
-// device_type or a UTC day bucket read `daily_rollup` (fromRollup); with at most one of path, browser, os, country or
-// device_type and a UTC day bucket, `daily_dims` (fromDims). A previous period cut within a day (a range that
-// includes now) takes its last day from the events folded as `visits` is (`partial`). Everything else reads the raw
-// `events` table only:
+// POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Every read with visit metrics or
+// visit dimensions takes its visits from the `visits` aggregate (migration 010): with visit dimensions only and no goal
+// from it alone (its rows of the range merged per visit hold every per-visit figure), otherwise the events are joined
+// to its visit rows. Event metrics by event_name, country, device_type or a UTC day bucket over UTC midnights read
+// `daily_rollup` (fromRollup); with at most one of path, browser, os, country or device_type and a UTC day bucket,
+// `daily_dims` (fromDims). The aggregates hold whole UTC days: a range's other events (its `edges`: a range that
+// includes now, a project's local days) are folded at read time by the aggregate's own SELECT (splitDays, `partial`).
+// Everything else reads the raw `events` table only:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
 // session_id, anonymous_id and the period) and `cur` (1: the requested range, 0: the previous period of compare).
-// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. With only visit
-// dimensions grouped and filtered (totals, entry source, exit page, ...), the events are grouped by visit once and the
-// visits by the dimensions (one pass, no join): a visit's events are all counted or none. Otherwise each event
-// is joined to its visit's row (event and pageview counts, duration, the visit dimensions), the filters are checked per
-// event (visit dimensions read from its visit), the matching events are grouped per (dimensions, visit), and those
-// per-visit rows per dimensions: a visit counts once in each group it has a matching event in.
+// Without visit metrics and visit dimensions, the events are grouped by the dimensions directly. With an event
+// dimension or filter beside visit metrics or dimensions, each event is joined to its visit's row from the aggregate
+// (event and pageview counts, duration, the visit dimensions), the filters are checked per event (visit dimensions
+// read from its visit), the matching events are grouped per (dimensions, visit), and those per-visit rows per
+// dimensions: a visit counts once in each group it has a matching event in.
 
 /** Time buckets are written as /v1/stats writes its buckets: the wall clock in the read's time zone (UTC by default). */
 const BUCKET_FORMAT = "'%Y-%m-%d %H:%i:%S', 'UTC'";
@@ -115,6 +114,35 @@ function metricSql(m: InsightMetric, cur: 0 | 1, joined: boolean, withRate: bool
 
 const isTime = (d: InsightDimension) => d.startsWith('time:');
 
+const floorDay = (ms: number) => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
+const ceilDay = (ms: number) => floorDay(ms + DAY_MS - 1);
+
+/**
+ * What the daily aggregates answer of `periods` (the previous period, if any, then the range: [start, end) each, in
+ * order): `days`, the whole UTC days inside a period, as day ranges (adjacent ones joined); `edges`, the rest of the
+ * periods, as time ranges (adjacent ones joined), read from the events.
+ */
+export function splitDays(periods: ReadonlyArray<readonly [number, number]>): { days: Array<[number, number]>; edges: Array<[number, number]> } {
+  const days: Array<[number, number]> = [];
+  const edges: Array<[number, number]> = [];
+  const add = (to: Array<[number, number]>, a: number, z: number) => {
+    if (z <= a) return;
+    const last = to.at(-1);
+    if (last && last[1] === a) last[1] = z;
+    else to.push([a, z]);
+  };
+  for (const [start, end] of periods) {
+    const a = ceilDay(start);
+    const z = floorDay(end);
+    if (z > a) {
+      add(edges, start, a);
+      add(days, a, z);
+      add(edges, z, end);
+    } else add(edges, start, end);
+  }
+  return { days, edges };
+}
+
 /** The columns of daily_rollup (migration 002) a dimension or filter may name for a read from it alone. */
 const ROLLUP_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(['event_name', 'country', 'device_type']);
 /** Time buckets made of whole UTC days (the aggregate's `day`). */
@@ -159,39 +187,58 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const onlyVisitDims = [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => dimensionKind(d) === 'visit');
   // Only visit dimensions grouped and filtered, no goal (the base columns untouched): each visit's row is all its events'.
   const visitShaped = goal === '0' && onlyVisitDims;
-  const visitsOnly = joined && visitShaped;
-  // Whole UTC days (both periods): the visits aggregate holds every per-visit figure (its rows of those days merged
-  // per visit are the visit cut to the range), ~1 row per visit read instead of every event. With no goal, no event
-  // dimension and no event filter it answers alone; otherwise it gives the visit rows the events are joined to.
-  // A cut previous period (a range that includes now) ends within a day: its whole days come from the aggregate, and
-  // its last day's events up to the cut are folded at read time as the builder folds them (`partial`).
-  const wholeDays = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo) && b.visitDims.every((d) => DIMENSION_SQL[d].visits !== undefined);
+  // The daily aggregates answer any range (issue 47: a project's local days, a range that includes now): each period's
+  // whole UTC days from their rows, and its other events (`edges`: at most a day's worth at each end of a period, the
+  // whole period when it holds no whole UTC day) folded at read time by the aggregate's own SELECT (aggregates.ts)
+  // into rows of its shape, grouped by period too: a UTC day that `from` cuts has rows of both. The visits aggregate
+  // holds every per-visit figure (its rows of the range merged per visit are the visit cut to the range), ~1 row per
+  // visit read instead of every event; with no goal, no event dimension and no event filter it answers alone, otherwise
+  // it gives the visit rows the events are joined to (every visit dimension has its SQL over the aggregate's row:
+  // DIMENSION_SQL, catalog.spec.ts).
+  // The range and its previous period both on UTC midnights (daily_rollup's reads, which take no edges).
+  const aligned = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo);
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
-  // on whole days each visit row of the aggregate is flagged when one of its events of that period completes the goal
-  // (the keys of the goal's events, a set), instead of joining every event to its visit's row.
+  // each visit row of the aggregate is flagged when one of its events of that period completes the goal (the keys of
+  // the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
-  const fromVisits = (visitShaped || goalOverVisits) && wholeDays;
-  if (joined && !wholeDays) for (const d of b.visitDims) for (const col of DIMENSION_SQL[d].columns) b.columns.add(col);
-  if (joined && !wholeDays && b.visitDims.some((d) => d === 'entry_path' || d === 'exit_path')) b.columns.add('event_id');
-  if (wholeDays) Object.assign(b.params, { lo_day: toClickHouseDate(lo), from_day: toClickHouseDate(q.from), to_day: toClickHouseDate(q.to) });
+  const fromVisits = visitShaped || goalOverVisits;
+  const periodsOf = compare ? [[lo, previous.hi], [q.from, q.to]] : [[q.from, q.to]];
+  const split = splitDays(periodsOf as Array<[number, number]>);
+  // The aggregate's days: their rows' period is the day's (every whole day lies in one period); an edge row's is its
+  // events' (folded per period). Ranges on UTC midnights with no cut keep the one day range they always read.
+  const dayRanges = split.days;
+  const simpleDays = split.edges.length === 0 && dayRanges.length === 1;
+  const bindDays = () => {
+    Object.assign(b.params, { lo_day: toClickHouseDate(floorDay(lo)), from_day: toClickHouseDate(ceilDay(q.from)), to_day: toClickHouseDate(ceilDay(q.to)) });
+    if (!simpleDays) dayRanges.forEach(([a, z], i) => Object.assign(b.params, { [`days${i}_from`]: toClickHouseDate(a), [`days${i}_to`]: toClickHouseDate(z) }));
+    split.edges.forEach(([a, z], i) => Object.assign(b.params, { [`edge${i}_from`]: toClickHouseTime(a), [`edge${i}_to`]: toClickHouseTime(z) }));
+  };
   const bots = q.include_bots ? '' : ' AND bot = 0';
-  /** A daily aggregate's days of both periods; with a cut, none from the cut's day to `from` (`cutDay` has that day). */
-  const days = previous.cut
-    ? '(day >= {lo_day:Date} AND day < {hi_day:Date} OR day >= {from_day:Date} AND day < {to_day:Date})'
-    : 'day >= {lo_day:Date} AND day < {to_day:Date}';
+  /** A daily aggregate's whole days of both periods. */
+  const days = simpleDays
+    ? 'day >= {lo_day:Date} AND day < {to_day:Date}'
+    : dayRanges.length === 0
+      ? '0'
+      : `(${dayRanges.map((_, i) => `day >= {days${i}_from:Date} AND day < {days${i}_to:Date}`).join(' OR ')})`;
   /** The aggregate's rows of both periods' days (bots left out unless asked). */
   const visitsWhere = `WHERE project_id = {project:UUID} AND ${days}${bots}`;
-  /**
-   * A cut previous period's last day, from its midnight to the cut: its events, folded at read time into rows of an
-   * aggregate's shape (its SELECT: aggregates.ts) to stand beside the aggregate's rows of the days before it.
-   */
-  const cutDay = "project_id = {project:UUID} AND timestamp >= toDateTime64({hi_day:Date}, 3, 'UTC') AND timestamp < {hi:DateTime64(3, 'UTC')}";
+  /** The events of both periods outside their whole days, to fold at read time. */
+  const edgeEvents = `project_id = {project:UUID} AND (${split.edges.map((_, i) => `timestamp >= {edge${i}_from:DateTime64(3, 'UTC')} AND timestamp < {edge${i}_to:DateTime64(3, 'UTC')}`).join(' OR ')})`;
+  /** An edge row's period: its events' (the fold groups by it). */
+  const edgeCur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')}) AS ecur";
+  /** The edges folded into rows of aggregate `a`'s shape, one per grain row and period (`ecur`). */
+  const foldEdges = (table: 'visits' | 'daily_dims', where: string) => {
+    const a = aggregateOf(table);
+    return aggregateSelect({ ...a, grain: [...a.grain, 'ecur'] }, tables.events, where, [edgeCur]);
+  };
   let partial: string | undefined;
-  if (wholeDays && previous.cut) {
-    b.params.hi_day = toClickHouseDate(previous.hi - (previous.hi % DAY_MS));
-    partial = `(${aggregateSelect(aggregateOf('visits'), tables.events, `${cutDay}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
-  }
-  /** The aggregate's rows of both periods with the cut day's (`partial`), those matching `condition` if given. */
+  if (split.edges.length > 0) partial = `(${foldEdges('visits', `${edgeEvents}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
+  /**
+   * A visit row's period: its day's for ranges on UTC midnights; otherwise its first event's (an aggregate row of a
+   * whole day has all its events in that day's period, an edge row all in its `ecur`).
+   */
+  const visitCur = simpleDays ? 'toUInt8(day >= {from_day:Date})' : "toUInt8(first_ts >= {from:DateTime64(3, 'UTC')})";
+  /** The aggregate's rows of both periods with the edges' (`partial`), those matching `condition` if given. */
   const visitsAndPartial = (condition?: string) =>
     `(SELECT ${VISITS_COLUMN_NAMES} FROM ${tables.visits} ${visitsWhere}${condition ? ` AND ${condition}` : ''} UNION ALL SELECT ${VISITS_COLUMN_NAMES} FROM ${partial}${condition ? ` WHERE ${condition}` : ''})`;
   // The range's visits from the aggregate: one row per (visit, period) with `columns` (vd<i>: the visit dimensions).
@@ -216,7 +263,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       select(false),
       `FROM ${tables.visits} FINAL`,
       `${visitsWhere} AND ${unlisted}`,
-      // the cut day's rows are one per visit already (folded per visit and day)
+      // the edges' rows are one per visit and period already (folded per visit, day and period)
       ...(partial ? ['UNION ALL', select(false), `FROM ${partial}`, `WHERE ${unlisted}`] : []),
       'UNION ALL',
       select(true),
@@ -228,7 +275,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
 
   const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
-    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined && wholeDays ? ' visit_key AS skey,' : ''}`,
+    `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined ? ' visit_key AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
     `FROM ${tables.events}`,
     `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${cut}`,
@@ -245,27 +292,29 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const visitorsByScan = fromVisits && dims.length === 0 && where.length === 0 && goal === '0';
   const visitorsScan = (p: 0 | 1) =>
     [
-      `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND day ${p ? '>=' : '<'} {from_day:Date})`,
+      `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND ${simpleDays ? `day ${p ? '>=' : '<'} {from_day:Date}` : `first_ts ${p ? '>=' : '<'} {from:DateTime64(3, 'UTC')}`})`,
       partial ? `FROM ${visitsAndPartial()}))` : `FROM ${tables.visits} ${visitsWhere}))`,
     ].join(' ');
-  // Whole UTC days, event metrics only, at most one dimension among daily_dims' (path, browser, os, country,
-  // device_type) and at most one UTC day, week or month bucket, filters on that dimension only, no goal: its rows of
-  // those days (one per day and value) hold every figure. With no such dimension grouped, device_type's rows: every
-  // event has one device type, so they hold each event of a day once (the dashboard's headline counts and its chart).
+  // Event metrics only, at most one dimension among daily_dims' (path, browser, os, country, device_type) and at most
+  // one UTC day, week or month bucket, filters on that dimension only, no goal: its rows of the whole days (one per day
+  // and value) and the edges' hold every figure. With no such dimension grouped, device_type's rows: every event has
+  // one device type, so they hold each event of a day once (the dashboard's headline counts and its chart). A bucket
+  // takes a row's UTC day as its time: compare then shifts by whole days only (an edge row's events all lie in its day).
   const eventDims = q.dimensions.filter((d) => !isTime(d));
   const timeDims = q.dimensions.filter(isTime);
   const dim = eventDims[0] ?? 'device_type';
   const fromDims =
-    wholeDays && !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
-    timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d)) &&
+    !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
+    timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0)) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
   // Otherwise whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week
   // or month buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with
   // its event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
   const fromRollup =
-    !fromDims && wholeDays && !previous.cut && !joined && goal === '0' &&
+    !fromDims && aligned && !previous.cut && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d)));
+  if (joined || fromDims || fromRollup) bindDays();
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
       const sql = fromDims ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
@@ -281,17 +330,17 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   let from: string;
   if (fromDims) {
     // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
-    // filter on it read as on the events. A cut previous period (a range that includes now): the aggregate's days
-    // before the cut's day beside that day's events up to the cut, folded by the aggregate's own SELECT.
+    // filter on it read as on the events: the aggregate's rows of the whole days beside the edges' events folded by
+    // the aggregate's own SELECT.
     const rows = `dim = '${dim}'${bots}`;
-    const stored = `WHERE project_id = {project:UUID} AND ${rows} AND ${days}`;
     const columns = 'value, day, events, pageviews, uniques';
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${dayTs}`,
-      ...(previous.cut
-        ? [`  FROM (SELECT ${columns} FROM ${tables.dailyDims} ${stored} UNION ALL SELECT ${columns} FROM (${aggregateSelect(aggregateOf('daily_dims'), tables.events, cutDay)}) WHERE ${rows}))`]
-        : [`  FROM ${tables.dailyDims}`, `  ${stored})`]),
+      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, cur, ${dayTs}`,
+      `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.dailyDims}`,
+      `    WHERE project_id = {project:UUID} AND ${rows} AND ${days}`,
+      ...(split.edges.length > 0 ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('daily_dims', edgeEvents)}) WHERE ${rows}`] : []),
+      '  ))',
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromRollup) {
@@ -305,7 +354,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   } else if (fromVisits) {
     const columns: VisitColumn[] = [
       same('session_key AS visit'),
-      same('toUInt8(day >= {from_day:Date}) AS cur'),
+      same(`${visitCur} AS cur`),
       ...(visitorsByScan ? [] : [['any(anonymous_id) AS anon', 'anonymous_id AS anon'] as const]),
       ['sum(events) AS n', 'events AS n'],
       ['sum(pageviews) AS pv', 'pageviews AS pv'],
@@ -326,36 +375,12 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
           ]),
     ];
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
-  } else if (visitsOnly) {
-    from = [
-      `SELECT visit, any(cur) AS cur, any(anonymous_id) AS anon, count() AS n, countIf(event_name = '$pageview') AS pv, n AS vn, pv AS vpv,`,
-      `  toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur${b.visitDims.map((d, i) => `, ${DIMENSION_SQL[d].sql} AS vd${i}`).join('')}`,
-      `FROM (${base})`,
-      'GROUP BY visit',
-      ...(where.length > 0 ? [`HAVING ${where.join(' AND ')}`] : []),
-    ].join('\n');
-    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${from})`;
-  } else if (joined && wholeDays) {
-    const visits = visitRows([same('session_key AS vkey'), same('toUInt8(day >= {from_day:Date}) AS vcur'), ['sum(events) AS vn', 'events AS vn'], ['sum(pageviews) AS vpv', 'pageviews AS vpv'], VDUR], 'vkey, vcur', true);
+  } else if (joined) {
+    const visits = visitRows([same('session_key AS vkey'), same(`${visitCur} AS vcur`), ['sum(events) AS vn', 'events AS vn'], ['sum(pageviews) AS vpv', 'pageviews AS vpv'], VDUR], 'vkey, vcur', true);
     from = [
       `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
       `FROM (${base}) AS e`,
       `INNER JOIN (${visits}) AS v ON e.skey = v.vkey AND e.cur = v.vcur`,
-      ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
-      `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
-    ].join('\n');
-  } else if (joined) {
-    const visitCols = [
-      'visit',
-      'count() AS vn',
-      "countIf(event_name = '$pageview') AS vpv",
-      'toUnixTimestamp64Milli(max(timestamp)) - toUnixTimestamp64Milli(min(timestamp)) AS vdur',
-      ...b.visitDims.map((d, i) => `${DIMENSION_SQL[d].sql} AS vd${i}`),
-    ];
-    from = [
-      `SELECT ${[...dims.map((d, i) => `${d} AS d${i}`), 'e.visit AS visit', 'any(cur) AS cur', 'any(anonymous_id) AS anon', ...(goal === '0' ? [] : ['any(anon_key) AS akey']), 'count() AS n', "countIf(event_name = '$pageview') AS pv", 'any(vn) AS vn', 'any(vpv) AS vpv', 'any(vdur) AS vdur', `max(${goal}) AS g`].join(', ')}`,
-      `FROM (${base}) AS e`,
-      `INNER JOIN (SELECT ${visitCols.join(', ')} FROM (${base}) GROUP BY visit) AS v ON e.visit = v.visit`,
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
       `GROUP BY ${[...dimAliases, 'visit'].join(', ')}`,
     ].join('\n');

@@ -224,6 +224,34 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(39);
   });
 
+  // Event metrics by one time bucket not answered by daily_dims (time:hour; any bucket in a zone off UTC:
+  // time-zones.spec.ts): quarter_hours' rows (migration 017) of the whole days and the edges' events folded, ranges off
+  // quarter hours included (an edge cuts a quarter hour: its events still fall in that quarter's bucket).
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from quarter_hours: event metrics by hour, exactly', async (name, every) => {
+    const ranges: Array<[number, number]> = [
+      [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS],
+      [D0 + DAY_MS + 6 * HOUR_MS + 7 * 60_000, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234],
+      [D0 + 9 * DAY_MS + 30 * 60_000, D0 + 9 * DAY_MS + 20 * HOUR_MS + 45 * 60_000],
+    ];
+    const metricSets = [['visitors'], ['events', 'pageviews'], ['pageviews', 'visitors', 'events']];
+    let i = 0;
+    for (const [from, to] of ranges) {
+      for (const metrics of metricSets) {
+        for (const extra of [{}, { compare: 'previous_period' }, { include_bots: true, compare: 'previous_period' }]) {
+          if (++i % every) continue;
+          const body = { from: iso(from), to: iso(to), metrics, dimensions: ['time:hour'], limit: 10_000, ...extra };
+          const parsed = insightsBodySchema.parse(body);
+          const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
+          // the span of the second range is no number of quarter hours: its compare reads the events
+          const quarters = !('compare' in extra) || (to - from) % (15 * 60_000) === 0;
+          expect({ body, quarters: /FROM \w+\.quarter_hours\n/.test(sql) }).toEqual({ body, quarters });
+          expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
+        }
+      }
+    }
+    expect(i).toBe(27);
+  });
+
   // Issue 47 and 49: a project's local days are not UTC days. The aggregates answer them: each period's whole UTC days
   // from their rows, its other events (the edges) folded at read time (insights.query.ts, splitDays). The dashboard's
   // calls over local weeks and a local day of Berlin (+01:00), Los Angeles (-08:00, then -07:00 after 2026-03-08) and
@@ -268,17 +296,20 @@ describe('POST /v1/insights matches the events', () => {
   it('reads the visits aggregate alone, joined to the events, daily_rollup, daily_dims, or the events alone, by the range and what is asked', () => {
     const plan = (body: Record<string, unknown>) => {
       const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids.alpha, insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + DAY_MS), metrics: ['visits'], ...body }));
-      return { visits: /\.visits\b/.test(sql), events: /\.events\n/.test(sql), ...(/\.daily_rollup\n/.test(sql) ? { rollup: true } : {}), ...(/\.daily_dims\n/.test(sql) ? { dims: true } : {}) };
+      return { visits: /\.visits\b/.test(sql), events: /\.events\n/.test(sql), ...(/\.daily_rollup\n/.test(sql) ? { rollup: true } : {}), ...(/\.daily_dims\n/.test(sql) ? { dims: true } : {}), ...(/\.quarter_hours\n/.test(sql) ? { quarters: true } : {}) };
     };
     const alone = { visits: true, events: false };
     const joined = { visits: true, events: true };
     const events = { visits: false, events: true };
     const rollup = { visits: false, events: false, rollup: true };
     const dims = { visits: false, events: false, dims: true };
+    const quarters = { visits: false, events: false, quarters: true };
     // event metrics by event_name, country, device_type and UTC day buckets over whole days: daily_rollup's rows
     expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], filters: [['is', 'event_name', ['$pageview']]] })).toEqual(rollup);
     expect(plan({ metrics: ['events'], dimensions: ['event_name'], filters: [['is_not', 'device_type', ['mobile']]] })).toEqual(rollup);
-    expect(plan({ metrics: ['visitors'], dimensions: ['time:hour'] })).toEqual(events);
+    // one time bucket daily_dims cannot answer (time:hour; a zone's days): quarter_hours' rows
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:hour'] })).toEqual(quarters);
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:hour'], filters: [['is', 'path', ['/']]] })).toEqual(events);
     // event metrics by at most one of path, browser, os, country, device_type and a UTC day bucket, filtered on that
     // dimension or not: daily_dims' rows (the dashboard's chart and headline counts: device_type's)
     expect(plan({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' })).toEqual(dims);
@@ -291,8 +322,10 @@ describe('POST /v1/insights matches the events', () => {
     // a range off UTC midnights: the whole days' rows and the edges' events folded (no raw events read per se)
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], from: iso(D0 + HOUR_MS) })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS + HOUR_MS), compare: 'previous_period' })).toEqual(dims);
-    // ... but a day bucket of compare shifted by a span of no whole days would cut an aggregate day: the events
-    expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS), compare: 'previous_period' })).toEqual(events);
+    // ... but a day bucket of compare shifted by a span of no whole days would cut an aggregate day: quarter_hours,
+    // and the events when the span is no number of quarter hours either
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS), compare: 'previous_period' })).toEqual(quarters);
+    expect(plan({ metrics: ['visitors'], dimensions: ['time:day'], from: iso(D0 + HOUR_MS + 1), to: iso(D0 + 3 * DAY_MS), compare: 'previous_period' })).toEqual(events);
     expect(plan({ metrics: ['visitors'], filters: [['is', 'prop:plan', ['pro']]] })).toEqual(events);
     expect(plan({ dimensions: ['source'] })).toEqual(alone);
     expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);

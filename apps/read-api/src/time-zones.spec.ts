@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { Express } from 'express';
-import { queryInsights } from '@analytics/event-store';
+import { buildInsights, queryInsights, readTablesOf } from '@analytics/event-store';
 import { insightsBodySchema } from '@analytics/schema';
 import { type Stores, openReadService } from './test-support/seeded-service';
 
@@ -125,7 +125,10 @@ describe('insights in the project time zone', () => {
         const from = midnight(fromDate, tz);
         const to = midnight(toDate, tz);
         for (const grain of ['day', 'week', 'month', 'hour'] as const) {
-          const body = await post(tz, '/v1/insights', { from: fromDate, to: toDate, metrics: ['events', 'visitors'], dimensions: [`time:${grain}`], order_by: [[`time:${grain}`, 'asc']], limit: 10_000 });
+          const request = { from: fromDate, to: toDate, metrics: ['events', 'visitors'], dimensions: [`time:${grain}`], order_by: [[`time:${grain}`, 'asc']], limit: 10_000 };
+          // read from quarter_hours (migration 017) and the range's edges, not from every event
+          expect(buildInsights(readTablesOf(stores.events), ids[tz], insightsBodySchema.parse(request), { timezone: tz }).sql).toMatch(/FROM \w+\.quarter_hours\n/);
+          const body = await post(tz, '/v1/insights', request);
           expect({ grain, rows: body.rows }).toEqual({ grain, rows: expectedBuckets(tz, from, to, grain) });
         }
         // Totals: the range is exactly [local midnight, local midnight).
@@ -134,6 +137,33 @@ describe('insights in the project time zone', () => {
       });
     }
   }
+
+  it.each(ZONES)('%s: day and hour buckets with compare: the previous period moved forward by the span, across DST', async (tz) => {
+    for (const [fromDate, toDate] of RANGES[tz]) {
+      const from = midnight(fromDate, tz);
+      const to = midnight(toDate, tz);
+      const span = to - from;
+      for (const grain of ['day', 'hour'] as const) {
+        // per bucket (keyed by its start: the repeated hour of a fall-back is two buckets of one label), the current
+        // period's events and the previous period's moved forward by the span
+        const buckets = new Map<string, { label: string; cur: Ev[]; prev: Ev[] }>();
+        for (const e of EVENTS) {
+          const period = e.ts >= from && e.ts < to ? 'cur' : e.ts >= from - span && e.ts < from ? 'prev' : undefined;
+          if (!period) continue;
+          const { key, label } = bucketOf(period === 'cur' ? e.ts : e.ts + span, tz, grain);
+          const g = buckets.get(key) ?? { label, cur: [], prev: [] };
+          g[period].push(e);
+          buckets.set(key, g);
+        }
+        const expected = [...buckets.entries()]
+          .filter(([, g]) => g.cur.length > 0)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([, g]) => ({ [`time:${grain}`]: g.label, events: g.cur.length, visitors: new Set(g.cur.map((e) => e.anon)).size, comparison: { events: g.prev.length, visitors: new Set(g.prev.map((e) => e.anon)).size } }));
+        const body = await post(tz, '/v1/insights', { from: fromDate, to: toDate, metrics: ['events', 'visitors'], dimensions: [`time:${grain}`], order_by: [[`time:${grain}`, 'asc']], compare: 'previous_period', limit: 10_000 });
+        expect({ fromDate, grain, rows: body.rows }).toEqual({ fromDate, grain, rows: expected });
+      }
+    }
+  });
 
   it('the DST days are 23 and 25 hours long in Berlin: hour buckets of 2026-03-29 and 2026-10-25', async () => {
     const spring = await post('Europe/Berlin', '/v1/insights', { from: '2026-03-29', to: '2026-03-30', metrics: ['events'], dimensions: ['time:hour'], limit: 100 });

@@ -238,7 +238,7 @@ describe('the cluster topology answers like a single node', () => {
       expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.visits_local`)).toBeGreaterThan(0);
 
-      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims` });
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims`, quarterHours: `${db}.quarter_hours` });
       const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
         const [a, b] = [single, cluster].map((db) => {
           const q = build(tables(db));

@@ -58,6 +58,8 @@ const INSIGHTS: Case[] = [
   ['visitors, pageviews by path, whole days (daily_dims)', insights({ metrics: ['visitors', 'pageviews'], dimensions: ['path'], limit: 10 })],
   ['visitors, pageviews by time:day, compare, the range includes now (daily_dims and the cut day\'s events)', insightsAt({ metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }, '2026-03-08T14:05:00Z')],
   ['visitors, pageviews by path, a week of Berlin days, compare (daily_dims and the edges\' events)', insights({ from: '2026-03-01T23:00:00Z', to: '2026-03-08T23:00:00Z', metrics: ['visitors', 'pageviews'], dimensions: ['path'], compare: 'previous_period' })],
+  ['visitors, pageviews by time:day in Europe/Berlin, a week of its days, compare (quarter_hours and the edges\' events)', () => buildInsights(EMBEDDED, P, insightsBodySchema.parse({ from: '2026-03-02', to: '2026-03-09', metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }), { timezone: 'Europe/Berlin' })],
+  ['events by time:hour, bots included (quarter_hours)', insights({ ...DAY, metrics: ['events'], dimensions: ['time:hour'], include_bots: true })],
   ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],
   // Visit dimensions.
   ['visits by source, whole days (visits aggregate alone)', insights({ metrics: ['visits'], dimensions: ['source'] })],

@@ -12,7 +12,7 @@ import {
   rangeInZone,
 } from '@analytics/schema';
 import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
-import { DAILY_DIMS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
+import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
@@ -227,7 +227,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   /** An edge row's period: its events' (the fold groups by it). */
   const edgeCur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')}) AS ecur";
   /** The edges folded into rows of aggregate `a`'s shape, one per grain row and period (`ecur`). */
-  const foldEdges = (table: 'visits' | 'daily_dims', where: string) => {
+  const foldEdges = (table: 'visits' | 'daily_dims' | 'quarter_hours', where: string) => {
     const a = aggregateOf(table);
     return aggregateSelect({ ...a, grain: [...a.grain, 'ecur'] }, tables.events, where, [edgeCur]);
   };
@@ -307,17 +307,24 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
     timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0)) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
+  // Event metrics only by one time bucket otherwise (any zone, `time:hour` too), no other dimension, no filter, no
+  // goal: quarter_hours' rows (migration 017), each quarter hour's events at its start. Every zone's hours and days
+  // begin on a quarter hour, so a row's events all fall in its bucket; compare moves the previous period's rows by the
+  // span, which keeps them on quarter hours when the span is a number of them.
+  const fromQuarters =
+    !fromDims && !joined && goal === '0' && eventDims.length === 0 && timeDims.length === 1 && q.filters.length === 0 &&
+    q.metrics.every((m) => m in DIMS_METRIC_SQL) && (!compare || span % QUARTER_MS === 0);
   // Otherwise whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week
   // or month buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with
   // its event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
   const fromRollup =
-    !fromDims && aligned && !previous.cut && !joined && goal === '0' &&
+    !fromDims && !fromQuarters && aligned && !previous.cut && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d)));
-  if (joined || fromDims || fromRollup) bindDays();
+  if (joined || fromDims || fromQuarters || fromRollup) bindDays();
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
-      const sql = fromDims ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
+      const sql = fromDims || fromQuarters ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
       return `${sql} AS ${p ? 'm' : 'c'}${i}`;
     }),
   );
@@ -342,6 +349,18 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       ...(split.edges.length > 0 ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('daily_dims', edgeEvents)}) WHERE ${rows}`] : []),
       '  ))',
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
+    ].join('\n');
+  } else if (fromQuarters) {
+    // A row's time is its quarter hour's start (shifted into the range for compare), bucketed as an event's would be.
+    const slot = `addSeconds(toDateTime64(day, 3, 'UTC'), slot * ${QUARTER_MS / 1000})`;
+    const columns = 'day, slot, events, pageviews, uniques';
+    from = [
+      `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
+      `FROM (SELECT events, pageviews, uniques, cur, ${compare ? `if(cur = 1, ${slot}, addMilliseconds(${slot}, {shift:Int64}))` : slot} AS ts`,
+      `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.quarterHours}`,
+      `    WHERE project_id = {project:UUID}${bots} AND ${days}`,
+      ...(split.edges.length > 0 ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('quarter_hours', edgeEvents)})${q.include_bots ? '' : ' WHERE bot = 0'}`] : []),
+      '  ))',
     ].join('\n');
   } else if (fromRollup) {
     from = [

@@ -1,7 +1,7 @@
 import { type StatsParams } from '@analytics/schema';
 import { planStats, rollupFits, uniquesFits } from './stats.planner';
 
-const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', dailyUniques: 'db.daily_uniques', sessions: 'db.sessions', visits: 'db.visits', visitSpans: 'db.visit_spans', dailyDims: 'db.daily_dims' };
+const TABLES = { events: 'db.events', dailyRollup: 'db.daily_rollup', dailyUniques: 'db.daily_uniques', sessions: 'db.sessions', visits: 'db.visits', visitSpans: 'db.visit_spans', dailyDims: 'db.daily_dims', quarterHours: 'db.quarter_hours' };
 const P = '11111111-1111-4111-8111-111111111111';
 const MIDNIGHT = Date.UTC(2026, 2, 1);
 const DAY = 86_400_000;

@@ -12,6 +12,7 @@ import c013 from './migrations/clustered/013_sources_weekly.sql';
 import c014 from './migrations/clustered/014_visit_spans.sql';
 import c015 from './migrations/clustered/015_aggregates_merged.sql';
 import c016 from './migrations/clustered/016_daily_dims.sql';
+import c017 from './migrations/clustered/017_quarter_hours.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -31,8 +32,9 @@ import u011 from './migrations/unclustered/011_event_keys.sql';
 import u014 from './migrations/unclustered/014_visit_spans.sql';
 import u015 from './migrations/unclustered/015_aggregates_merged.sql';
 import u016 from './migrations/unclustered/016_daily_dims.sql';
+import u017 from './migrations/unclustered/017_quarter_hours.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
-import { DAILY_DIMS_TABLE_COLUMNS, VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
+import { DAILY_DIMS_TABLE_COLUMNS, QUARTER_HOURS_TABLE_COLUMNS, VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
@@ -50,6 +52,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/014_visit_spans.sql': u014,
   'unclustered/015_aggregates_merged.sql': u015,
   'unclustered/016_daily_dims.sql': u016,
+  'unclustered/017_quarter_hours.sql': u017,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
@@ -62,6 +65,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/014_visit_spans.sql': c014,
   'clustered/015_aggregates_merged.sql': c015,
   'clustered/016_daily_dims.sql': c016,
+  'clustered/017_quarter_hours.sql': c017,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
@@ -146,6 +150,10 @@ const FRAGMENTS: Record<string, string> = {
   // The events the builder has built (up to the start of the last range it recorded, which it checks again after a
   // restart and builds where missing), stamped with that seq: as embedded/010_visits.sql backfills visits.
   daily_dims_backfill: aggregateSelect(aggregateOf('daily_dims'), '${db}.events', `insert_seq <= (${LAST_BUILT_SQL})`, [`(${LAST_BUILT_SQL}) AS built_seq`]),
+  quarter_hours_columns: QUARTER_HOURS_TABLE_COLUMNS,
+  quarter_hours_column_names: aggregateOf('quarter_hours').columns.join(', '),
+  // as daily_dims_backfill (017 is to quarter_hours what 016 is to daily_dims)
+  quarter_hours_backfill: aggregateSelect(aggregateOf('quarter_hours'), '${db}.events', `insert_seq <= (${LAST_BUILT_SQL})`, [`(${LAST_BUILT_SQL}) AS built_seq`]),
 };
 // The deployment's names: filled in last, so a database or cluster renamed keeps its checksums.
 const NAMES = ['db', 'cluster'];

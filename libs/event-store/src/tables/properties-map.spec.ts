@@ -39,7 +39,7 @@ function propValue(row: EventRow, key: string): string | null {
 
 const KEYS = [...new Set(PROPERTIES.flatMap((p) => Object.keys(p)))].concat('absent');
 const byteOrder = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : Buffer.compare(Buffer.from(a), Buffer.from(b)));
-const tablesOf = (db: string): ReadTables => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims` });
+const tablesOf = (db: string): ReadTables => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims`, quarterHours: `${db}.quarter_hours` });
 
 const withDatabase = (run: (db: string) => Promise<void>) => withTestDatabase(store, run);
 

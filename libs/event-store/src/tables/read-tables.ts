@@ -10,6 +10,8 @@ export interface ReadTables {
   visitSpans: string;
   /** Insights' event dimensions one at a time (migration 016, every mode). */
   dailyDims: string;
+  /** Insights' time buckets in any zone: per UTC day and quarter hour (migration 017, every mode). */
+  quarterHours: string;
   /** Embedded store only (migration 006); undefined on a server, whose planner never uses it. */
   dailyUniquesBy?: string;
   /** Embedded store only (migration 005); undefined on a server, which answers /v1/sources from sessions. */
@@ -28,7 +30,7 @@ export interface TablesOwner {
 }
 
 export function readTablesOf(store: TablesOwner): ReadTables {
-  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`, visitSpans: `${store.db}.visit_spans`, dailyDims: `${store.db}.daily_dims`,
+  return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`, visitSpans: `${store.db}.visit_spans`, dailyDims: `${store.db}.daily_dims`, quarterHours: `${store.db}.quarter_hours`,
     ...(store.buildsAggregates
       ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days`,
         sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks` }

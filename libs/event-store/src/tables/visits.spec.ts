@@ -178,7 +178,7 @@ describe('the daily_dims aggregate (migration 016)', () => {
       await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
       await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
       await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
-      expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([16]);
+      expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([16, 17]);
 
       const backfilled = await heldDims(db, P, 'insert_seq <= 2');
       expect(backfilled.table).toEqual(backfilled.folded);
@@ -194,6 +194,52 @@ describe('the daily_dims aggregate (migration 016)', () => {
       expect(built.table).toContainEqual({ day: '2026-03-02', dim: 'path', value: null, bot: 0, n: 1, pv: 0, u: 1 });
       expect(built.table).toContainEqual({ day: '2026-03-02', dim: 'path', value: '/robots', bot: 1, n: 1, pv: 1, u: 1 });
       expect((await store.select<{ n: string }>(`SELECT toString(sum(events)) AS n FROM ${db}.daily_dims WHERE project_id = {p:UUID} AND dim = 'browser'`, { p: P }))[0]!.n).toBe('8');
+    });
+  });
+});
+
+describe('the quarter_hours aggregate (migration 017)', () => {
+  /** Every row of quarter_hours merged per (day, slot, bot), and what the aggregate's SELECT folds from `where`'s events. */
+  async function heldQuarters(db: string, P: string, where = '1'): Promise<{ table: unknown[]; folded: unknown[] }> {
+    const merge = 'day, slot, bot, toUInt64(sum(events)) AS n, toUInt64(sum(pageviews)) AS pv, uniqCombinedMerge(uniques) AS u';
+    const q = (sql: string) => store.select<Record<string, unknown>>(sql, { p: P });
+    const order = 'GROUP BY day, slot, bot ORDER BY day, slot, bot';
+    return {
+      table: await q(`SELECT ${merge} FROM ${db}.quarter_hours WHERE project_id = {p:UUID} ${order}`),
+      folded: await q(`SELECT ${merge} FROM (${aggregateSelect(aggregateOf('quarter_hours'), `${db}.events`, `project_id = {p:UUID} AND ${where}`)}) ${order}`),
+    };
+  }
+
+  it('backfills what the builder built, once, and the builder then builds the range it had recorded and the rest', async () => {
+    await withDatabase(async (db) => {
+      const P = randomUUID();
+      const migrations = eventStoreMigrations('embedded');
+      await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 17));
+      const [first, second] = rowsOf(P);
+      // 1 and 2 built; (2, 3] recorded and not finished; 4 not built
+      await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
+      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
+      await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
+      expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([17]);
+
+      const backfilled = await heldQuarters(db, P, 'insert_seq <= 2');
+      expect(backfilled.table).toEqual(backfilled.folded);
+      expect(backfilled.table.length).toBeGreaterThan(0);
+      expect(await store.select(`SELECT DISTINCT toString(built_seq) AS s FROM ${db}.quarter_hours`, {})).toEqual([{ s: '2' }]);
+
+      const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => 4 });
+      await builder.init();
+      await builder.catchUp();
+      const built = await heldQuarters(db, P);
+      expect(built.table).toEqual(built.folded);
+      // every event once, in its quarter hour of its UTC day (23:59 is slot 95; 00:01 the next day's slot 0)
+      expect(built.table).toEqual([
+        { day: '2026-03-02', slot: 4, bot: 0, n: 2, pv: 1, u: 2 },
+        { day: '2026-03-02', slot: 4, bot: 1, n: 1, pv: 1, u: 1 },
+        { day: '2026-03-02', slot: 95, bot: 0, n: 2, pv: 1, u: 1 },
+        { day: '2026-03-03', slot: 0, bot: 0, n: 2, pv: 2, u: 1 },
+        { day: '2026-03-04', slot: 0, bot: 0, n: 1, pv: 1, u: 0 },
+      ]);
     });
   });
 });

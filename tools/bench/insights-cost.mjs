@@ -88,7 +88,7 @@ for (let round = 0; round < 2; round++) {
   }
 }
 
-// --build: what the builder's visit_spans statement adds (migration 014), and daily_dims' (016): their SELECT over all
+// --build: what the builder's visit_spans statement adds (migration 014), daily_dims' (016) and quarter_hours' (017): their SELECT over all
 // the store's events beside daily_rollup's and the visits fold's grouping (the simpler of its columns), one thread each, the engine's query condition cache
 // off (with it a repeat of the same filter skips the granules it found empty: 18 ms). The SQL is aggregates.ts's
 // (OFF_HOME_DAY_SQL, VISIT_KEY_SQL) written out, as a bench script cannot import the TypeScript.
@@ -96,6 +96,7 @@ if (process.argv.includes('--build')) {
   const FOLDS = [
     ['visit_spans fold (all events)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, cityHash64(session_id, anonymous_id) AS session_key FROM ${db}.events WHERE toUInt32(toDate(timestamp)) != intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), 48) GROUP BY project_id, day, session_key)`],
     ['daily_dims fold (all events; migration 016)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, dv.1 AS dim, dv.2 AS value, toUInt8(device_type = 'bot') AS bot, count(), countIf(event_name = '$pageview'), uniqCombinedStateIf(anonymous_id, anonymous_id != '') FROM ${db}.events ARRAY JOIN [('path', path), ('browser', toNullable(toString(browser))), ('os', toNullable(toString(os))), ('country', toNullable(toString(country))), ('device_type', toNullable(toString(device_type)))] AS dv GROUP BY project_id, day, dim, value, bot)`],
+    ['quarter_hours fold (all events; migration 017)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, toUInt8(intDiv(toUnixTimestamp(timestamp) % 86400, 900)) AS slot, toUInt8(device_type = 'bot') AS bot, count(), countIf(event_name = '$pageview'), uniqCombinedStateIf(anonymous_id, anonymous_id != '') FROM ${db}.events GROUP BY project_id, day, slot, bot)`],
     ['daily_rollup fold (all events)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, event_name, source, medium, country, device_type, count(), uniqCombinedStateIf(anonymous_id, anonymous_id != '') FROM ${db}.events GROUP BY project_id, day, event_name, source, medium, country, device_type)`],
     ['visits fold, its simpler columns (all events)', `SELECT count() AS n FROM (SELECT project_id, toDate(timestamp) AS day, cityHash64(session_id, anonymous_id) AS session_key, toUInt8(device_type = 'bot') AS bot, any(anonymous_id), min(timestamp), max(timestamp), count(), countIf(event_name = '$pageview') FROM ${db}.events GROUP BY project_id, day, session_id, anonymous_id, bot)`],
   ];

@@ -205,6 +205,12 @@ export const AGGREGATES: readonly Aggregate[] = [
   },
 ];
 
+/** The figures daily_dims and quarter_hours keep per row (their tables' last columns), and the builder's built_seq. */
+const EVENT_COUNTS_COLUMNS = `  events     SimpleAggregateFunction(sum, UInt64),
+  pageviews  SimpleAggregateFunction(sum, UInt64),
+  uniques    AggregateFunction(uniqCombined, String),
+  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0`;
+
 /** The daily_dims table (migration 016): per (project, day, dimension, value, bot flag) the events' counts and visitor sketch. */
 export const DAILY_DIMS_TABLE_COLUMNS = `(
   project_id UUID,
@@ -212,10 +218,7 @@ export const DAILY_DIMS_TABLE_COLUMNS = `(
   dim        LowCardinality(String),
   value      Nullable(String),
   bot        UInt8,
-  events     SimpleAggregateFunction(sum, UInt64),
-  pageviews  SimpleAggregateFunction(sum, UInt64),
-  uniques    AggregateFunction(uniqCombined, String),
-  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
+${EVENT_COUNTS_COLUMNS}
 )`;
 
 /** The quarter_hours table (migration 017): per (project, UTC day, quarter-hour slot, bot flag) the events' counts and visitor sketch. */
@@ -224,10 +227,7 @@ export const QUARTER_HOURS_TABLE_COLUMNS = `(
   day        Date,
   slot       UInt8,
   bot        UInt8,
-  events     SimpleAggregateFunction(sum, UInt64),
-  pageviews  SimpleAggregateFunction(sum, UInt64),
-  uniques    AggregateFunction(uniqCombined, String),
-  built_seq  SimpleAggregateFunction(max, UInt64) DEFAULT 0
+${EVENT_COUNTS_COLUMNS}
 )`;
 
 /** The visit_spans table (migration 014): a visit's key per day it has a row off its home day on. */

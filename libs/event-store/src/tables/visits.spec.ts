@@ -156,90 +156,72 @@ describe('the visits aggregate', () => {
   });
 });
 
-describe('the daily_dims aggregate (migration 016)', () => {
-  /** Every row of daily_dims merged per (day, dim, value, bot), and what the aggregate's SELECT folds from `where`'s events. */
-  async function heldDims(db: string, P: string, where = '1'): Promise<{ table: unknown[]; folded: unknown[] }> {
-    const merge = 'day, dim, value, bot, toUInt64(sum(events)) AS n, toUInt64(sum(pageviews)) AS pv, uniqCombinedMerge(uniques) AS u';
-    const q = (sql: string) => store.select<Record<string, unknown>>(sql, { p: P });
-    const order = 'GROUP BY day, dim, value, bot ORDER BY day, dim, value, bot';
-    return {
-      table: await q(`SELECT ${merge} FROM ${db}.daily_dims WHERE project_id = {p:UUID} ${order}`),
-      folded: await q(`SELECT ${merge} FROM (${aggregateSelect(aggregateOf('daily_dims'), `${db}.events`, `project_id = {p:UUID} AND ${where}`)}) ${order}`),
-    };
-  }
-
-  it('backfills what the builder built, once, and the builder then builds the range it had recorded and the rest', async () => {
-    await withDatabase(async (db) => {
-      const P = randomUUID();
-      const migrations = eventStoreMigrations('embedded');
-      await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 16));
-      const [first, second] = rowsOf(P);
-      // 1 and 2 built; (2, 3] recorded and not finished; 4 not built
-      await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
-      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
-      await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
-      expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([16, 17]);
-
-      const backfilled = await heldDims(db, P, 'insert_seq <= 2');
-      expect(backfilled.table).toEqual(backfilled.folded);
-      expect(backfilled.table.length).toBeGreaterThan(0);
-      expect(await store.select(`SELECT DISTINCT toString(built_seq) AS s FROM ${db}.daily_dims`, {})).toEqual([{ s: '2' }]);
-
-      const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => 4 });
-      await builder.init();
-      await builder.catchUp();
-      const built = await heldDims(db, P);
-      expect(built.table).toEqual(built.folded);
-      // one row per event and dimension: a NULL path is a value of its own, the bot's events apart
-      expect(built.table).toContainEqual({ day: '2026-03-02', dim: 'path', value: null, bot: 0, n: 1, pv: 0, u: 1 });
-      expect(built.table).toContainEqual({ day: '2026-03-02', dim: 'path', value: '/robots', bot: 1, n: 1, pv: 1, u: 1 });
+// daily_dims (016) and quarter_hours (017): each backfills what the builder had built, once, and the builder then
+// builds the range it had recorded and the rest; then each holds what its SELECT folds from every event.
+const BACKFILLED = [
+  {
+    table: 'daily_dims' as const,
+    version: 16,
+    grain: 'day, dim, value, bot',
+    // one row per event and dimension: a NULL path is a value of its own, the bot's events apart
+    check: async (db: string, P: string, built: unknown[]) => {
+      expect(built).toContainEqual({ day: '2026-03-02', dim: 'path', value: null, bot: 0, n: 1, pv: 0, u: 1 });
+      expect(built).toContainEqual({ day: '2026-03-02', dim: 'path', value: '/robots', bot: 1, n: 1, pv: 1, u: 1 });
       expect((await store.select<{ n: string }>(`SELECT toString(sum(events)) AS n FROM ${db}.daily_dims WHERE project_id = {p:UUID} AND dim = 'browser'`, { p: P }))[0]!.n).toBe('8');
-    });
-  });
-});
-
-describe('the quarter_hours aggregate (migration 017)', () => {
-  /** Every row of quarter_hours merged per (day, slot, bot), and what the aggregate's SELECT folds from `where`'s events. */
-  async function heldQuarters(db: string, P: string, where = '1'): Promise<{ table: unknown[]; folded: unknown[] }> {
-    const merge = 'day, slot, bot, toUInt64(sum(events)) AS n, toUInt64(sum(pageviews)) AS pv, uniqCombinedMerge(uniques) AS u';
-    const q = (sql: string) => store.select<Record<string, unknown>>(sql, { p: P });
-    const order = 'GROUP BY day, slot, bot ORDER BY day, slot, bot';
-    return {
-      table: await q(`SELECT ${merge} FROM ${db}.quarter_hours WHERE project_id = {p:UUID} ${order}`),
-      folded: await q(`SELECT ${merge} FROM (${aggregateSelect(aggregateOf('quarter_hours'), `${db}.events`, `project_id = {p:UUID} AND ${where}`)}) ${order}`),
-    };
-  }
-
-  it('backfills what the builder built, once, and the builder then builds the range it had recorded and the rest', async () => {
-    await withDatabase(async (db) => {
-      const P = randomUUID();
-      const migrations = eventStoreMigrations('embedded');
-      await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 17));
-      const [first, second] = rowsOf(P);
-      // 1 and 2 built; (2, 3] recorded and not finished; 4 not built
-      await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
-      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
-      await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
-      expect(await migrateEventStore(store.client, { db, builder: true })).toEqual([17]);
-
-      const backfilled = await heldQuarters(db, P, 'insert_seq <= 2');
-      expect(backfilled.table).toEqual(backfilled.folded);
-      expect(backfilled.table.length).toBeGreaterThan(0);
-      expect(await store.select(`SELECT DISTINCT toString(built_seq) AS s FROM ${db}.quarter_hours`, {})).toEqual([{ s: '2' }]);
-
-      const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => 4 });
-      await builder.init();
-      await builder.catchUp();
-      const built = await heldQuarters(db, P);
-      expect(built.table).toEqual(built.folded);
-      // every event once, in its quarter hour of its UTC day (23:59 is slot 95; 00:01 the next day's slot 0)
-      expect(built.table).toEqual([
+    },
+  },
+  {
+    table: 'quarter_hours' as const,
+    version: 17,
+    grain: 'day, slot, bot',
+    // every event once, in its quarter hour of its UTC day (23:59 is slot 95; 00:01 the next day's slot 0)
+    check: async (_db: string, _P: string, built: unknown[]) => {
+      expect(built).toEqual([
         { day: '2026-03-02', slot: 4, bot: 0, n: 2, pv: 1, u: 2 },
         { day: '2026-03-02', slot: 4, bot: 1, n: 1, pv: 1, u: 1 },
         { day: '2026-03-02', slot: 95, bot: 0, n: 2, pv: 1, u: 1 },
         { day: '2026-03-03', slot: 0, bot: 0, n: 2, pv: 2, u: 1 },
         { day: '2026-03-04', slot: 0, bot: 0, n: 1, pv: 1, u: 0 },
       ]);
+    },
+  },
+];
+
+describe.each(BACKFILLED)('the $table aggregate (migration $version)', ({ table, version, grain, check }) => {
+  /** Every row of the table merged per its grain, and what the aggregate's SELECT folds from `where`'s events. */
+  async function heldRows(db: string, P: string, where = '1'): Promise<{ table: unknown[]; folded: unknown[] }> {
+    const merge = `${grain}, toUInt64(sum(events)) AS n, toUInt64(sum(pageviews)) AS pv, uniqCombinedMerge(uniques) AS u`;
+    const q = (sql: string) => store.select<Record<string, unknown>>(sql, { p: P });
+    const order = `GROUP BY ${grain} ORDER BY ${grain}`;
+    return {
+      table: await q(`SELECT ${merge} FROM ${db}.${table} WHERE project_id = {p:UUID} ${order}`),
+      folded: await q(`SELECT ${merge} FROM (${aggregateSelect(aggregateOf(table), `${db}.events`, `project_id = {p:UUID} AND ${where}`)}) ${order}`),
+    };
+  }
+
+  it('backfills what the builder built, once, and the builder then builds the range it had recorded and the rest', async () => {
+    await withDatabase(async (db) => {
+      const P = randomUUID();
+      const migrations = eventStoreMigrations('embedded');
+      await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < version));
+      const [first, second] = rowsOf(P);
+      // 1 and 2 built; (2, 3] recorded and not finished; 4 not built
+      await insertSeqs(db, [...withSeq(first!.slice(0, 2), 1), ...withSeq(first!.slice(2), 2)]);
+      await insertSeqs(db, [...withSeq(second!.slice(0, 2), 3), ...withSeq(second!.slice(2), 4)]);
+      await store.command(`INSERT INTO ${db}.aggregate_progress (seq_from, seq_to) VALUES (0, 2), (2, 3)`);
+      expect((await migrateEventStore(store.client, { db, builder: true }))[0]).toBe(version);
+
+      const backfilled = await heldRows(db, P, 'insert_seq <= 2');
+      expect(backfilled.table).toEqual(backfilled.folded);
+      expect(backfilled.table.length).toBeGreaterThan(0);
+      expect(await store.select(`SELECT DISTINCT toString(built_seq) AS s FROM ${db}.${table}`, {})).toEqual([{ s: '2' }]);
+
+      const builder = new AggregateBuilder({ db, client: store.client, committedSeq: () => 4 });
+      await builder.init();
+      await builder.catchUp();
+      const built = await heldRows(db, P);
+      expect(built.table).toEqual(built.folded);
+      await check(db, P, built.table);
     });
   });
 });

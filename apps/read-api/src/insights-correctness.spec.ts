@@ -252,6 +252,34 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(27);
   });
 
+  // A range that ends later today, within its UTC day (a zone east of UTC: Berlin's today ends at 23:00 UTC): that
+  // day's aggregate rows are read when it has no event from `to` on (checked by the read), its events up to `to`
+  // folded otherwise. A day's last event stands for now: no event after it that day, then events after `to` on it.
+  it.each(['alpha', 'beta'] as const)('for project %s with a range ending after now within its last UTC day: that day from the aggregates when nothing follows `to` on it, exactly', async (name) => {
+    // the last event of the data's second-to-last day (its later days are after `to`, outside the range)
+    const day = D0 + 12 * DAY_MS;
+    const last = Math.max(...seeded.rows.filter((r) => r.project_id === seeded.ids[name]).map((r) => Date.parse(`${r.timestamp.replace(' ', 'T')}Z`)).filter((t) => t >= day && t < day + DAY_MS));
+    expect(last % DAY_MS).toBeGreaterThan(4 * HOUR_MS);
+    const calls: Array<Record<string, unknown>> = [
+      { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' },
+      { metrics: ['visitors', 'visits'], dimensions: ['source'] },
+      { metrics: ['visits', 'bounce_rate'], dimensions: ['entry_path'], include_bots: true },
+      { metrics: ['visitors', 'pageviews'], dimensions: ['path'], compare: 'previous_period' },
+      { metrics: ['events', 'visitors'], dimensions: ['time:hour'] },
+      { metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['channel'] },
+    ];
+    // [to, now]: nothing follows `to` on its day (the aggregate's rows of that day), then events do (their fold)
+    for (const [to, now] of [[last + 1, last], [last - 3 * HOUR_MS, last - 4 * HOUR_MS]] as const) {
+      for (const call of calls) {
+        const q = insightsBodySchema.parse({ from: iso(to - 5 * DAY_MS - 90 * 60_000), to: iso(to), limit: 10_000, ...call });
+        const { sql, params } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], q, { now });
+        expect({ call, tail: params.tail_day, reads: /FROM \w+\.(visits|daily_dims|quarter_hours)\b/.test(sql) }).toEqual({ call, tail: new Date(to - (to % DAY_MS)).toISOString().slice(0, 10), reads: true });
+        const answer = await queryInsights(seeded.stores.events, seeded.ids[name], q, { now });
+        expect({ call, to, rows: answer.rows }).toEqual({ call, to, rows: expectedInsights(seeded.rows, seeded.ids[name], q, now).rows });
+      }
+    }
+  });
+
   // Issue 47 and 49: a project's local days are not UTC days. The aggregates answer them: each period's whole UTC days
   // from their rows, its other events (the edges) folded at read time (insights.query.ts, splitDays). The dashboard's
   // calls over local weeks and a local day of Berlin (+01:00), Los Angeles (-08:00, then -07:00 after 2026-03-08) and

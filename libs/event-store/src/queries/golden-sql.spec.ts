@@ -64,6 +64,7 @@ const INSIGHTS: Case[] = [
   // Visit dimensions.
   ['visits by source, whole days (visits aggregate alone)', insights({ metrics: ['visits'], dimensions: ['source'] })],
   ['visitors by medium, campaign, whole days', insights({ metrics: ['visitors', 'visits'], dimensions: ['medium', 'campaign'] })],
+  ['visits by source, a Berlin week that includes now (its last UTC day from the aggregate when nothing follows `to` on it)', insightsAt({ from: '2026-03-01T23:00:00Z', to: '2026-03-08T23:00:00Z', metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }, '2026-03-08T14:05:00Z')],
   ['visits by channel, partial range', insights({ ...PARTIAL, metrics: ['visits'], dimensions: ['channel'] })],
   ['events by entry_path, exit_path, whole days', insights({ metrics: ['events', 'visits'], dimensions: ['entry_path', 'exit_path'] })],
   ['events by entry_path, partial range', insights({ ...PARTIAL, metrics: ['events'], dimensions: ['entry_path'] })],

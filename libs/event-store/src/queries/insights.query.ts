@@ -171,7 +171,8 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const b = new Builder(tz === DEFAULT_TIME_ZONE ? undefined : tz);
   const compare = q.compare === 'previous_period';
   const span = q.to - q.from;
-  const previous = compare ? previousPeriod(q.from, q.to, options.now ?? Date.now()) : { lo: q.from, hi: q.from, cut: false };
+  const now = options.now ?? Date.now();
+  const previous = compare ? previousPeriod(q.from, q.to, now) : { lo: q.from, hi: q.from, cut: false };
   const lo = previous.lo;
   // A cut previous period leaves out its events from `hi` on (the current period's are all of [from, to)).
   const cut = previous.cut ? ' AND (timestamp >= {from:DateTime64(3, \'UTC\')} OR timestamp < {hi:DateTime64(3, \'UTC\')})' : '';
@@ -202,28 +203,42 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
   const fromVisits = visitShaped || goalOverVisits;
-  const periodsOf = compare ? [[lo, previous.hi], [q.from, q.to]] : [[q.from, q.to]];
-  const split = splitDays(periodsOf as Array<[number, number]>);
+  // The range's last UTC day when the range ends within it after now (today of a zone east of UTC, whose day ends at
+  // 23:00 UTC in Berlin): its aggregate rows hold exactly the range's part of it when that day has no event from `to`
+  // on, which a read checks (one count over the key's range: a future-dated event makes it fold the day's events up to
+  // `to` instead). The aggregate then answers today as it does for a UTC project.
+  const tailDay = floorDay(q.to);
+  const tail = q.to > now && q.to !== tailDay && tailDay >= q.from;
+  const periodsOf: Array<[number, number]> = [...(compare ? [[lo, previous.hi] as [number, number]] : []), [q.from, tail ? tailDay : q.to]];
+  const split = splitDays(periodsOf);
+  const hasEdges = split.edges.length > 0 || tail;
   // The aggregate's days: their rows' period is the day's (every whole day lies in one period); an edge row's is its
   // events' (folded per period). Ranges on UTC midnights with no cut keep the one day range they always read.
   const dayRanges = split.days;
-  const simpleDays = split.edges.length === 0 && dayRanges.length === 1;
+  const simpleDays = !hasEdges && dayRanges.length === 1;
   const bindDays = () => {
     Object.assign(b.params, { lo_day: toClickHouseDate(floorDay(lo)), from_day: toClickHouseDate(ceilDay(q.from)), to_day: toClickHouseDate(ceilDay(q.to)) });
     if (!simpleDays) dayRanges.forEach(([a, z], i) => Object.assign(b.params, { [`days${i}_from`]: toClickHouseDate(a), [`days${i}_to`]: toClickHouseDate(z) }));
     split.edges.forEach(([a, z], i) => Object.assign(b.params, { [`edge${i}_from`]: toClickHouseTime(a), [`edge${i}_to`]: toClickHouseTime(z) }));
+    if (tail) Object.assign(b.params, { tail_day: toClickHouseDate(tailDay), tail_from: toClickHouseTime(tailDay), tail_end: toClickHouseTime(tailDay + DAY_MS) });
   };
+  /** The range's last day has no event from `to` on (its aggregate rows are then the range's part of it). */
+  const tailWhole = `(SELECT count() FROM ${tables.events} WHERE project_id = {project:UUID} AND timestamp >= {to:DateTime64(3, 'UTC')} AND timestamp < {tail_end:DateTime64(3, 'UTC')}) = 0`;
   const bots = q.include_bots ? '' : ' AND bot = 0';
   /** A daily aggregate's whole days of both periods. */
-  const days = simpleDays
+  const wholeDays = simpleDays
     ? 'day >= {lo_day:Date} AND day < {to_day:Date}'
     : dayRanges.length === 0
       ? '0'
       : `(${dayRanges.map((_, i) => `day >= {days${i}_from:Date} AND day < {days${i}_to:Date}`).join(' OR ')})`;
+  const days = tail ? `(${wholeDays} OR day = {tail_day:Date} AND ${tailWhole})` : wholeDays;
   /** The aggregate's rows of both periods' days (bots left out unless asked). */
   const visitsWhere = `WHERE project_id = {project:UUID} AND ${days}${bots}`;
   /** The events of both periods outside their whole days, to fold at read time. */
-  const edgeEvents = `project_id = {project:UUID} AND (${split.edges.map((_, i) => `timestamp >= {edge${i}_from:DateTime64(3, 'UTC')} AND timestamp < {edge${i}_to:DateTime64(3, 'UTC')}`).join(' OR ')})`;
+  const edgeEvents = `project_id = {project:UUID} AND (${[
+    ...split.edges.map((_, i) => `timestamp >= {edge${i}_from:DateTime64(3, 'UTC')} AND timestamp < {edge${i}_to:DateTime64(3, 'UTC')}`),
+    ...(tail ? [`timestamp >= {tail_from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')} AND NOT ${tailWhole}`] : []),
+  ].join(' OR ')})`;
   /** An edge row's period: its events' (the fold groups by it). */
   const edgeCur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')}) AS ecur";
   /** The edges folded into rows of aggregate `a`'s shape, one per grain row and period (`ecur`). */
@@ -232,7 +247,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     return aggregateSelect({ ...a, grain: [...a.grain, 'ecur'] }, tables.events, where, [edgeCur]);
   };
   let partial: string | undefined;
-  if (split.edges.length > 0) partial = `(${foldEdges('visits', `${edgeEvents}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
+  if (hasEdges) partial = `(${foldEdges('visits', `${edgeEvents}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
   /**
    * A visit row's period: its day's for ranges on UTC midnights; otherwise its first event's (an aggregate row of a
    * whole day has all its events in that day's period, an edge row all in its `ecur`).
@@ -346,7 +361,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       `FROM (SELECT value AS ${dim}, events, pageviews, uniques, cur, ${dayTs}`,
       `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.dailyDims}`,
       `    WHERE project_id = {project:UUID} AND ${rows} AND ${days}`,
-      ...(split.edges.length > 0 ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('daily_dims', edgeEvents)}) WHERE ${rows}`] : []),
+      ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('daily_dims', edgeEvents)}) WHERE ${rows}`] : []),
       '  ))',
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
@@ -359,7 +374,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       `FROM (SELECT events, pageviews, uniques, cur, ${compare ? `if(cur = 1, ${slot}, addMilliseconds(${slot}, {shift:Int64}))` : slot} AS ts`,
       `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.quarterHours}`,
       `    WHERE project_id = {project:UUID}${bots} AND ${days}`,
-      ...(split.edges.length > 0 ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('quarter_hours', edgeEvents)})${q.include_bots ? '' : ' WHERE bot = 0'}`] : []),
+      ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('quarter_hours', edgeEvents)})${q.include_bots ? '' : ' WHERE bot = 0'}`] : []),
       '  ))',
     ].join('\n');
   } else if (fromRollup) {

@@ -11,6 +11,8 @@
 //     or scattered (every INSERT touches every day, like an import of shuffled history: the aggregates' days then sit
 //     in overlapping parts until the engine merges them, within the hour: migration 015)
 //   BENCH_TZ=<IANA zone> (default UTC): the project's time zone; the dashboard's date-only ranges are its local days
+//   BENCH_END=midnight (the default: the 30 days end at tonight's UTC midnight, today's later hours included, as
+//     earlier figures were loaded) or now (they end at the load's time, as a live site's: nothing after now)
 // Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
 // and the funnel and retention views add when a site owner has them (not part of a default load).
 //
@@ -64,11 +66,13 @@ const TZ = process.env.BENCH_TZ ?? 'UTC';
 await stores.keyStore.updateProject(project.id, { timezone: TZ });
 
 const today = Date.now() - (Date.now() % DAY);
-const from = today + DAY - SPAN_DAYS * DAY;
+const END = process.env.BENCH_END ?? 'midnight';
+if (!['midnight', 'now'].includes(END)) throw new Error('BENCH_END=midnight|now');
+const from = (END === 'now' ? Date.now() : today + DAY) - SPAN_DAYS * DAY;
 console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
 if (loaded) console.log(`reusing the events loaded into ${dataDir} before (stores opened, migrations included, in ${openedS} s)`);
 else {
-  console.log(`loading ${EVENTS.toLocaleString('en')} events over the ${SPAN_DAYS} days ending today (layout ${LAYOUT}) into ${dataDir}`);
+  console.log(`loading ${EVENTS.toLocaleString('en')} events over the ${SPAN_DAYS} days ending ${END === 'now' ? 'now' : 'at midnight tonight'} (layout ${LAYOUT}) into ${dataDir}`);
   const loadStart = performance.now();
   for (let offset = 0; offset < EVENTS; offset += CHUNK) {
     const rows = Math.min(CHUNK, EVENTS - offset);

@@ -568,6 +568,10 @@ async function showMembers(): Promise<void> {
   $('members-title').textContent = org ? `Members of ${org.name}` : 'Members';
   if (roleTooLow(org, 'members-error', 'members-body', 'members and invitations')) return;
   $<HTMLSelectElement>('invite-role').replaceChildren(...grantable(org?.role).map((r) => el('option', { value: r, textContent: r })));
+  // No rows of an earlier visit (or another organization) while this one's load: a click on one would arm a button
+  // the fresh rows replace.
+  $('members').querySelector('tbody')!.replaceChildren();
+  $('invitations').replaceChildren();
   await renderMembers();
 }
 

@@ -246,8 +246,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     const a = aggregateOf(table);
     return aggregateSelect({ ...a, grain: [...a.grain, 'ecur'] }, tables.events, where, [edgeCur]);
   };
-  let partial: string | undefined;
-  if (hasEdges) partial = `(${foldEdges('visits', `${edgeEvents}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})`;
+  const partial = hasEdges ? `(${foldEdges('visits', `${edgeEvents}${q.include_bots ? '' : " AND device_type != 'bot'"}`)})` : undefined;
   /**
    * A visit row's period: its day's for ranges on UTC midnights; otherwise its first event's (an aggregate row of a
    * whole day has all its events in that day's period, an edge row all in its `ecur`).
@@ -348,34 +347,37 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
 
   // A daily aggregate's row: its day as the time of its buckets, shifted into the range for compare.
   const day = "toDateTime64(day, 3, 'UTC')";
-  const dayTs = `${compare ? `if(cur = 1, ${day}, addMilliseconds(${day}, {shift:Int64}))` : day} AS ts`;
+  /** A row's time `t`, moved forward by the span for the previous period's rows (compare). */
+  const shifted = (t: string) => (compare ? `if(cur = 1, ${t}, addMilliseconds(${t}, {shift:Int64}))` : t);
+  const dayTs = `${shifted(day)} AS ts`;
+  /**
+   * The rows of aggregate `name` (those matching `rows`) of the whole days, each with its period `cur`, beside the
+   * edges' events folded by the aggregate's own SELECT: the FROM of daily_dims' and quarter_hours' reads.
+   */
+  const withEdges = (name: 'daily_dims' | 'quarter_hours', table: string, columns: string, rows?: string) => [
+    `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${table}`,
+    `    WHERE project_id = {project:UUID}${rows ? ` AND ${rows}` : ''} AND ${days}`,
+    ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges(name, edgeEvents)})${rows ? ` WHERE ${rows}` : ''}`] : []),
+    '  ))',
+  ];
   let from: string;
   if (fromDims) {
     // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
     // filter on it read as on the events: the aggregate's rows of the whole days beside the edges' events folded by
     // the aggregate's own SELECT.
-    const rows = `dim = '${dim}'${bots}`;
-    const columns = 'value, day, events, pageviews, uniques';
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
       `FROM (SELECT value AS ${dim}, events, pageviews, uniques, cur, ${dayTs}`,
-      `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.dailyDims}`,
-      `    WHERE project_id = {project:UUID} AND ${rows} AND ${days}`,
-      ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('daily_dims', edgeEvents)}) WHERE ${rows}`] : []),
-      '  ))',
+      ...withEdges('daily_dims', tables.dailyDims, 'value, day, events, pageviews, uniques', `dim = '${dim}'${bots}`),
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromQuarters) {
     // A row's time is its quarter hour's start (shifted into the range for compare), bucketed as an event's would be.
     const slot = `addSeconds(toDateTime64(day, 3, 'UTC'), slot * ${QUARTER_MS / 1000})`;
-    const columns = 'day, slot, events, pageviews, uniques';
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT events, pageviews, uniques, cur, ${compare ? `if(cur = 1, ${slot}, addMilliseconds(${slot}, {shift:Int64}))` : slot} AS ts`,
-      `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${tables.quarterHours}`,
-      `    WHERE project_id = {project:UUID}${bots} AND ${days}`,
-      ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges('quarter_hours', edgeEvents)})${q.include_bots ? '' : ' WHERE bot = 0'}`] : []),
-      '  ))',
+      `FROM (SELECT events, pageviews, uniques, cur, ${shifted(slot)} AS ts`,
+      ...withEdges('quarter_hours', tables.quarterHours, 'day, slot, events, pageviews, uniques', q.include_bots ? undefined : 'bot = 0'),
     ].join('\n');
   } else if (fromRollup) {
     from = [

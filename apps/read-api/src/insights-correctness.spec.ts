@@ -306,6 +306,9 @@ describe('POST /v1/insights matches the events', () => {
       list('os', 'pageviews'),
       { metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant', 'organic_search']]] },
       { metrics: ['visits', 'conversions', 'conversion_rate'], goal: { event: 'signup' }, dimensions: ['channel'], compare: 'previous_period' },
+      // the event names (daily_rollup's), and two of its columns with a filter
+      { metrics: ['visitors', 'events'], dimensions: ['event_name'], compare: 'previous_period' },
+      { metrics: ['events'], dimensions: ['country', 'device_type'], filters: [['is_not', 'event_name', ['$pageview']]], include_bots: true },
     ];
     let i = 0;
     for (const [label, from, to] of ranges) {
@@ -314,11 +317,11 @@ describe('POST /v1/insights matches the events', () => {
         const body = { from: iso(from), to: iso(to), limit: 10_000, ...call };
         const parsed = insightsBodySchema.parse(body);
         const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
-        expect({ label, call, aggregate: /FROM \w+\.(visits|daily_dims)\b/.test(sql), events: /\.events\n/.test(sql) }).toEqual({ label, call, aggregate: true, events: false });
+        expect({ label, call, aggregate: /FROM \w+\.(visits|daily_dims|daily_rollup)\b/.test(sql), events: /\.events\n/.test(sql) }).toEqual({ label, call, aggregate: true, events: false });
         expect({ label, call, rows: (await post(name, body)).rows }).toEqual({ label, call, rows: expectedInsights(seeded.rows, seeded.ids[name], parsed).rows });
       }
     }
-    expect(i).toBe(52);
+    expect(i).toBe(60);
   });
 
   it('reads the visits aggregate alone, joined to the events, daily_rollup, daily_dims, or the events alone, by the range and what is asked', () => {
@@ -367,7 +370,10 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ metrics: ['visitors'], dimensions: ['country'] })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['country'], filters: [['is', 'event_name', ['signup']]] })).toEqual(rollup);
     expect(plan({ metrics: ['visitors'], dimensions: ['country'], from: iso(D0 + HOUR_MS) })).toEqual(dims);
-    expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'], from: iso(D0 + HOUR_MS) })).toEqual(events);
+    expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'], from: iso(D0 + HOUR_MS) })).toEqual(rollup);
+    expect(plan({ metrics: ['visitors'], dimensions: ['event_name'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS + HOUR_MS), compare: 'previous_period' })).toEqual(rollup);
+    // ... a day bucket beside them shifted by a span of no whole days: the events
+    expect(plan({ metrics: ['visitors'], dimensions: ['event_name', 'time:day'], from: iso(D0 + HOUR_MS), to: iso(D0 + 3 * DAY_MS), compare: 'previous_period' })).toEqual(events);
     expect(plan({ from: iso(D0 + HOUR_MS) })).toEqual(alone);
     expect(plan({ from: iso(D0 + HOUR_MS), dimensions: ['source', 'country'] })).toEqual(joined);
   });

@@ -11,7 +11,7 @@ import {
   metricsOfKind,
   rangeInZone,
 } from '@analytics/schema';
-import { isUtcMidnight, toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
+import { toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-time';
 import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
@@ -21,10 +21,11 @@ import type { Reader } from './reader';
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Every read with visit metrics or
 // visit dimensions takes its visits from the `visits` aggregate (migration 010): with visit dimensions only and no goal
 // from it alone (its rows of the range merged per visit hold every per-visit figure), otherwise the events are joined
-// to its visit rows. Event metrics by event_name, country, device_type or a UTC day bucket over UTC midnights read
-// `daily_rollup` (fromRollup); with at most one of path, browser, os, country or device_type and a UTC day bucket,
-// `daily_dims` (fromDims). The aggregates hold whole UTC days: a range's other events (its `edges`: a range that
-// includes now, a project's local days) are folded at read time by the aggregate's own SELECT (splitDays, `partial`).
+// to its visit rows. Event metrics with at most one of path, browser, os, country or device_type and a UTC day bucket
+// read `daily_dims` (fromDims); by one time bucket otherwise, `quarter_hours` (fromQuarters); by event_name, country,
+// device_type or a UTC day bucket, `daily_rollup` (fromRollup). The aggregates hold whole UTC days: a range's other
+// events (its `edges`: a range that includes now, a project's local days) are folded at read time by the aggregate's
+// own SELECT (splitDays, `partial`).
 // Everything else reads the raw `events` table only:
 //
 // Shape of the SQL: `base` = the range's events (bots left out unless asked), each with its visit (a hash of
@@ -196,8 +197,6 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // visit read instead of every event; with no goal, no event dimension and no event filter it answers alone, otherwise
   // it gives the visit rows the events are joined to (every visit dimension has its SQL over the aggregate's row:
   // DIMENSION_SQL, catalog.spec.ts).
-  // The range and its previous period both on UTC midnights (daily_rollup's reads, which take no edges).
-  const aligned = isUtcMidnight(q.from) && isUtcMidnight(q.to) && isUtcMidnight(lo);
   // A goal over visit dimensions only (grouped and filtered; none in the goal itself), with a visit metric or dimension:
   // each visit row of the aggregate is flagged when one of its events of that period completes the goal (the keys of
   // the goal's events, a set), instead of joining every event to its visit's row.
@@ -242,7 +241,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   /** An edge row's period: its events' (the fold groups by it). */
   const edgeCur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')}) AS ecur";
   /** The edges folded into rows of aggregate `a`'s shape, one per grain row and period (`ecur`). */
-  const foldEdges = (table: 'visits' | 'daily_dims' | 'quarter_hours', where: string) => {
+  const foldEdges = (table: 'visits' | 'daily_rollup' | 'daily_dims' | 'quarter_hours', where: string) => {
     const a = aggregateOf(table);
     return aggregateSelect({ ...a, grain: [...a.grain, 'ecur'] }, tables.events, where, [edgeCur]);
   };
@@ -328,13 +327,14 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const fromQuarters =
     !fromDims && !joined && goal === '0' && eventDims.length === 0 && timeDims.length === 1 && q.filters.length === 0 &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && (!compare || span % QUARTER_MS === 0);
-  // Otherwise whole UTC days, event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week
-  // or month buckets), no goal: the aggregate's rows of those days (one per day and combination of its columns, each with
-  // its event count and visitor sketch) hold every figure; ~150K rows for 10M events instead of every event.
+  // Otherwise event metrics only, dimensions and filters among daily_rollup's columns (and UTC day, week or month
+  // buckets, compare then by whole days), no goal: the aggregate's rows of the whole days (one per day and combination
+  // of its columns, each with its event count and visitor sketch) and the edges' events folded, as daily_dims'; ~150K
+  // rows for 10M events instead of every event (the dashboard's event names in any zone).
   const fromRollup =
-    !fromDims && !fromQuarters && aligned && !previous.cut && !joined && goal === '0' &&
+    !fromDims && !fromQuarters && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
-    [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d)));
+    [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0)));
   if (joined || fromDims || fromQuarters || fromRollup) bindDays();
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
@@ -354,7 +354,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
    * The rows of aggregate `name` (those matching `rows`) of the whole days, each with its period `cur`, beside the
    * edges' events folded by the aggregate's own SELECT: the FROM of daily_dims' and quarter_hours' reads.
    */
-  const withEdges = (name: 'daily_dims' | 'quarter_hours', table: string, columns: string, rows?: string) => [
+  const withEdges = (name: 'daily_rollup' | 'daily_dims' | 'quarter_hours', table: string, columns: string, rows?: string) => [
     `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${table}`,
     `    WHERE project_id = {project:UUID}${rows ? ` AND ${rows}` : ''} AND ${days}`,
     ...(hasEdges ? [`  UNION ALL SELECT ${columns}, ecur AS cur FROM (${foldEdges(name, edgeEvents)})${rows ? ` WHERE ${rows}` : ''}`] : []),
@@ -382,9 +382,8 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   } else if (fromRollup) {
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT event_name, country, device_type, events, uniques, toUInt8(day >= {from_day:Date}) AS cur, ${dayTs}`,
-      `  FROM ${tables.dailyRollup}`,
-      `  WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}${q.include_bots ? '' : " AND device_type != 'bot'"})`,
+      `FROM (SELECT event_name, country, device_type, events, uniques, cur, ${dayTs}`,
+      ...withEdges('daily_rollup', tables.dailyRollup, 'event_name, country, device_type, day, events, uniques', q.include_bots ? undefined : "device_type != 'bot'"),
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromVisits) {

@@ -14,6 +14,10 @@ const ROOT = join(__dirname, '../../..');
 const CHROMIUM = systemBinary({ name: 'chromium', env: 'CHROMIUM_PATH', defaults: ['/usr/bin/chromium'], aptPackage: 'chromium' });
 const launchChromium = () =>
   chromium.launch({ executablePath: CHROMIUM.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+// tools/test-runtime.mjs runs this file again on the other Nodes CI names for what depends on the runtime (the packages
+// installed and run); tsc's diagnostics do not depend on the Node that runs it, so there the type checks are left to
+// `npm test`'s run (TEST_RUNTIME_ONLY=1).
+const RUNTIME_ONLY = process.env.TEST_RUNTIME_ONLY === '1';
 let scratch: string;
 let service: RealService;
 let keys: { pk: string; sk: string; rk: string };
@@ -77,7 +81,7 @@ console.log(String(q.rows.length));`);
     expect(out).toBe('2');
   });
 
-  it('type-checks a TypeScript consumer with the types derived from libs/schema (tsc --noEmit), and refuses a wrong one', () => {
+  (RUNTIME_ONLY ? it.skip : it)('type-checks a TypeScript consumer with the types derived from libs/schema (tsc --noEmit), and refuses a wrong one', () => {
     writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: [] }, files: ['use.ts'] }));
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     writeFileSync(join(scratch, 'use.ts'), `import { Analytics, type TrackResponse, type QueryRow } from 'event-analytics-node';
@@ -110,7 +114,7 @@ export const bad = (a: Analytics) => a.track({ event: 42 });
     expect(blocks.map((b) => b.lang)).toEqual(['ts']);
     const { code } = blocks[0]!;
     expect(code).toContain("from 'event-analytics-node'");
-    expect(typecheck('readme.mts', code, ['es2022'], ['node'])).toBe('');
+    if (!RUNTIME_ONLY) expect(typecheck('readme.mts', code, ['es2022'], ['node'])).toBe('');
 
     const { sk, rk } = (await service.stores.keyStore.createProject({ name: 'node-readme' })).keys;
     const out = await run('readme.mjs', toJs(code.replaceAll(EXAMPLE_ENDPOINT, service.endpoint)), { ANALYTICS_SK: sk, ANALYTICS_RK: rk, FORCE_COLOR: '0' }); // nx forces colours on; the output is read as text
@@ -154,7 +158,7 @@ CHROMIUM.describe('event-analytics-browser installed from its tarball, in Chromi
     expect(blocks.map((b) => b.lang)).toEqual(['html', 'ts', 'js']);
     const [tag, module, persistence] = blocks.map((b) => b.code) as [string, string, string];
     expect(module).toContain("from 'event-analytics-browser'");
-    expect(typecheck('readme-browser.mts', module, ['es2022', 'dom'], [])).toBe('');
+    if (!RUNTIME_ONLY) expect(typecheck('readme-browser.mts', module, ['es2022', 'dom'], [])).toBe('');
 
     const { project, keys: own } = await service.stores.keyStore.createProject({ name: 'browser-readme', allowed_origins: [urlOf(page)] });
     const fill = (code: string) => code.replaceAll(EXAMPLE_ENDPOINT, service.endpoint).replaceAll('pk_live_…', own.pk).replace('https://cdn.example.com/analytics.min.js', '/analytics.min.js');

@@ -253,9 +253,12 @@ export interface Measured {
 }
 
 /** Sends a supertest request (its body serialised beforehand) and measures the event loop's longest stall while it is served. */
-export async function measured(req: Test): Promise<Measured> {
+async function measuredOnce(req: Test): Promise<Measured> {
   const h: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
+  // The histogram records a delay from its timer's second tick on: a stall before the first tick would go unseen (a
+  // request served within 10 ms of enable() measured ~10 ms however long it held the loop; hostile-shapes.spec.ts).
+  await new Promise((r) => setTimeout(r, 25));
   const res = await req.buffer(true).parse((r, done) => {
     const chunks: Buffer[] = [];
     r.on('data', (c: Buffer) => chunks.push(c));
@@ -267,6 +270,19 @@ export async function measured(req: Test): Promise<Measured> {
   const raw = res.body as Buffer;
   const json = /^application\/json/.test(String(res.headers['content-type'])) ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : undefined;
   return { status: res.status, bytes: raw.length, json, stallMs: h.max / 1e6 };
+}
+
+/**
+ * Sends the request `send` makes and measures it (measuredOnce). A stall past MAX_EVENT_LOOP_STALL_MS is measured once
+ * more on the same request, and the shorter stall is the answer's: a shape that stalls the event loop does so every
+ * time it is served, while the specs' loaded CI machine (three jest runs on two cores) can hold a process off the CPU
+ * for a moment once. Only the read specs send their requests through this (a repeated read changes nothing).
+ */
+export async function measured(send: () => Test): Promise<Measured> {
+  const first = await measuredOnce(send());
+  if (first.stallMs <= MAX_EVENT_LOOP_STALL_MS) return first;
+  const again = await measuredOnce(send());
+  return { ...again, stallMs: Math.min(first.stallMs, again.stallMs) };
 }
 
 /** Checks `check` on `runs` generated inputs; a failure names the input by its shape (not its megabytes), unshrunk. */

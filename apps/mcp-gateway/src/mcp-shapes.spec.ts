@@ -37,16 +37,17 @@ beforeAll(async () => {
   const { keys } = await stores.keyStore.createProject({ name: 'shapes' });
   rk = keys.rk;
   // the one write, sent once (not through `measured`, which may send a request twice)
-  const track = await request(app).post('/mcp').set('authorization', `Bearer ${keys.sk}`).set('accept', 'application/json, text/event-stream').set('content-type', 'application/json')
-    .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'track_event', arguments: { event: 'signup', anonymous_id: 'a', timestamp: SHAPES_FROM, url: 'https://a.example/pricing', properties: { plan: 'pro' } } } });
+  const track = await rpc(keys.sk, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'track_event', arguments: { event: 'signup', anonymous_id: 'a', timestamp: SHAPES_FROM, url: 'https://a.example/pricing', properties: { plan: 'pro' } } } }));
   expect(track.body).toMatchObject({ result: { structuredContent: { ok: true } } });
 }, 180_000);
 afterAll(() => stores.close());
 
-/** POSTs one JSON-RPC message (serialised before the clock starts) to /mcp. */
+/** One JSON-RPC body POSTed to /mcp with `key`. */
+const rpc = (key: string, body: string) => request(app).post('/mcp').set('authorization', `Bearer ${key}`).set('accept', 'application/json, text/event-stream').set('content-type', 'application/json').send(body);
+/** POSTs one JSON-RPC message (serialised before the clock starts) to /mcp, measured. */
 function post(key: string, message: unknown): Promise<Measured> {
   const body = JSON.stringify(message);
-  return measured(() => request(app).post('/mcp').set('authorization', `Bearer ${key}`).set('accept', 'application/json, text/event-stream').set('content-type', 'application/json').send(body));
+  return measured(() => rpc(key, body));
 }
 const call = (key: string, params: { name: unknown; arguments?: unknown }) => post(key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params });
 

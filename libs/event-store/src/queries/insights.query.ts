@@ -317,9 +317,11 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const eventDims = q.dimensions.filter((d) => !isTime(d));
   const timeDims = q.dimensions.filter(isTime);
   const dim = eventDims[0] ?? 'device_type';
+  /** A UTC day, week or month bucket a daily aggregate's rows answer (compare moving them by whole days). */
+  const dayBucket = (d: InsightDimension) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0);
   const fromDims =
     !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
-    timeDims.length <= 1 && timeDims.every((d) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0)) &&
+    timeDims.length <= 1 && timeDims.every(dayBucket) &&
     q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
   // Event metrics only by one time bucket otherwise (any zone, `time:hour` too), no other dimension, no filter, no
   // goal: quarter_hours' rows (migration 017), each quarter hour's events at its start. Every zone's hours and days
@@ -335,7 +337,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const fromRollup =
     !fromDims && !fromQuarters && !joined && goal === '0' &&
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
-    [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || (b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0)));
+    [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || dayBucket(d));
   if (joined || fromDims || fromQuarters || fromRollup) bindDays();
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
@@ -353,7 +355,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const dayTs = `${shifted(day)} AS ts`;
   /**
    * The rows of aggregate `name` (those matching `rows`) of the whole days, each with its period `cur`, beside the
-   * edges' events folded by the aggregate's own SELECT: the FROM of daily_dims' and quarter_hours' reads.
+   * edges' events folded by the aggregate's own SELECT: the FROM of daily_rollup's, daily_dims' and quarter_hours' reads.
    */
   const withEdges = (name: 'daily_rollup' | 'daily_dims' | 'quarter_hours', table: string, columns: string, rows?: string) => [
     `  FROM (SELECT ${columns}, toUInt8(day >= {from_day:Date}) AS cur FROM ${table}`,

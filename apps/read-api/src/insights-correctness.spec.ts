@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { buildInsights, queryInsights, readTablesOf } from '@analytics/event-store';
+import { buildInsights, freshVisitDays, queryInsights, readTablesOf } from '@analytics/event-store';
 import { INSIGHT_METRICS, type InsightDimension, dimensionKind, insightsBodySchema } from '@analytics/schema';
 import { expectedInsights, expectedProperties } from './test-support/expected-insights';
 import { D0, DAY_MS, HOUR_MS } from './test-support/seeded-dataset';
@@ -162,6 +162,43 @@ describe('POST /v1/insights matches the events', () => {
       }
     }
     expect(i).toBeGreaterThan(20);
+  });
+
+  // visit_dims (migration 018): the fresh whole days' visits summed per value, beside the per-visit rows of the other
+  // days and the edges. Every day refreshed first, so each read below takes its whole days from there.
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from visit_dims on its fresh days: visit metrics by one visit dimension or none, filtered on it, exactly', async (name, every) => {
+    await seeded.stores.events.refreshSources(true);
+    const dims = ['source', 'medium', 'campaign', 'channel', 'entry_path', 'exit_path'];
+    const filtersOn = (d: string): unknown[][] =>
+      d === 'channel'
+        ? [[], [['is', d, ['direct', 'organic_search']]], [['is_not', d, ['direct', 'referral']]]]
+        : [[], [['is', d, ['google', '/', '/pricing', 'cpc', 'spring']]], [['is_not', d, ['direct', '/docs']]], [['contains', d, ['o']], ['not_contains', d, ['x']]]];
+    const metricSets = [['visitors', 'visits', 'pageviews', 'events', 'bounce_rate', 'visit_duration', 'views_per_visit'], ['visits', 'bounce_rate'], ['visitors', 'visit_duration']];
+    const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + DAY_MS + 6 * HOUR_MS, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234]];
+    const cases: Array<Record<string, unknown>> = [];
+    for (const d of [undefined, ...dims]) for (const filters of d ? filtersOn(d) : [[], ...filtersOn('channel')]) cases.push({ dimensions: d ? [d] : [], filters });
+    let i = 0;
+    for (const c of cases) {
+      for (const [from, to] of ranges) {
+        if (++i % every) continue;
+        const body = { from: iso(from), to: iso(to), metrics: metricSets[i % metricSets.length], ...c, ...(i % 2 ? { compare: 'previous_period' } : {}), limit: 10_000 };
+        const parsed = insightsBodySchema.parse(body);
+        const visitDays = await freshVisitDays(seeded.stores.events, seeded.ids[name], parsed);
+        expect(visitDays!.length).toBeGreaterThan(0);
+        expect(buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed, { visitDays }).sql).toMatch(/FROM \w+\.visit_dims FINAL/);
+        expect({ body, answer: await post(name, body) }).toEqual({ body, answer: expectedInsights(seeded.rows, seeded.ids[name], parsed) });
+      }
+    }
+    expect(i).toBeGreaterThan(80);
+    // Any subset of the fresh days read from visit_dims gives the statement's answer without it, row for row.
+    const q = insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'events'], dimensions: ['source'], compare: 'previous_period', limit: 10_000 });
+    const all = (await freshVisitDays(seeded.stores.events, seeded.ids[name], q))!;
+    const read = (visitDays?: string[]) => {
+      const { sql, params } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], q, { visitDays });
+      return seeded.stores.events.select<Record<string, unknown>>(sql, params);
+    };
+    const without = await read();
+    for (const subset of [all, all.filter((_, k) => k % 2 === 0), all.slice(3, 5)]) expect(await read(subset)).toEqual(without);
   });
 
   // A goal over visit dimensions on whole days: the visit rows of the aggregate, each flagged when one of its events of

@@ -25,6 +25,7 @@ import {
   rollupFits,
   runRetention,
   uniquesFits,
+  visitDimsShape,
 } from '@analytics/event-store';
 import { type EventRow, type StatsParams, insightsBodySchema, parseGroupBy } from '@analytics/schema';
 import { dockerDir, root } from './routes';
@@ -204,6 +205,7 @@ describe('the cluster topology answers like a single node', () => {
         visits: 'Distributed', visits_local: 'AggregatingMergeTree', visit_spans: 'Distributed', visit_spans_local: 'AggregatingMergeTree',
         daily_uniques_by: 'Distributed', daily_uniques_by_local: 'AggregatingMergeTree',
         sources_daily: 'Distributed', sources_daily_local: 'ReplacingMergeTree', aggregate_progress: 'ReplacingMergeTree',
+        visit_dims: 'Distributed', visit_dims_local: 'ReplacingMergeTree', visit_dims_days: 'ReplacingMergeTree',
       });
       // Migration 012: no view builds anything any more.
       expect(Object.values(engines)).not.toContain('MaterializedView');
@@ -229,6 +231,8 @@ describe('the cluster topology answers like a single node', () => {
           await builder.init();
           await builder.catchUp();
           expect(builder.state.built.get(1)).toBeGreaterThan(0);
+          // sources_daily's and visit_dims' days, as the builder's keeper refreshes them between builds
+          expect(await builder.refreshSources(true)).toBeGreaterThan(0);
         }
       } finally {
         await client.close();
@@ -237,8 +241,9 @@ describe('the cluster topology answers like a single node', () => {
       expect(count(`${cluster}.sessions_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.daily_uniques_local`)).toBeGreaterThan(0);
       expect(count(`${cluster}.visits_local`)).toBeGreaterThan(0);
+      expect(count(`${cluster}.visit_dims_local`)).toBeGreaterThan(0);
 
-      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims`, quarterHours: `${db}.quarter_hours` });
+      const tables = (db: string) => ({ events: `${db}.events`, dailyRollup: `${db}.daily_rollup`, dailyUniques: `${db}.daily_uniques`, sessions: `${db}.sessions`, visits: `${db}.visits`, visitSpans: `${db}.visit_spans`, dailyDims: `${db}.daily_dims`, quarterHours: `${db}.quarter_hours`, visitDims: `${db}.visit_dims`, visitDimsDays: `${db}.visit_dims_days` });
       const both = (build: (t: ReturnType<typeof tables>) => { sql: string; params: Record<string, unknown> }) => {
         const [a, b] = [single, cluster].map((db) => {
           const q = build(tables(db));
@@ -291,10 +296,16 @@ describe('the cluster topology answers like a single node', () => {
       for (const body of [
         { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'] },
         { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'entry_path'], compare: 'previous_period' },
+        { metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration'], dimensions: ['entry_path'], compare: 'previous_period' },
       ]) {
         const q = insightsBodySchema.parse({ from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString(), ...body });
         expect(buildInsights(tables(single), P, q).sql).toMatch(/\.visits\n/);
         both((t) => buildInsights(t, P, q));
+        // ... and with visit_dims' days (each refreshed above), read through the Distributed visit_dims
+        if (!visitDimsShape(q)) continue;
+        const visitDays = ['2026-03-02', '2026-03-03', '2026-03-04'].filter((d) => Date.parse(d) >= range.from && Date.parse(d) < range.to);
+        expect(buildInsights(tables(single), P, q, { visitDays }).sql).toMatch(/\.visit_dims FINAL/);
+        both((t) => buildInsights(t, P, q, { visitDays }));
       }
     });
   });

@@ -15,6 +15,8 @@ import { toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-tim
 import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
+import { readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
+import { VISIT_DIMS, type VisitDim } from '../tables/visit-dims';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
@@ -164,8 +166,49 @@ const DIMS_METRIC_SQL: Record<keyof typeof ROLLUP_METRIC_SQL, (cur: 0 | 1) => st
 type VisitColumn = readonly [grouped: string, row: string];
 const same = (c: string): VisitColumn => [c, c];
 
+/** The metrics visit_dims' sums and sketches answer (every one but the goal's). */
+const VISIT_DIMS_METRICS: ReadonlySet<InsightMetric> = new Set<InsightMetric>(['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
+
+/**
+ * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
+ * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
+ * on that dimension only (with none grouped, on one visit dimension; with none filtered either, channel's rows: every
+ * visit has one channel, so they hold each visit once).
+ */
+export function visitDimsShape(q: InsightsQuery): VisitDim | undefined {
+  if (q.include_bots || !q.metrics.every((m) => VISIT_DIMS_METRICS.has(m)) || q.dimensions.length > 1) return undefined;
+  const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
+  if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
+  if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
+  return (named[0] as VisitDim | undefined) ?? 'channel';
+}
+
+/**
+ * The metrics over rows of sums per (dimensions, period): the visits of a day read from visit_dims beside the per-visit
+ * rows of the other days grouped the same way (w visits, b bounces, sdur ms, spv pageviews, sn events, u the visitors'
+ * sketch). The same figures as METRIC_SQL over the per-visit rows: the same integer sums divided, the same sketch.
+ */
+const SUMMED_METRIC_SQL: Record<string, (cur: 0 | 1) => string> = {
+  events: (cur) => `sumIf(sn, cur = ${cur})`,
+  pageviews: (cur) => `sumIf(spv, cur = ${cur})`,
+  visitors: (cur) => `uniqCombinedMergeIf(u, cur = ${cur})`,
+  visits: (cur) => `sumIf(w, cur = ${cur})`,
+  bounce_rate: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(b, cur = ${cur}) / sumIf(w, cur = ${cur}))`,
+  visit_duration: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(sdur, cur = ${cur}) / sumIf(w, cur = ${cur})) / 1000`,
+  views_per_visit: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(spv, cur = ${cur}) / sumIf(w, cur = ${cur}))`,
+};
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
 /** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
-export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: ReadOptions = {}): Query {
+/**
+ * buildInsights' options: the project's zone and the request's time, and `visitDays`: the days visit_dims holds as of
+ * the aggregates now (fresh: no build touched them or a day beside them since their refresh), read there when the
+ * shape allows (visitDimsShape) and the day is a whole UTC day of a period.
+ */
+export type InsightsOptions = ReadOptions & { visitDays?: readonly string[] };
+
+export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: InsightsOptions = {}): Query {
   const tz = options.timezone ?? DEFAULT_TIME_ZONE;
   // Dates sent without a time are the project's local midnights; the time buckets are counted in its zone.
   const q = rangeInZone(query, tz);
@@ -202,6 +245,9 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
   const fromVisits = visitShaped || goalOverVisits;
+  // The fresh whole days of visit_dims (migration 018) answer the visits read whole there: their sums per value, beside
+  // the per-visit rows of the other days, grouped the same way (BENCHMARKS.md, "Insights: visits summed per day").
+  const summedDim = fromVisits && goal === '0' && tables.visitDims !== undefined && (options.visitDays?.length ?? 0) > 0 ? visitDimsShape(q) : undefined;
   // The range's last UTC day when the range ends within it after now (today of a zone east of UTC, whose day ends at
   // 23:00 UTC in Berlin): its aggregate rows hold exactly the range's part of it when that day has no event from `to`
   // on, which a read checks (one count over the key's range: a future-dated event makes it fold the day's events up to
@@ -261,7 +307,13 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // bots, a visit may have a bot row beside its other row on one day: every row is grouped per visit. The rows joined
   // to events (`grouped`) are grouped too: as a join's right side the two branches cost more than the one grouping
   // (1,070 -> 1,285 ms at 10M, the same BENCHMARKS.md section).
-  const spans = `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}`;
+  // With visit_dims' days read, the keys listed a day beyond the range too: a visit visit_dims leaves out of a day (listed
+  // on it or a day beside it) is then grouped here, never read whole and never lost.
+  const spans = summedDim
+    ? `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {spans_from:Date} AND day <= {spans_to:Date}`
+    : `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}`;
+  /** The whole days read from visit_dims: fresh ones of the periods' whole UTC days (never the tail day). */
+  const summedDays = `day IN {visit_days:Array(Date)} AND ${wholeDays}`;
   const visitRows = (columns: readonly VisitColumn[], key: string, grouped = false) => {
     const select = (grouped: boolean) => {
       const merged = [...new Set(b.visitDims.map((d) => DIMENSION_SQL[d].visits!.reads))].map((r) => (grouped ? VISITS_MERGE : VISITS_ROW)[r]);
@@ -278,7 +330,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     return [
       select(false),
       `FROM ${tables.visits} FINAL`,
-      `${visitsWhere} AND ${unlisted}`,
+      `${visitsWhere} AND ${unlisted}${summedDim ? ` AND NOT (${summedDays})` : ''}`,
       'UNION ALL',
       select(true),
       ...(partial ? [`FROM ${visitsAndPartial(listed)}`] : [`FROM ${tables.visits}`, `${visitsWhere} AND ${listed}`]),
@@ -303,7 +355,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // sketch, is the one the per-visit rows give), which then carries no string per visit (BENCHMARKS.md, "Insights
   // totals": the visit's anonymous_id in the grouping was ~40% of the read). The scalar is wrapped in any() so that
   // the statement stays one aggregate row when visitors is its only metric.
-  const visitorsByScan = fromVisits && dims.length === 0 && where.length === 0 && goal === '0';
+  const visitorsByScan = fromVisits && dims.length === 0 && where.length === 0 && goal === '0' && !summedDim;
   const visitorsScan = (p: 0 | 1) =>
     [
       `any((SELECT uniqCombinedIf(anonymous_id, anonymous_id != '' AND ${simpleDays ? `day ${p ? '>=' : '<'} {from_day:Date}` : `first_ts ${p ? '>=' : '<'} {from:DateTime64(3, 'UTC')}`})`,
@@ -339,9 +391,12 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     q.metrics.every((m) => m in ROLLUP_METRIC_SQL) &&
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || dayBucket(d));
   if (joined || fromDims || fromQuarters || fromRollup) bindDays();
+  if (summedDim) {
+    Object.assign(b.params, { visit_days: options.visitDays, spans_from: toClickHouseDate(floorDay(lo) - DAY_MS), spans_to: toClickHouseDate(ceilDay(q.to)) });
+  }
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
-      const sql = fromDims || fromQuarters ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
+      const sql = summedDim ? SUMMED_METRIC_SQL[m]!(p) : fromDims || fromQuarters ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
       return `${sql} AS ${p ? 'm' : 'c'}${i}`;
     }),
   );
@@ -398,7 +453,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       ['sum(pageviews) AS pv', 'pageviews AS pv'],
       same('n AS vn'),
       same('pv AS vpv'),
-      ...(q.metrics.includes('visit_duration') ? [VDUR] : []),
+      ...(q.metrics.includes('visit_duration') || summedDim ? [VDUR] : []),
       ...(goal === '0'
         ? []
         : [
@@ -413,6 +468,22 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
           ]),
     ];
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
+    if (summedDim) {
+      // The per-visit rows summed per (dimension, period), beside visit_dims' rows of its fresh days in the same shape
+      // (the dimension's value as the visit rows name it, `vd0`, so that its filters read as on them).
+      const keys = [...dimAliases, 'cur'].join(', ');
+      from = [
+        `SELECT ${keys}, count() AS w, countIf(vn = 1 AND vpv = 1) AS b, sum(vdur) AS sdur, sum(vpv) AS spv, sum(n) AS sn, uniqCombinedStateIf(anon, anon != '') AS u`,
+        `FROM (${from})`,
+        `GROUP BY ${keys}`,
+        'UNION ALL',
+        `SELECT ${keys}, w, b, sdur, spv, sn, u FROM (SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
+        `  FROM (SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn, uniques AS u`,
+        `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND ${summedDays} AND visits > 0)`,
+        ...(where.length > 0 ? [`  WHERE ${where.join(' AND ')}`] : []),
+        ')',
+      ].join('\n');
+    }
   } else if (joined) {
     const visits = visitRows([same('session_key AS vkey'), same(`${visitCur} AS vcur`), ['sum(events) AS vn', 'events AS vn'], ['sum(pageviews) AS vpv', 'pageviews AS vpv'], VDUR], 'vkey, vcur', true);
     from = [
@@ -460,10 +531,29 @@ const isoOf = (ms: number) => new Date(ms).toISOString();
  */
 export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
   const now = options.now ?? Date.now();
-  const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now });
+  const visitDays = await freshVisitDays(reader, projectId, q, { ...options, now });
+  const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now, visitDays });
   const rows = rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params));
   if (q.compare !== 'previous_period') return { rows };
   const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
   const { lo, hi } = previousPeriod(range.from, range.to, now);
   return { rows, compare_range: { from: isoOf(lo), to: isoOf(hi) } };
+}
+
+/**
+ * The whole UTC days of the read's periods that visit_dims holds fresh (as sources_daily's days are decided:
+ * sourceDayState over the days' seqs), when its shape can read them; one small statement before the read.
+ */
+export async function freshVisitDays(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
+  const { visitDims, visitDimsDays, dailyUniques } = reader.tables;
+  if (!visitDims || !visitDimsDays || !visitDimsShape(q)) return undefined;
+  const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
+  const lo = q.compare === 'previous_period' ? previousPeriod(range.from, range.to, options.now ?? Date.now()).lo : range.from;
+  const fromDay = ceilDay(lo);
+  const toDay = floorDay(range.to);
+  if (toDay <= fromDay) return undefined;
+  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, sourcesDailyDays: visitDimsDays }, projectId, dayOf(fromDay), dayOf(toDay));
+  const days: string[] = [];
+  for (let ms = fromDay; ms < toDay; ms += DAY_MS) if (sourceDayState(dayOf(ms), seqs) === 'fresh') days.push(dayOf(ms));
+  return days;
 }

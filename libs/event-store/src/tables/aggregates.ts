@@ -58,9 +58,25 @@ export const VISIT_PAGE = {
  * a visit is its home day, so a visit with rows on two days has a row off it: OFF_HOME_DAY_SQL holds for that row's
  * events, and `visit_spans` lists the visit. A client's own session ids (`s-42`, a UUID) are listed on every day they
  * have events: read as before, never wrongly.
+ * Migration 014's rule (its backfill, a fragment of its checksum): kept as it was; the builder's is VISIT_HOME_DAY_SQL.
  */
-export const VISIT_HOME_DAY_SQL = `intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), ${DAY_MS / SESSION_BUCKET_MS})`;
+const VISIT_HOME_DAY_SQL_014 = `intDiv(toUInt64OrZero(substringIndex(session_id, '-', -1)), ${DAY_MS / SESSION_BUCKET_MS})`;
+
+/**
+ * A session id the server wrote: `<visitor id>-<bucket>`, the visitor id being the event's anonymous_id (its user_id
+ * when it has none). Only those visits last at most 24 hours, so have rows on two adjacent days at most.
+ */
+const SERVER_SESSION_ID_SQL = "session_id = concat(if(anonymous_id != '', anonymous_id, ifNull(user_id, '')), '-', substringIndex(session_id, '-', -1))";
+
+/**
+ * A visit's home day since migration 018: 014's for a session id of the server's form, 1970-01-01 for any other (a
+ * client's own id, even one whose number falls on a day of its events: listed on every day it has events). So a
+ * visit `visit_spans` does not list on a day, nor the day before or after it, has its only row on that day, which is
+ * all of the visit: visit_dims (migration 018) sums those visits per day.
+ */
+export const VISIT_HOME_DAY_SQL = `if(${SERVER_SESSION_ID_SQL}, ${VISIT_HOME_DAY_SQL_014}, 0)`;
 export const OFF_HOME_DAY_SQL = `toUInt32(toDate(timestamp)) != ${VISIT_HOME_DAY_SQL}`;
+const OFF_HOME_DAY_SQL_014 = `toUInt32(toDate(timestamp)) != ${VISIT_HOME_DAY_SQL_014}`;
 
 /** The visitor sketch every aggregate keeps: uniqCombined over non-empty anonymous_id, so every path merges to the same registers. */
 const UNIQUES_STATE = "uniqCombinedStateIf(anonymous_id, anonymous_id != '')";
@@ -260,6 +276,10 @@ export const VISITS_TABLE_COLUMNS = `(
 
 /** The visits aggregate's columns by name (migration 010's fragment visits_column_names; insights read them so too). */
 export const VISITS_COLUMN_NAMES = aggregateOf('visits').columns.join(', ');
+
+/** Migration 014's backfill of visit_spans (its fragment visit_spans_select): the rule of its time, VISIT_HOME_DAY_SQL_014. */
+export const VISIT_SPANS_014_SELECT = (events: string) =>
+  aggregateSelect({ ...aggregateOf('visit_spans'), from: (e, where) => `${e} WHERE (${where}) AND ${OFF_HOME_DAY_SQL_014}` }, events);
 
 /** The SELECT of an aggregate over `events` (all of them, as a view sees each INSERT's block, or those matching `where`), plus `extra` columns. */
 export function aggregateSelect(a: Aggregate, events: string, where?: string, extra: readonly string[] = []): string {

@@ -13,6 +13,7 @@ import c014 from './migrations/clustered/014_visit_spans.sql';
 import c015 from './migrations/clustered/015_aggregates_merged.sql';
 import c016 from './migrations/clustered/016_daily_dims.sql';
 import c017 from './migrations/clustered/017_quarter_hours.sql';
+import c018 from './migrations/clustered/018_visit_dims.sql';
 import e004 from './migrations/embedded/004_aggregate_builder.sql';
 import e005 from './migrations/embedded/005_sources_daily.sql';
 import e006 from './migrations/embedded/006_daily_uniques_by.sql';
@@ -33,8 +34,10 @@ import u014 from './migrations/unclustered/014_visit_spans.sql';
 import u015 from './migrations/unclustered/015_aggregates_merged.sql';
 import u016 from './migrations/unclustered/016_daily_dims.sql';
 import u017 from './migrations/unclustered/017_quarter_hours.sql';
+import u018 from './migrations/unclustered/018_visit_dims.sql';
 import { AGGREGATE_PROGRESS_COLUMNS } from './aggregate-progress';
-import { DAILY_DIMS_TABLE_COLUMNS, QUARTER_HOURS_TABLE_COLUMNS, VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
+import { DAILY_DIMS_TABLE_COLUMNS, QUARTER_HOURS_TABLE_COLUMNS, VISITS_COLUMN_NAMES, VISITS_TABLE_COLUMNS, VISIT_SPANS_014_SELECT, VISIT_SPANS_TABLE_COLUMNS, aggregateOf, aggregateSelect } from './aggregates';
+import { VISIT_DIMS_TABLE_COLUMNS } from './visit-dims';
 import { CHANNEL_DEFAULT_SQL } from './channel-default';
 import { ANON_DAILY_SQL, ANON_KEY_SQL, VISIT_KEY_SQL } from './event-keys';
 import { PROPERTIES_MAP_SQL } from './properties-map';
@@ -53,6 +56,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'unclustered/015_aggregates_merged.sql': u015,
   'unclustered/016_daily_dims.sql': u016,
   'unclustered/017_quarter_hours.sql': u017,
+  'unclustered/018_visit_dims.sql': u018,
   'clustered/001_events.sql': c001,
   'clustered/002_aggregates.sql': c002,
   'clustered/003_daily_uniques.sql': c003,
@@ -66,6 +70,7 @@ export const EVENT_STORE_MIGRATION_FILES: Readonly<Record<string, string>> = {
   'clustered/015_aggregates_merged.sql': c015,
   'clustered/016_daily_dims.sql': c016,
   'clustered/017_quarter_hours.sql': c017,
+  'clustered/018_visit_dims.sql': c018,
   'embedded/004_aggregate_builder.sql': e004,
   'embedded/005_sources_daily.sql': e005,
   'embedded/006_daily_uniques_by.sql': e006,
@@ -144,7 +149,10 @@ const FRAGMENTS: Record<string, string> = {
   visits_grain: aggregateOf('visits').grain.join(', '),
   visit_spans_columns: VISIT_SPANS_TABLE_COLUMNS,
   visit_spans_column_names: aggregateOf('visit_spans').columns.join(', '),
-  visit_spans_select: aggregateSelect(aggregateOf('visit_spans'), '${db}.events'),
+  visit_spans_select: VISIT_SPANS_014_SELECT('${db}.events'),
+  // Migration 018: the visits the rule since 018 lists that 014's did not (a client's id on the day its number names).
+  visit_spans_select_018: aggregateSelect(aggregateOf('visit_spans'), '${db}.events'),
+  visit_dims_columns: VISIT_DIMS_TABLE_COLUMNS,
   daily_dims_columns: DAILY_DIMS_TABLE_COLUMNS,
   daily_dims_column_names: aggregateOf('daily_dims').columns.join(', '),
   // The events the builder has built (up to the start of the last range it recorded, which it checks again after a

@@ -20,6 +20,9 @@ export interface ReadTables {
   /** Embedded store only (migration 013): sources_daily merged per ISO week, and the seq each week reflects. */
   sourcesWeekly?: string;
   sourcesWeeklyWeeks?: string;
+  /** Migration 018, where the builder's tables exist: per day and visit dimension the visits read whole, and the seq each day reflects. */
+  visitDims?: string;
+  visitDimsDays?: string;
 }
 
 /** What names the read tables: the database, its events table, and whether the builder's tables exist (EventStore has them). */
@@ -33,7 +36,8 @@ export function readTablesOf(store: TablesOwner): ReadTables {
   return { events: store.eventsTable, dailyRollup: `${store.db}.daily_rollup`, dailyUniques: `${store.db}.daily_uniques`, sessions: `${store.db}.sessions`, visits: `${store.db}.visits`, visitSpans: `${store.db}.visit_spans`, dailyDims: `${store.db}.daily_dims`, quarterHours: `${store.db}.quarter_hours`,
     ...(store.buildsAggregates
       ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days`,
-        sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks` }
+        sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks`,
+        visitDims: `${store.db}.visit_dims`, visitDimsDays: `${store.db}.visit_dims_days` }
       : {}),
   };
 }

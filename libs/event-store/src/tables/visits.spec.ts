@@ -119,6 +119,8 @@ describe('the visits aggregate', () => {
           testRow(P, { at: T0 + 3 * 3600_000, session_id: `a6-${bucket(T0 + 3 * 3600_000)}`, anonymous_id: 'a6' }),
           // a client's own id: listed on every day it has events
           testRow(P, { at: T0 + 3600_000, session_id: 'client-visit', anonymous_id: 'a7' }),
+          // ... also one whose number names the day of its events (018: not the server's form for its visitor)
+          testRow(P, { at: T0 + 3600_000, session_id: `order-${bucket(T0 + 3600_000)}`, anonymous_id: 'a9' }),
         ],
         [
           testRow(P, { at: late + 15 * 60_000, session_id: `a5-${bucket(late)}`, anonymous_id: 'a5' }),
@@ -146,12 +148,36 @@ describe('the visits aggregate', () => {
       const day = (t: number) => new Date(t).toISOString().slice(0, 10);
       expect(listed).toEqual([
         { day: day(T0), session_id: 'client-visit' },
+        { day: day(T0), session_id: `order-${bucket(T0 + 3600_000)}` },
         { day: day(T0 + DAY), session_id: `a5-${bucket(late)}` },
         { day: day(T0 + 2 * DAY), session_id: `a8-${bucket(T0)}` },
         { day: day(T0 + 2 * DAY), session_id: 'client-visit' },
       ]);
       // ... written before visits in every range: a read never sees a second day of a visit that is not listed yet
       expect(AGGREGATES.findIndex((a) => a.table === 'visit_spans')).toBeLessThan(AGGREGATES.findIndex((a) => a.table === 'visits'));
+    });
+  });
+
+  it('migration 018 lists the stored visits whose id is not of the server\'s form on the day its number names (014 did not), once', async () => {
+    await withDatabase(async (db) => {
+      const P = randomUUID();
+      const migrations = eventStoreMigrations('embedded');
+      await migrateEventStore(store.client, { db, builder: true }, migrations.filter((m) => m.version < 18));
+      const bucket = (t: number) => Math.floor(t / 1_800_000);
+      const at = T0 + 3600_000;
+      await insertSeqs(db, withSeq([
+        testRow(P, { at, session_id: `order-${bucket(at)}`, anonymous_id: 'a1' }),
+        testRow(P, { at, session_id: `a2-${bucket(at)}`, anonymous_id: 'a2' }),
+        testRow(P, { at, session_id: `u3-${bucket(at)}`, anonymous_id: 'a3', user_id: 'u3' }),
+        testRow(P, { at, session_id: `u4-${bucket(at)}`, anonymous_id: '', user_id: 'u4' }),
+      ], 1));
+      await migrateEventStore(store.client, { db, builder: true }, migrations);
+      const listed = await store.select<{ k: string }>(`SELECT toString(session_key) AS k FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day = {d:Date} ORDER BY k`, { p: P, d: new Date(at).toISOString().slice(0, 10) });
+      const key = async (session: string, anon: string) => (await store.select<{ k: string }>('SELECT toString(cityHash64({s:String}, {a:String})) AS k', { s: session, a: anon }))[0]!.k;
+      // the server writes <anonymous_id, else user_id>-<bucket>: a2's and u4's ids are its form, not listed; the
+      // client's order id and a user id beside an anonymous id are not, listed on the day their number names
+      const expected = [await key(`order-${bucket(at)}`, 'a1'), await key(`u3-${bucket(at)}`, 'a3')].sort().map((k) => ({ k }));
+      expect(listed).toEqual(expected);
     });
   });
 });

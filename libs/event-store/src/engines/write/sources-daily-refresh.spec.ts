@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { sourcesParamsSchema } from '@analytics/schema';
+import { insightsBodySchema, sourcesParamsSchema } from '@analytics/schema';
 import type { EventStore } from '../../event-store';
 import { useTestStore } from '../../test-support/test-store';
 import { forgetUser } from '../maintenance/forget';
 import { readTablesOf } from '../../tables/read-tables';
 import { buildSources, planSourceDays, querySources } from '../../queries/sources.query';
+import { buildInsights, freshVisitDays, queryInsights } from '../../queries/insights.query';
 import { testRow as row } from '../../test-support/test-rows';
 
 // Real chDB. The builder's own timer ticks once a minute: the tests drive builds and refreshes themselves, and a day
@@ -187,5 +188,79 @@ describe('sources_weekly (whole ISO weeks merged from sources_daily, embedded st
     expect((await querySources(store, q, params(monday, monday + 7 * DAY))).rows).toEqual([{ source: 'google', medium: 'organic', events: 7, uniques: 2, paid_share: 0 }]);
     await store.refreshSources(true);
     expect((await days(q, monday, monday + 7 * DAY)).weeks).toEqual([]);
+  });
+});
+
+describe('visit_dims (migration 018: visits read whole, summed per day and visit dimension)', () => {
+  const p = randomUUID();
+  const D1 = Date.UTC(2031, 4, 5);
+  const bucket = (t: number) => Math.floor(t / 1_800_000);
+  /** A visit of the server's form (`<visitor>-<bucket of its first event>`), its events at `times`. */
+  const visit = (anon: string, times: number[], source: string, paths: Array<string | null>) =>
+    times.map((at, i) => row(p, { at, session_id: `${anon}-${bucket(times[0]!)}`, anonymous_id: anon, source, medium: source === 'direct' ? 'direct' : 'organic', path: paths[i % paths.length]!, event_name: i === 1 ? 'signup' : '$pageview' }));
+  const q = (body: Record<string, unknown>) => insightsBodySchema.parse({ from: iso(D1), to: iso(D1 + 5 * DAY), limit: 100, ...body });
+  const BODIES = [
+    { metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'events', 'pageviews'] },
+    { metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'], compare: 'previous_period' },
+    { metrics: ['visits', 'visit_duration'], dimensions: ['entry_path'], filters: [['is_not', 'entry_path', ['/b']]] },
+    { metrics: ['visits', 'views_per_visit'], dimensions: ['exit_path'], to: iso(D1 + 3 * DAY) },
+    { metrics: ['visitors', 'visits'], filters: [['is', 'source', ['google']]], from: iso(D1 + DAY + 3_600_000) },
+  ];
+  /** Each body's statement with `visitDays` read from visit_dims, and without (every visit from `visits`): the same rows. */
+  const expectSame = async (visitDays: (body: ReturnType<typeof q>) => Promise<string[] | undefined>) => {
+    for (const body of BODIES) {
+      const query = q(body);
+      const days = await visitDays(query);
+      const read = (options: { visitDays?: string[] }) => {
+        const { sql, params: bound } = buildInsights(readTablesOf(store), p, query, options);
+        return store.select<Record<string, unknown>>(sql, bound);
+      };
+      expect({ body, rows: await read({ visitDays: days }) }).toEqual({ body, rows: await read({}) });
+    }
+  };
+
+  beforeAll(async () => {
+    await store.insertRows([
+      ...[0, 1, 2, 3, 4].flatMap((d) => [
+        ...visit(`a${d}`, [D1 + d * DAY + 3_600_000, D1 + d * DAY + 3_660_000, D1 + d * DAY + 3_900_000], 'google', ['/a', null, '/b']),
+        ...visit(`b${d}`, [D1 + d * DAY + 7_200_000], 'direct', ['/b']),
+        ...visit('c', [D1 + d * DAY + 10_000_000, D1 + d * DAY + 10_100_000], 'bing', ['/c', '/a']),
+      ]),
+      // past midnight on one id (listed on day 2), and a client's own id on day 3
+      ...visit('m', [D1 + 2 * DAY - 600_000, D1 + 2 * DAY + 600_000], 'google', ['/a', '/c']),
+      row(p, { at: D1 + 3 * DAY + 60_000, session_id: 'client-1', anonymous_id: 'k', source: 'google', medium: 'organic', path: '/a' }),
+    ]);
+    expect(await store.refreshSources(true)).toBeGreaterThan(0);
+  });
+
+  it('holds every fresh day, and reads any of them as the visits themselves answer', async () => {
+    const fresh = await freshVisitDays(store, p, q({ metrics: ['visits'] }));
+    expect(fresh).toEqual(['2031-05-05', '2031-05-06', '2031-05-07', '2031-05-08', '2031-05-09']);
+    const rows = await store.select<{ d: string; dim: string; value: string | null; n: string }>(
+      `SELECT toString(day) AS d, dim, value, toString(visits) AS n FROM ${store.db}.visit_dims FINAL WHERE project_id = {p:UUID} AND dim = 'source' AND visits > 0 ORDER BY d, value`,
+      { p },
+    );
+    // day 1 (05-06): a1, c and b1; day 2 (05-07): m is listed there, so only its three others
+    const day = (d: string) => rows.filter((r) => r.d === d).map(({ value, n }) => ({ value, n }));
+    expect(day('2031-05-06')).toEqual([{ value: 'bing', n: '1' }, { value: 'direct', n: '1' }, { value: 'google', n: '1' }]);
+    expect(day('2031-05-07')).toEqual([{ value: 'bing', n: '1' }, { value: 'direct', n: '1' }, { value: 'google', n: '1' }]); // a2, not m
+    expect(day('2031-05-08')).toEqual([{ value: 'bing', n: '1' }, { value: 'direct', n: '1' }, { value: 'google', n: '1' }]); // a3, not client-1
+    await expectSame((body) => freshVisitDays(store, p, body));
+    await expectSame(async (body) => (await freshVisitDays(store, p, body))?.filter((_, i) => i % 2 === 1));
+  });
+
+  it('a build touching a day makes it and the days beside it stale until the next refresh; reads stay exact', async () => {
+    // b1's visit gets a second event: day 1 changes, so do the visits days 0 and 2 may share with it
+    await store.insertRows(visit('b1', [D1 + DAY + 7_200_000, D1 + DAY + 7_300_000], 'direct', ['/b', '/c']).slice(1));
+    await store.aggregatesCaughtUp();
+    expect(await freshVisitDays(store, p, q({ metrics: ['visits'] }))).toEqual(['2031-05-08', '2031-05-09']);
+    await expectSame((body) => freshVisitDays(store, p, body));
+    // a stale day is never read from visit_dims, even when a caller names it
+    const answer = await queryInsights(store, p, q({ metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }));
+    expect(answer.rows.find((r) => r.source === 'direct')).toEqual({ source: 'direct', visits: 5, bounce_rate: 0.8 });
+    await store.refreshSources(true);
+    expect(await freshVisitDays(store, p, q({ metrics: ['visits'] }))).toHaveLength(5);
+    await expectSame((body) => freshVisitDays(store, p, body));
+    expect((await queryInsights(store, p, q({ metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }))).rows.find((r) => r.source === 'direct')).toEqual({ source: 'direct', visits: 5, bounce_rate: 0.8 });
   });
 });

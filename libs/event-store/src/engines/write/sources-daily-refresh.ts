@@ -3,6 +3,34 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
 import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources-daily';
+import { VISIT_DIMS } from '../../tables/visit-dims';
+import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
+
+/**
+ * A day of visit_dims (migration 018) as of the aggregates now, from `db`'s tables: tombstones (version {tomb}) for the
+ * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
+ * whole (version {ver}): their one `visits` row (FINAL: its parts merged, as insights read it), bots left out, no
+ * visit_spans key on the day or a day beside it (a visit's rows lie on two adjacent days at most; every other visit
+ * is listed on each day it has a row: VISIT_HOME_DAY_SQL). Params: p, day, day_before, day_after, tomb, ver.
+ */
+export function visitDimsDaySql(db: string): string {
+  const dims = VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`).join(', ');
+  return [
+    `INSERT INTO ${db}.visit_dims (project_id, day, dim, value, visits, bounces, duration, pageviews, events, uniques, version)`,
+    "SELECT project_id, day, dim, value, toUInt64(0) AS visits, toUInt64(0) AS bounces, toInt64(0) AS duration, toUInt64(0) AS pageviews, toUInt64(0) AS events,",
+    "  arrayReduce('uniqCombinedState', emptyArrayString()) AS uniques, {tomb:UInt64} AS version",
+    `FROM ${db}.visit_dims FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND visits > 0`,
+    'UNION ALL',
+    'SELECT {p:UUID}, {day:Date}, dv.1 AS dim, dv.2 AS value, count() AS visits, countIf(vn = 1 AND vpv = 1) AS bounces, sum(vdur) AS duration,',
+    "  sum(vpv) AS pageviews, sum(vn) AS events, uniqCombinedStateIf(anon, anon != '') AS uniques, {ver:UInt64} AS version",
+    `FROM (SELECT anonymous_id AS anon, events AS vn, pageviews AS vpv, toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur, ${Object.values(VISITS_ROW).join(', ')}`,
+    `  FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND bot = 0`,
+    `  AND session_key NOT IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {day_before:Date} AND day <= {day_after:Date}))`,
+    `ARRAY JOIN [${dims}] AS dv`,
+    'GROUP BY dim, value',
+    `SETTINGS ${ONE_BLOCK_SETTINGS}`,
+  ].join('\n');
+}
 
 /** Days back from today that a restart checks for builds newer than their refresh. */
 const UNREFRESHED_DAYS = 62;
@@ -71,17 +99,19 @@ export class SourcesDaily {
    */
   async markUnrefreshed(): Promise<void> {
     const db = this.options.db;
-    const stale = await this.query<{ p: string; d: string }>(
-      [
-        `SELECT toString(b.project_id) AS p, toString(b.day) AS d FROM`,
-        `  (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.daily_uniques WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS b`,
-        `LEFT JOIN (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.sources_daily_days WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS r`,
-        `  ON b.project_id = r.project_id AND b.day = r.day`,
-        `WHERE b.seq > r.seq`,
-      ].join('\n'),
-      {},
-    );
-    for (const { p, d } of stale) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+    for (const days of ['sources_daily_days', 'visit_dims_days']) {
+      const stale = await this.query<{ p: string; d: string }>(
+        [
+          `SELECT toString(b.project_id) AS p, toString(b.day) AS d FROM`,
+          `  (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.daily_uniques WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS b`,
+          `LEFT JOIN (SELECT project_id, day, max(built_seq) AS seq FROM ${db}.${days} WHERE day >= today() - ${UNREFRESHED_DAYS} GROUP BY project_id, day) AS r`,
+          `  ON b.project_id = r.project_id AND b.day = r.day`,
+          `WHERE b.seq > r.seq`,
+        ].join('\n'),
+        {},
+      );
+      for (const { p, d } of stale) this.markStale(p, [addDays(d, -1), d, addDays(d, 1)]);
+    }
   }
 
   /**
@@ -141,6 +171,9 @@ export class SourcesDaily {
       params,
     );
     await this.command(`INSERT INTO ${db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
+    // visit_dims' day (migration 018) as of the same seq, the same way: its rows, then its seq.
+    await this.command(visitDimsDaySql(db), { p: projectId, day, day_before: addDays(day, -1), day_after: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 });
+    await this.command(`INSERT INTO ${db}.visit_dims_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
   }
 
   /**

@@ -52,6 +52,8 @@ export interface SourcesDailyOptions {
  * (after a restart, or before 005 existed). A day is recomputed at most once per refreshMs: under steady traffic
  * today and yesterday stay stale between refreshes and reads compute them from `sessions`, exactly (sources.query.ts
  * decides per day; a stale day is never answered from here).
+ * It keeps visit_dims too (migration 018): each day it refreshes, at the same seq (visitDimsDaySql), so a read takes a
+ * day's visit sums by the same rule (insights.query.ts, freshVisitDays).
  * It keeps sources_weekly too (migration 013): a week whose days were refreshed, or that a read found unmerged, is
  * merged from its 7 days once it and the day after it are over and none of its days waits for a refresh, and only when
  * each of its days is fresh then (mergeableWeek, the rule reads apply before using the week).

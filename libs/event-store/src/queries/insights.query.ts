@@ -245,9 +245,6 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
   const fromVisits = visitShaped || goalOverVisits;
-  // The fresh whole days of visit_dims (migration 018) answer the visits read whole there: their sums per value, beside
-  // the per-visit rows of the other days, grouped the same way (BENCHMARKS.md, "Insights: visits summed per day").
-  const summedDim = fromVisits && goal === '0' && tables.visitDims !== undefined && (options.visitDays?.length ?? 0) > 0 ? visitDimsShape(q) : undefined;
   // The range's last UTC day when the range ends within it after now (today of a zone east of UTC, whose day ends at
   // 23:00 UTC in Berlin): its aggregate rows hold exactly the range's part of it when that day has no event from `to`
   // on, which a read checks (one count over the key's range: a future-dated event makes it fold the day's events up to
@@ -261,6 +258,14 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // events' (folded per period). Ranges on UTC midnights with no cut keep the one day range they always read.
   const dayRanges = split.days;
   const simpleDays = !hasEdges && dayRanges.length === 1;
+  // The fresh whole days of visit_dims (migration 018) answer the visits read whole there: their sums per value, beside
+  // the per-visit rows of the other days, grouped the same way (BENCHMARKS.md, "Insights: visits summed per day"). The
+  // whole days split in two lists, both bound: a positive list of days prunes the key's ranges, a negated one did not.
+  const fresh = new Set(options.visitDays ?? []);
+  const wholeDayList = dayRanges.flatMap(([a, z]) => Array.from({ length: (z - a) / DAY_MS }, (_, i) => toClickHouseDate(a + i * DAY_MS)));
+  const summedDayList = wholeDayList.filter((d) => fresh.has(d));
+  const summedDim = fromVisits && goal === '0' && tables.visitDims !== undefined && summedDayList.length > 0 ? visitDimsShape(q) : undefined;
+  const visitorsAsked = q.metrics.includes('visitors');
   const bindDays = () => {
     Object.assign(b.params, { lo_day: toClickHouseDate(floorDay(lo)), from_day: toClickHouseDate(ceilDay(q.from)), to_day: toClickHouseDate(ceilDay(q.to)) });
     if (!simpleDays) dayRanges.forEach(([a, z], i) => Object.assign(b.params, { [`days${i}_from`]: toClickHouseDate(a), [`days${i}_to`]: toClickHouseDate(z) }));
@@ -312,8 +317,8 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const spans = summedDim
     ? `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {spans_from:Date} AND day <= {spans_to:Date}`
     : `SELECT session_key FROM ${tables.visitSpans} WHERE project_id = {project:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date}`;
-  /** The whole days read from visit_dims: fresh ones of the periods' whole UTC days (never the tail day). */
-  const summedDays = `day IN {visit_days:Array(Date)} AND ${wholeDays}`;
+  /** The days of `visits` read whole beside visit_dims': the other whole days, and the tail day as `days` has it. */
+  const unsummedDays = `(day IN {raw_days:Array(Date)}${tail ? ` OR day = {tail_day:Date} AND ${tailWhole}` : ''})`;
   const visitRows = (columns: readonly VisitColumn[], key: string, grouped = false) => {
     const select = (grouped: boolean) => {
       const merged = [...new Set(b.visitDims.map((d) => DIMENSION_SQL[d].visits!.reads))].map((r) => (grouped ? VISITS_MERGE : VISITS_ROW)[r]);
@@ -330,7 +335,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     return [
       select(false),
       `FROM ${tables.visits} FINAL`,
-      `${visitsWhere} AND ${unlisted}${summedDim ? ` AND NOT (${summedDays})` : ''}`,
+      `${summedDim ? `WHERE project_id = {project:UUID} AND ${unsummedDays}${bots}` : visitsWhere} AND ${unlisted}`,
       'UNION ALL',
       select(true),
       ...(partial ? [`FROM ${visitsAndPartial(listed)}`] : [`FROM ${tables.visits}`, `${visitsWhere} AND ${listed}`]),
@@ -392,7 +397,12 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     [...q.dimensions, ...q.filters.flatMap(dimensionsOf)].every((d) => ROLLUP_DIMENSIONS.has(d) || dayBucket(d));
   if (joined || fromDims || fromQuarters || fromRollup) bindDays();
   if (summedDim) {
-    Object.assign(b.params, { visit_days: options.visitDays, spans_from: toClickHouseDate(floorDay(lo) - DAY_MS), spans_to: toClickHouseDate(ceilDay(q.to)) });
+    Object.assign(b.params, {
+      visit_days: summedDayList,
+      raw_days: wholeDayList.filter((d) => !fresh.has(d)),
+      spans_from: toClickHouseDate(floorDay(lo) - DAY_MS),
+      spans_to: toClickHouseDate(ceilDay(q.to)),
+    });
   }
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
@@ -470,16 +480,17 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
     if (summedDim) {
       // The per-visit rows summed per (dimension, period), beside visit_dims' rows of its fresh days in the same shape
-      // (the dimension's value as the visit rows name it, `vd0`, so that its filters read as on them).
+      // (the dimension's value as the visit rows name it, `vd0`, so that its filters read as on them); the visitors'
+      // sketches only when visitors is asked (merging a day's sketch costs more than its sums).
       const keys = [...dimAliases, 'cur'].join(', ');
       from = [
-        `SELECT ${keys}, count() AS w, countIf(vn = 1 AND vpv = 1) AS b, sum(vdur) AS sdur, sum(vpv) AS spv, sum(n) AS sn, uniqCombinedStateIf(anon, anon != '') AS u`,
+        `SELECT ${keys}, count() AS w, countIf(vn = 1 AND vpv = 1) AS b, sum(vdur) AS sdur, sum(vpv) AS spv, sum(n) AS sn${visitorsAsked ? ", uniqCombinedStateIf(anon, anon != '') AS u" : ''}`,
         `FROM (${from})`,
         `GROUP BY ${keys}`,
         'UNION ALL',
-        `SELECT ${keys}, w, b, sdur, spv, sn, u FROM (SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-        `  FROM (SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn, uniques AS u`,
-        `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND ${summedDays} AND visits > 0)`,
+        `SELECT ${keys}, w, b, sdur, spv, sn${visitorsAsked ? ', u' : ''} FROM (SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
+        `  FROM (SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn${visitorsAsked ? ', uniques AS u' : ''}`,
+        `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND day IN {visit_days:Array(Date)} AND visits > 0)`,
         ...(where.length > 0 ? [`  WHERE ${where.join(' AND ')}`] : []),
         ')',
       ].join('\n');

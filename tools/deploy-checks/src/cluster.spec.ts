@@ -206,7 +206,6 @@ describe('the cluster topology answers like a single node', () => {
         daily_uniques_by: 'Distributed', daily_uniques_by_local: 'AggregatingMergeTree',
         sources_daily: 'Distributed', sources_daily_local: 'ReplacingMergeTree', aggregate_progress: 'ReplacingMergeTree',
         visit_dims: 'Distributed', visit_dims_local: 'ReplacingMergeTree', visit_dims_days: 'ReplacingMergeTree',
-        visit_dims_weekly: 'Distributed', visit_dims_weekly_local: 'ReplacingMergeTree', visit_dims_weeks: 'ReplacingMergeTree',
       });
       // Migration 012: no view builds anything any more.
       expect(Object.values(engines)).not.toContain('MaterializedView');

@@ -15,8 +15,8 @@ import { toClickHouseDate, toClickHouseTime } from '../primitives/clickhouse-tim
 import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSelect } from '../tables/aggregates';
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
-import { isMonday, mergeableWeek, readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
-import { VISIT_DIMS, VISIT_DIMS_ALL, type VisitDim } from '../tables/visit-dims';
+import { readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
+import { VISIT_DIMS, type VisitDim } from '../tables/visit-dims';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
@@ -172,15 +172,15 @@ const VISIT_DIMS_METRICS: ReadonlySet<InsightMetric> = new Set<InsightMetric>(['
 /**
  * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
  * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
- * on that dimension only (with none grouped, on one visit dimension; with none filtered either, the rows of all the
- * day's visits, dim 'all').
+ * on that dimension only (with none grouped, on one visit dimension; with none filtered either, channel's rows: every
+ * visit has one channel, so they hold each visit once).
  */
-export function visitDimsShape(q: InsightsQuery): VisitDim | typeof VISIT_DIMS_ALL | undefined {
+export function visitDimsShape(q: InsightsQuery): VisitDim | undefined {
   if (q.include_bots || !q.metrics.every((m) => VISIT_DIMS_METRICS.has(m)) || q.dimensions.length > 1) return undefined;
   const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
   if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
   if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
-  return (named[0] as VisitDim | undefined) ?? VISIT_DIMS_ALL;
+  return (named[0] as VisitDim | undefined) ?? 'channel';
 }
 
 /**
@@ -204,10 +204,9 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /**
  * buildInsights' options: the project's zone and the request's time, and `visitDays`: the days visit_dims holds as of
  * the aggregates now (fresh: no build touched them or a day beside them since their refresh), read there when the
- * shape allows (visitDimsShape) and the day is a whole UTC day of a period; `visitWeeks`: the Mondays of ISO weeks
- * visit_dims_weekly holds as their fresh days are, read there when the week lies in a period's whole days.
+ * shape allows (visitDimsShape) and the day is a whole UTC day of a period.
  */
-export type InsightsOptions = ReadOptions & { visitDays?: readonly string[]; visitWeeks?: readonly string[] };
+export type InsightsOptions = ReadOptions & { visitDays?: readonly string[] };
 
 export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: InsightsOptions = {}): Query {
   const tz = options.timezone ?? DEFAULT_TIME_ZONE;
@@ -264,17 +263,8 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // whole days split in two lists, both bound: a positive list of days prunes the key's ranges, a negated one did not.
   const fresh = new Set(options.visitDays ?? []);
   const wholeDayList = dayRanges.flatMap(([a, z]) => Array.from({ length: (z - a) / DAY_MS }, (_, i) => toClickHouseDate(a + i * DAY_MS)));
-  // A week of visit_dims_weekly stands for its 7 days: only one inside a period's whole days (a week across `from`
-  // would mix the two periods).
-  const periodDays = split.days.length === 0 ? [] : periodsOf.map(([a, z]) => [ceilDay(a), floorDay(z)] as const);
-  const summedWeekList = (tables.visitDimsWeekly ? (options.visitWeeks ?? []) : []).filter((m) => {
-    const a = Date.parse(`${m}T00:00:00Z`);
-    return periodDays.some(([from, to]) => a >= from && a + 7 * DAY_MS <= to);
-  });
-  const inWeeks = new Set(summedWeekList.flatMap((m) => Array.from({ length: 7 }, (_, i) => toClickHouseDate(Date.parse(`${m}T00:00:00Z`) + i * DAY_MS))));
-  const summedDayList = wholeDayList.filter((d) => fresh.has(d) && !inWeeks.has(d));
-  const summedDim =
-    fromVisits && goal === '0' && tables.visitDims !== undefined && summedDayList.length + summedWeekList.length > 0 ? visitDimsShape(q) : undefined;
+  const summedDayList = wholeDayList.filter((d) => fresh.has(d));
+  const summedDim = fromVisits && goal === '0' && tables.visitDims !== undefined && summedDayList.length > 0 ? visitDimsShape(q) : undefined;
   const visitorsAsked = q.metrics.includes('visitors');
   const bindDays = () => {
     Object.assign(b.params, { lo_day: toClickHouseDate(floorDay(lo)), from_day: toClickHouseDate(ceilDay(q.from)), to_day: toClickHouseDate(ceilDay(q.to)) });
@@ -409,8 +399,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   if (summedDim) {
     Object.assign(b.params, {
       visit_days: summedDayList,
-      visit_weeks: summedWeekList,
-      raw_days: wholeDayList.filter((d) => !fresh.has(d) && !inWeeks.has(d)),
+      raw_days: wholeDayList.filter((d) => !fresh.has(d)),
       spans_from: toClickHouseDate(floorDay(lo) - DAY_MS),
       spans_to: toClickHouseDate(ceilDay(q.to)),
     });
@@ -501,14 +490,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
         'UNION ALL',
         `SELECT ${keys}, w, b, sdur, spv, sn${visitorsAsked ? ', u' : ''} FROM (SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
         `  FROM (SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn${visitorsAsked ? ', uniques AS u' : ''}`,
-        `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND day IN {visit_days:Array(Date)} AND visits > 0`,
-        ...(summedWeekList.length > 0 && tables.visitDimsWeekly
-          ? [
-              `    UNION ALL SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn${visitorsAsked ? ', uniques AS u' : ''}`,
-              `    FROM ${tables.visitDimsWeekly} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND day IN {visit_weeks:Array(Date)} AND visits > 0`,
-            ]
-          : []),
-        '  )',
+        `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND day IN {visit_days:Array(Date)} AND visits > 0)`,
         ...(where.length > 0 ? [`  WHERE ${where.join(' AND ')}`] : []),
         ')',
       ].join('\n');
@@ -560,8 +542,8 @@ const isoOf = (ms: number) => new Date(ms).toISOString();
  */
 export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
   const now = options.now ?? Date.now();
-  const visit = await freshVisitDays(reader, projectId, q, { ...options, now });
-  const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now, visitDays: visit?.days, visitWeeks: visit?.weeks });
+  const visitDays = await freshVisitDays(reader, projectId, q, { ...options, now });
+  const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now, visitDays });
   const rows = rowsOf(q, await reader.read<Record<string, unknown>>(projectId, sql, params));
   if (q.compare !== 'previous_period') return { rows };
   const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
@@ -571,46 +553,18 @@ export async function queryInsights(reader: Reader, projectId: string, q: Insigh
 
 /**
  * The whole UTC days of the read's periods that visit_dims holds fresh (as sources_daily's days are decided:
- * sourceDayState over the days' seqs), and the Mondays of the whole ISO weeks among them whose visit_dims_weekly row
- * reflects each of their days (mergeableWeek, as sources_weekly's), when its shape can read them: one small statement
- * before the read. Stale days and weeks not merged yet are told to the builder's keeper when this process has it.
+ * sourceDayState over the days' seqs), when its shape can read them; one small statement before the read.
  */
-export async function freshVisitDays(reader: Reader & { readonly sourcesDaily?: VisitDaysKeeper }, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<{ days: string[]; weeks: string[] } | undefined> {
-  const { visitDims, visitDimsDays, visitDimsWeeks, dailyUniques } = reader.tables;
+export async function freshVisitDays(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
+  const { visitDims, visitDimsDays, dailyUniques } = reader.tables;
   if (!visitDims || !visitDimsDays || !visitDimsShape(q)) return undefined;
   const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
   const lo = q.compare === 'previous_period' ? previousPeriod(range.from, range.to, options.now ?? Date.now()).lo : range.from;
   const fromDay = ceilDay(lo);
   const toDay = floorDay(range.to);
   if (toDay <= fromDay) return undefined;
-  const seqs = await readSourceDaySeqs(
-    (sql, bound) => reader.read(projectId, sql, bound),
-    { dailyUniques, sourcesDailyDays: visitDimsDays, sourcesWeeklyWeeks: visitDimsWeeks },
-    projectId,
-    dayOf(fromDay),
-    dayOf(toDay),
-  );
-  const out = { days: [] as string[], weeks: [] as string[] };
-  const stale: string[] = [];
-  const unmerged: string[] = [];
-  for (let ms = fromDay; ms < toDay; ms += DAY_MS) {
-    const day = dayOf(ms);
-    const state = sourceDayState(day, seqs);
-    if (state === 'fresh') out.days.push(day);
-    else if (state === 'stale') stale.push(day);
-    if (!visitDimsWeeks || !isMonday(day) || ms + 7 * DAY_MS > toDay) continue;
-    const week = mergeableWeek(day, seqs);
-    if (!week) continue;
-    if ((seqs.merged.get(day) ?? -1) >= week.seq) out.weeks.push(day);
-    else unmerged.push(day);
-  }
-  if (stale.length > 0) reader.sourcesDaily?.markStale(projectId, stale);
-  if (unmerged.length > 0) reader.sourcesDaily?.markWeeks(projectId, unmerged);
-  return out;
-}
-
-/** The builder's keeper as a read tells it what it found (sources-daily-refresh.ts; querySources does the same). */
-interface VisitDaysKeeper {
-  markStale(projectId: string, days: readonly string[]): void;
-  markWeeks(projectId: string, mondays: readonly string[]): void;
+  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, sourcesDailyDays: visitDimsDays }, projectId, dayOf(fromDay), dayOf(toDay));
+  const days: string[] = [];
+  for (let ms = fromDay; ms < toDay; ms += DAY_MS) if (sourceDayState(dayOf(ms), seqs) === 'fresh') days.push(dayOf(ms));
+  return days;
 }

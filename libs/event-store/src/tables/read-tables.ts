@@ -23,9 +23,6 @@ export interface ReadTables {
   /** Migration 018, where the builder's tables exist: per day and visit dimension the visits read whole, and the seq each day reflects. */
   visitDims?: string;
   visitDimsDays?: string;
-  /** Migration 018: visit_dims merged per ISO week, and the seq each week reflects. */
-  visitDimsWeekly?: string;
-  visitDimsWeeks?: string;
 }
 
 /** What names the read tables: the database, its events table, and whether the builder's tables exist (EventStore has them). */
@@ -40,8 +37,7 @@ export function readTablesOf(store: TablesOwner): ReadTables {
     ...(store.buildsAggregates
       ? { dailyUniquesBy: `${store.db}.daily_uniques_by`, sourcesDaily: `${store.db}.sources_daily`, sourcesDailyDays: `${store.db}.sources_daily_days`,
         sourcesWeekly: `${store.db}.sources_weekly`, sourcesWeeklyWeeks: `${store.db}.sources_weekly_weeks`,
-        visitDims: `${store.db}.visit_dims`, visitDimsDays: `${store.db}.visit_dims_days`, visitDimsWeekly: `${store.db}.visit_dims_weekly`,
-        visitDimsWeeks: `${store.db}.visit_dims_weeks` }
+        visitDims: `${store.db}.visit_dims`, visitDimsDays: `${store.db}.visit_dims_days` }
       : {}),
   };
 }

@@ -206,16 +206,16 @@ describe('visit_dims (migration 018: visits read whole, summed per day and visit
     { metrics: ['visits', 'views_per_visit'], dimensions: ['exit_path'], to: iso(D1 + 3 * DAY) },
     { metrics: ['visitors', 'visits'], filters: [['is', 'source', ['google']]], from: iso(D1 + DAY + 3_600_000) },
   ];
-  /** Each body's statement with the days and weeks `visit` names read from visit_dims, and without (every visit from `visits`): the same rows. */
-  const expectSame = async (visit: (body: ReturnType<typeof q>) => Promise<{ days: string[]; weeks: string[] } | undefined>, bodies = BODIES, range = {}) => {
-    for (const body of bodies) {
-      const query = q({ ...range, ...body });
-      const named = await visit(query);
-      const read = (options: { visitDays?: string[]; visitWeeks?: string[] }) => {
+  /** Each body's statement with `visitDays` read from visit_dims, and without (every visit from `visits`): the same rows. */
+  const expectSame = async (visitDays: (body: ReturnType<typeof q>) => Promise<string[] | undefined>) => {
+    for (const body of BODIES) {
+      const query = q(body);
+      const days = await visitDays(query);
+      const read = (options: { visitDays?: string[] }) => {
         const { sql, params: bound } = buildInsights(readTablesOf(store), p, query, options);
         return store.select<Record<string, unknown>>(sql, bound);
       };
-      expect({ body, rows: await read({ visitDays: named?.days, visitWeeks: named?.weeks }) }).toEqual({ body, rows: await read({}) });
+      expect({ body, rows: await read({ visitDays: days }) }).toEqual({ body, rows: await read({}) });
     }
   };
 
@@ -235,8 +235,7 @@ describe('visit_dims (migration 018: visits read whole, summed per day and visit
 
   it('holds every fresh day, and reads any of them as the visits themselves answer', async () => {
     const fresh = await freshVisitDays(store, p, q({ metrics: ['visits'] }));
-    // a week of 2031 is not over: none merged
-    expect(fresh).toEqual({ days: ['2031-05-05', '2031-05-06', '2031-05-07', '2031-05-08', '2031-05-09'], weeks: [] });
+    expect(fresh).toEqual(['2031-05-05', '2031-05-06', '2031-05-07', '2031-05-08', '2031-05-09']);
     const rows = await store.select<{ d: string; dim: string; value: string | null; n: string }>(
       `SELECT toString(day) AS d, dim, value, toString(visits) AS n FROM ${store.db}.visit_dims FINAL WHERE project_id = {p:UUID} AND dim = 'source' AND visits > 0 ORDER BY d, value`,
       { p },
@@ -247,61 +246,21 @@ describe('visit_dims (migration 018: visits read whole, summed per day and visit
     expect(day('2031-05-07')).toEqual([{ value: 'bing', n: '1' }, { value: 'direct', n: '1' }, { value: 'google', n: '1' }]); // a2, not m
     expect(day('2031-05-08')).toEqual([{ value: 'bing', n: '1' }, { value: 'direct', n: '1' }, { value: 'google', n: '1' }]); // a3, not client-1
     await expectSame((body) => freshVisitDays(store, p, body));
-    await expectSame(async (body) => {
-      const all = await freshVisitDays(store, p, body);
-      return all && { days: all.days.filter((_, i) => i % 2 === 1), weeks: [] };
-    });
+    await expectSame(async (body) => (await freshVisitDays(store, p, body))?.filter((_, i) => i % 2 === 1));
   });
 
   it('a build touching a day makes it and the days beside it stale until the next refresh; reads stay exact', async () => {
     // b1's visit gets a second event: day 1 changes, so do the visits days 0 and 2 may share with it
     await store.insertRows(visit('b1', [D1 + DAY + 7_200_000, D1 + DAY + 7_300_000], 'direct', ['/b', '/c']).slice(1));
     await store.aggregatesCaughtUp();
-    expect(await freshVisitDays(store, p, q({ metrics: ['visits'] }))).toEqual({ days: ['2031-05-08', '2031-05-09'], weeks: [] });
+    expect(await freshVisitDays(store, p, q({ metrics: ['visits'] }))).toEqual(['2031-05-08', '2031-05-09']);
     await expectSame((body) => freshVisitDays(store, p, body));
     // a stale day is never read from visit_dims, even when a caller names it
     const answer = await queryInsights(store, p, q({ metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }));
     expect(answer.rows.find((r) => r.source === 'direct')).toEqual({ source: 'direct', visits: 5, bounce_rate: 0.8 });
     await store.refreshSources(true);
-    expect((await freshVisitDays(store, p, q({ metrics: ['visits'] })))!.days).toHaveLength(5);
+    expect(await freshVisitDays(store, p, q({ metrics: ['visits'] }))).toHaveLength(5);
     await expectSame((body) => freshVisitDays(store, p, body));
     expect((await queryInsights(store, p, q({ metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }))).rows.find((r) => r.source === 'direct')).toEqual({ source: 'direct', visits: 5, bounce_rate: 0.8 });
-  });
-
-  it('merges whole ISO weeks that are over into visit_dims_weekly, read for a week inside a period, exactly', async () => {
-    // Two weeks of 2025 (Mondays 03-03 and 03-10) and a day, a visit across the Sunday-Monday midnight between them
-    const W = Date.UTC(2025, 2, 3);
-    await store.insertRows([
-      ...Array.from({ length: 15 }, (_, d) => [
-        ...visit(`w${d}`, [W + d * DAY + 3_600_000, W + d * DAY + 3_700_000], d % 3 ? 'google' : 'bing', ['/a', '/b']),
-        ...visit(`x${d % 4}`, [W + d * DAY + 20_000_000], 'direct', ['/c']),
-      ]).flat(),
-      ...visit('night', [W + 7 * DAY - 300_000, W + 7 * DAY + 300_000], 'google', ['/a', '/c']),
-    ]);
-    await store.refreshSources(true);
-    const weeks = { from: iso(W), to: iso(W + 15 * DAY) };
-    const visitWeeks = (from: number, to: number, compare = false) =>
-      freshVisitDays(store, p, q({ metrics: ['visits'], from: iso(from), to: iso(to), ...(compare ? { compare: 'previous_period' } : {}) }));
-    expect((await visitWeeks(W, W + 15 * DAY))!.weeks).toEqual(['2025-03-03', '2025-03-10']);
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(0, 3), weeks);
-    // from a Wednesday with compare: the previous period's whole days and the range's hold no whole week each but one
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(0, 3), { from: iso(W + 9 * DAY), to: iso(W + 16 * DAY) });
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(1, 2), { from: iso(W + 2 * DAY), to: iso(W + 10 * DAY) });
-    // the second week with compare: the first week is its previous period, each read from its weekly row
-    const both = q({ ...BODIES[1], from: iso(W + 7 * DAY), to: iso(W + 14 * DAY) });
-    const named = (await freshVisitDays(store, p, both))!;
-    expect(named.weeks).toEqual(['2025-03-03', '2025-03-10']);
-    expect(buildInsights(readTablesOf(store), p, both, { visitDays: named.days, visitWeeks: named.weeks }).sql).toMatch(/visit_dims_weekly FINAL/);
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(1, 2), { from: iso(W + 7 * DAY), to: iso(W + 14 * DAY) });
-    const monthly = await queryInsights(store, p, q({ ...weeks, metrics: ['visits', 'visitors'], dimensions: ['source'] }));
-    expect(monthly.rows).toEqual([{ source: 'google', visits: 11, visitors: 11 }, { source: 'direct', visits: 15, visitors: 4 }, { source: 'bing', visits: 5, visitors: 5 }].sort((a, b) => b.visits - a.visits || a.source.localeCompare(b.source)));
-    // a late event on Wednesday 03-05: the first week waits for its days' refresh, read day by day meanwhile
-    await store.insertRows(visit('w2', [W + 2 * DAY + 3_600_000, W + 2 * DAY + 3_800_000], 'bing', ['/a', '/d']).slice(1));
-    await store.aggregatesCaughtUp();
-    expect((await visitWeeks(W, W + 15 * DAY))!.weeks).toEqual(['2025-03-10']);
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(0, 3), weeks);
-    await store.refreshSources(true);
-    expect((await visitWeeks(W, W + 15 * DAY))!.weeks).toEqual(['2025-03-03', '2025-03-10']);
-    await expectSame((body) => freshVisitDays(store, p, body), BODIES.slice(0, 3), weeks);
   });
 });

@@ -3,7 +3,7 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
 import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources-daily';
-import { VISIT_DIMS, VISIT_DIMS_ALL } from '../../tables/visit-dims';
+import { VISIT_DIMS } from '../../tables/visit-dims';
 import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
 
 /**
@@ -11,11 +11,10 @@ import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
  * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
  * whole (version {ver}): their one `visits` row (FINAL: its parts merged, as insights read it), bots left out, no
  * visit_spans key on the day or a day beside it (a visit's rows lie on two adjacent days at most; every other visit
- * is listed on each day it has a row: VISIT_HOME_DAY_SQL), and one row (dim 'all') of them all. Params: p, day,
- * day_before, day_after, tomb, ver.
+ * is listed on each day it has a row: VISIT_HOME_DAY_SQL). Params: p, day, day_before, day_after, tomb, ver.
  */
 export function visitDimsDaySql(db: string): string {
-  const dims = [...VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`), `('${VISIT_DIMS_ALL}', CAST(NULL, 'Nullable(String)'))`].join(', ');
+  const dims = VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`).join(', ');
   return [
     `INSERT INTO ${db}.visit_dims (project_id, day, dim, value, visits, bounces, duration, pageviews, events, uniques, version)`,
     "SELECT project_id, day, dim, value, toUInt64(0) AS visits, toUInt64(0) AS bounces, toInt64(0) AS duration, toUInt64(0) AS pageviews, toUInt64(0) AS events,",
@@ -28,22 +27,6 @@ export function visitDimsDaySql(db: string): string {
     `  FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND bot = 0`,
     `  AND session_key NOT IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {day_before:Date} AND day <= {day_after:Date}))`,
     `ARRAY JOIN [${dims}] AS dv`,
-    'GROUP BY dim, value',
-    `SETTINGS ${ONE_BLOCK_SETTINGS}`,
-  ].join('\n');
-}
-
-/** A week of visit_dims_weekly from its 7 days of visit_dims (as sources_weekly's): tombstones, then sums and merged sketches. Params: p, monday, next, tomb, ver. */
-export function visitDimsWeekSql(db: string): string {
-  return [
-    `INSERT INTO ${db}.visit_dims_weekly (project_id, day, dim, value, visits, bounces, duration, pageviews, events, uniques, version)`,
-    "SELECT project_id, day, dim, value, toUInt64(0) AS visits, toUInt64(0) AS bounces, toInt64(0) AS duration, toUInt64(0) AS pageviews, toUInt64(0) AS events,",
-    "  arrayReduce('uniqCombinedState', emptyArrayString()) AS uniques, {tomb:UInt64} AS version",
-    `FROM ${db}.visit_dims_weekly FINAL WHERE project_id = {p:UUID} AND day = {monday:Date} AND visits > 0`,
-    'UNION ALL',
-    'SELECT {p:UUID}, {monday:Date}, dim, value, sum(d.visits) AS visits, sum(d.bounces) AS bounces, sum(d.duration) AS duration, sum(d.pageviews) AS pageviews,',
-    '  sum(d.events) AS events, uniqCombinedMergeState(d.uniques) AS uniques, {ver:UInt64} AS version',
-    `FROM (SELECT dim, value, visits, bounces, duration, pageviews, events, uniques FROM ${db}.visit_dims FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND visits > 0) AS d`,
     'GROUP BY dim, value',
     `SETTINGS ${ONE_BLOCK_SETTINGS}`,
   ].join('\n');
@@ -199,7 +182,6 @@ export class SourcesDaily {
    * One week of sources_weekly from its 7 days of sources_daily, when mergeableWeek accepts their states as the
    * aggregates are now: tombstones (version 2s) for the groups the week had, its groups summed and sketch-merged
    * (version 2s + 1), s the highest seq of its days; then s in sources_weekly_weeks (after the rows, as refreshDay).
-   * Then visit_dims_weekly's week from visit_dims the same way, by its own days' seqs (visit_dims_weeks).
    * Refreshes and builds run in the builder's chain, never beside this, so the states read hold for the INSERT.
    */
   private async mergeWeek(projectId: string, monday: string): Promise<void> {
@@ -207,28 +189,21 @@ export class SourcesDaily {
     const next = addDays(monday, 7);
     const seqs = await readSourceDaySeqs((sql, params) => this.query(sql, params), { dailyUniques: `${db}.daily_uniques`, sourcesDailyDays: `${db}.sources_daily_days` }, projectId, monday, next);
     const week = mergeableWeek(monday, seqs);
-    if (week) {
-      await this.command(
-        [
-          `INSERT INTO ${db}.sources_weekly (project_id, day, source, medium, sessions, events, uniques, version)`,
-          `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
-          `FROM ${db}.sources_weekly FINAL WHERE project_id = {p:UUID} AND day = {monday:Date} AND events > 0`,
-          'UNION ALL',
-          'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',
-          `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND events > 0`,
-          'GROUP BY source, medium',
-          `SETTINGS ${ONE_BLOCK_SETTINGS}`,
-        ].join('\n'),
-        { p: projectId, monday, next, tomb: 2 * week.seq, ver: 2 * week.seq + 1 },
-      );
-      await this.command(`INSERT INTO ${db}.sources_weekly_weeks (project_id, day, built_seq) VALUES ({p:UUID}, {monday:Date}, {seq:UInt64})`, { p: projectId, monday, seq: week.seq });
-    }
-    // visit_dims' week (migration 018), by the same rule over its own days' seqs.
-    const visitSeqs = await readSourceDaySeqs((sql, params) => this.query(sql, params), { dailyUniques: `${db}.daily_uniques`, sourcesDailyDays: `${db}.visit_dims_days` }, projectId, monday, next);
-    const visitWeek = mergeableWeek(monday, visitSeqs);
-    if (!visitWeek) return;
-    await this.command(visitDimsWeekSql(db), { p: projectId, monday, next, tomb: 2 * visitWeek.seq, ver: 2 * visitWeek.seq + 1 });
-    await this.command(`INSERT INTO ${db}.visit_dims_weeks (project_id, day, built_seq) VALUES ({p:UUID}, {monday:Date}, {seq:UInt64})`, { p: projectId, monday, seq: visitWeek.seq });
+    if (!week) return;
+    await this.command(
+      [
+        `INSERT INTO ${db}.sources_weekly (project_id, day, source, medium, sessions, events, uniques, version)`,
+        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
+        `FROM ${db}.sources_weekly FINAL WHERE project_id = {p:UUID} AND day = {monday:Date} AND events > 0`,
+        'UNION ALL',
+        'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',
+        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND events > 0`,
+        'GROUP BY source, medium',
+        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
+      ].join('\n'),
+      { p: projectId, monday, next, tomb: 2 * week.seq, ver: 2 * week.seq + 1 },
+    );
+    await this.command(`INSERT INTO ${db}.sources_weekly_weeks (project_id, day, built_seq) VALUES ({p:UUID}, {monday:Date}, {seq:UInt64})`, { p: projectId, monday, seq: week.seq });
   }
 
   private async query<T>(query: string, query_params: Record<string, unknown>): Promise<T[]> {

@@ -13,19 +13,6 @@ SETTINGS allow_nullable_key = 1, index_granularity = 256;
 CREATE TABLE IF NOT EXISTS ${db}.visit_dims ON CLUSTER ${cluster} AS ${db}.visit_dims_local
 ENGINE = Distributed(${cluster}, ${db}, visit_dims_local, cityHash64(project_id, day));
 
--- visit_dims_weekly and visit_dims_weeks likewise (a week's rows on one shard: sharding key project and Monday).
-CREATE TABLE IF NOT EXISTS ${db}.visit_dims_weeks ON CLUSTER ${cluster} (project_id UUID, day Date, built_seq UInt64)
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/${db}/visit_dims_weeks', '{shard}-{replica}', built_seq) ORDER BY (project_id, day);
-
-CREATE TABLE IF NOT EXISTS ${db}.visit_dims_weekly_local ON CLUSTER ${cluster}
-${visit_dims_columns}
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${db}/visit_dims_weekly_local', '{replica}', version)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, day, value)
-SETTINGS allow_nullable_key = 1, index_granularity = 256;
-CREATE TABLE IF NOT EXISTS ${db}.visit_dims_weekly ON CLUSTER ${cluster} AS ${db}.visit_dims_weekly_local
-ENGINE = Distributed(${cluster}, ${db}, visit_dims_weekly_local, cityHash64(project_id, day));
-
 -- The rule since 018 over the events stored before, each shard its own (as clustered/014).
 INSERT INTO ${db}.visit_spans (${visit_spans_column_names})
 ${visit_spans_select_018}

@@ -1,7 +1,6 @@
 -- visit_dims: per (project_id, day, dim, value), the visits of that UTC day read whole (bots left out, and no
 -- visit_spans key on the day or a day beside it: the visit's only row in `visits`), summed per value of each visit
--- dimension (source, medium, campaign, channel, entry_path, exit_path: VISIT_DIMS in src/tables/visit-dims.ts, and
--- `all`, one row of every such visit):
+-- dimension (source, medium, campaign, channel, entry_path, exit_path: VISIT_DIMS in src/tables/visit-dims.ts):
 -- visits, bounces, duration (ms), pageviews, events, and the visitors' sketch. Insights of visit metrics by one visit
 -- dimension (or none: channel's rows hold every visit once), filtered on it or not, read a day's rows here instead of
 -- its visits when the day is fresh (insights.query.ts; docs/insights.md, "visit_dims"): tens of rows a day instead of
@@ -19,20 +18,6 @@ ORDER BY (project_id, dim, day, value)
 SETTINGS allow_nullable_key = 1, index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS ${db}.visit_dims_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);
-
--- visit_dims_weekly: a whole ISO week (`day` its Monday) merged from its 7 days of visit_dims (sums added, sketches
--- merged) once the week and the day after it are over and each of its days is fresh, as sources_weekly (013) is from
--- sources_daily: a month's read merges ~6 sketches per value instead of 30 (a day's sketch of thousands of visitors is
--- a 2^17-register HyperLogLog, ~0.25 ms to merge). visit_dims_weeks records the highest seq of its days when merged;
--- a read takes the week only when it is no lower than any of theirs.
-CREATE TABLE IF NOT EXISTS ${db}.visit_dims_weekly
-${visit_dims_columns}
-ENGINE = ReplacingMergeTree(version)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, day, value)
-SETTINGS allow_nullable_key = 1, index_granularity = 256;
-
-CREATE TABLE IF NOT EXISTS ${db}.visit_dims_weeks (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);
 
 -- The visits home day rule since 018 (VISIT_HOME_DAY_SQL): a session id not of the server's form has no home day, so
 -- it is listed on every day it has events, also on the day its number names, which 014's rule left out. The events

@@ -16,7 +16,7 @@ import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSele
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
-import { VISIT_DIMS, type VisitDim } from '../tables/visit-dims';
+import { VISIT_DIMS, VISIT_DIMS_ALL, type VisitDim } from '../tables/visit-dims';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { Reader } from './reader';
 
@@ -172,15 +172,15 @@ const VISIT_DIMS_METRICS: ReadonlySet<InsightMetric> = new Set<InsightMetric>(['
 /**
  * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
  * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
- * on that dimension only (with none grouped, on one visit dimension; with none filtered either, channel's rows: every
- * visit has one channel, so they hold each visit once).
+ * on that dimension only (with none grouped, on one visit dimension; with none filtered either, the row of all the
+ * day's visits, dim 'all').
  */
-export function visitDimsShape(q: InsightsQuery): VisitDim | undefined {
+export function visitDimsShape(q: InsightsQuery): VisitDim | typeof VISIT_DIMS_ALL | undefined {
   if (q.include_bots || !q.metrics.every((m) => VISIT_DIMS_METRICS.has(m)) || q.dimensions.length > 1) return undefined;
   const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
   if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
   if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
-  return (named[0] as VisitDim | undefined) ?? 'channel';
+  return (named[0] as VisitDim | undefined) ?? VISIT_DIMS_ALL;
 }
 
 /**

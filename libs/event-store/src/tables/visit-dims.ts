@@ -1,13 +1,16 @@
 /** The visit dimensions visit_dims (migration 018) holds, each visit's value under the dimension's name. */
 export const VISIT_DIMS = ['source', 'medium', 'campaign', 'channel', 'entry_path', 'exit_path'] as const;
 export type VisitDim = (typeof VISIT_DIMS)[number];
+/** visit_dims' rows of every visit of a day (value NULL): totals read one row a day instead of one per channel. */
+export const VISIT_DIMS_ALL = 'all';
 
 /**
  * visit_dims (migration 018): per (project, UTC day, visit dimension, value) the visits read whole on that day (their
  * only row in `visits`: bots left out, no visit_spans key on the day or a day beside it) as sums (visits, bounces,
  * duration in ms, pageviews, events) and their visitors' sketch. A day's rows are replaced whole (ReplacingMergeTree:
  * tombstones at version 2s, the day's answer at 2s + 1, read with FINAL) by the aggregate builder's keeper
- * (sources-daily-refresh.ts); visit_dims_days records the seq each day reflects. Fragment visit_dims_columns.
+ * (sources-daily-refresh.ts); visit_dims_days records the seq each day reflects. Fragment visit_dims_columns. With
+ * dim 'all' (VISIT_DIMS_ALL), a day's row of all its visits read whole.
  */
 export const VISIT_DIMS_TABLE_COLUMNS = `(
   project_id UUID,

@@ -3,7 +3,7 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
 import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources-daily';
-import { VISIT_DIMS } from '../../tables/visit-dims';
+import { VISIT_DIMS, VISIT_DIMS_ALL } from '../../tables/visit-dims';
 import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
 
 /**
@@ -11,10 +11,11 @@ import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
  * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
  * whole (version {ver}): their one `visits` row (FINAL: its parts merged, as insights read it), bots left out, no
  * visit_spans key on the day or a day beside it (a visit's rows lie on two adjacent days at most; every other visit
- * is listed on each day it has a row: VISIT_HOME_DAY_SQL). Params: p, day, day_before, day_after, tomb, ver.
+ * is listed on each day it has a row: VISIT_HOME_DAY_SQL), and one row (dim 'all') of them all. Params: p, day,
+ * day_before, day_after, tomb, ver.
  */
 export function visitDimsDaySql(db: string): string {
-  const dims = VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`).join(', ');
+  const dims = [...VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`), `('${VISIT_DIMS_ALL}', CAST(NULL, 'Nullable(String)'))`].join(', ');
   return [
     `INSERT INTO ${db}.visit_dims (project_id, day, dim, value, visits, bounces, duration, pageviews, events, uniques, version)`,
     "SELECT project_id, day, dim, value, toUInt64(0) AS visits, toUInt64(0) AS bounces, toInt64(0) AS duration, toUInt64(0) AS pageviews, toUInt64(0) AS events,",

@@ -1,8 +1,9 @@
 -- visit_dims: per (project_id, day, dim, value), the visits of that UTC day read whole (bots left out, and no
 -- visit_spans key on the day or a day beside it: the visit's only row in `visits`), summed per value of each visit
--- dimension (source, medium, campaign, channel, entry_path, exit_path: VISIT_DIMS in src/tables/visit-dims.ts):
+-- dimension (source, medium, campaign, channel, entry_path, exit_path: VISIT_DIMS in src/tables/visit-dims.ts, and
+-- `all`, one row of every such visit):
 -- visits, bounces, duration (ms), pageviews, events, and the visitors' sketch. Insights of visit metrics by one visit
--- dimension (or none: channel's rows hold every visit once), filtered on it or not, read a day's rows here instead of
+-- dimension (or none: the `all` rows), filtered on it or not, read a day's rows here instead of
 -- its visits when the day is fresh (insights.query.ts; docs/insights.md, "visit_dims"): tens of rows a day instead of
 -- every visit. A day is recomputed whole by the aggregate builder's keeper between its builds (sources-daily-refresh.ts),
 -- as sources_daily's days are: tombstones (version 2s) for the groups it had, then its groups as of seq s (2s + 1),

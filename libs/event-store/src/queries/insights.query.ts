@@ -198,9 +198,6 @@ const SUMMED_METRIC_SQL: Record<string, (cur: 0 | 1) => string> = {
   views_per_visit: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(spv, cur = ${cur}) / sumIf(w, cur = ${cur}))`,
 };
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 /**
  * buildInsights' options: the project's zone and the request's time, and `visitDays`: the days visit_dims holds as of
  * the aggregates now (fresh: no build touched them or a day beside them since their refresh), read there when the
@@ -208,6 +205,7 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  */
 export type InsightsOptions = ReadOptions & { visitDays?: readonly string[] };
 
+/** Builds POST /v1/insights as one statement; every value (range, property keys, filter values) is a bound parameter. */
 export function buildInsights(tables: ReadTables, projectId: string, query: InsightsQuery, options: InsightsOptions = {}): Query {
   const tz = options.timezone ?? DEFAULT_TIME_ZONE;
   // Dates sent without a time are the project's local midnights; the time buckets are counted in its zone.
@@ -540,7 +538,7 @@ const isoOf = (ms: number) => new Date(ms).toISOString();
  * POST /v1/insights over a validated body, under the read gate and limits (reader.read); `options`: the project's time
  * zone and the request's time. With compare, `compare_range` names the previous range compared.
  */
-export async function queryInsights(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
+export async function queryInsights(reader: Reader & { readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void } }, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
   const now = options.now ?? Date.now();
   const visitDays = await freshVisitDays(reader, projectId, q, { ...options, now });
   const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now, visitDays });
@@ -553,9 +551,11 @@ export async function queryInsights(reader: Reader, projectId: string, q: Insigh
 
 /**
  * The whole UTC days of the read's periods that visit_dims holds fresh (as sources_daily's days are decided:
- * sourceDayState over the days' seqs), when its shape can read them; one small statement before the read.
+ * sourceDayState over the days' seqs), when its shape can read them; one small statement before the read. The stale
+ * days it finds are told to the builder's keeper when this process has it (as querySources does): a day built before
+ * the keeper's start window (62 days) is then refreshed once a read asks for it.
  */
-export async function freshVisitDays(reader: Reader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
+export async function freshVisitDays(reader: Reader & { readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void } }, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
   const { visitDims, visitDimsDays, dailyUniques } = reader.tables;
   if (!visitDims || !visitDimsDays || !visitDimsShape(q)) return undefined;
   const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
@@ -563,8 +563,14 @@ export async function freshVisitDays(reader: Reader, projectId: string, q: Insig
   const fromDay = ceilDay(lo);
   const toDay = floorDay(range.to);
   if (toDay <= fromDay) return undefined;
-  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, sourcesDailyDays: visitDimsDays }, projectId, dayOf(fromDay), dayOf(toDay));
+  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, sourcesDailyDays: visitDimsDays }, projectId, toClickHouseDate(fromDay), toClickHouseDate(toDay));
   const days: string[] = [];
-  for (let ms = fromDay; ms < toDay; ms += DAY_MS) if (sourceDayState(dayOf(ms), seqs) === 'fresh') days.push(dayOf(ms));
+  const stale: string[] = [];
+  for (let ms = fromDay; ms < toDay; ms += DAY_MS) {
+    const state = sourceDayState(toClickHouseDate(ms), seqs);
+    if (state === 'fresh') days.push(toClickHouseDate(ms));
+    else if (state === 'stale') stale.push(toClickHouseDate(ms));
+  }
+  if (stale.length > 0) reader.sourcesDaily?.markStale(projectId, stale);
   return days;
 }

@@ -263,4 +263,13 @@ describe('visit_dims (migration 018: visits read whole, summed per day and visit
     await expectSame((body) => freshVisitDays(store, p, body));
     expect((await queryInsights(store, p, q({ metrics: ['visits', 'bounce_rate'], dimensions: ['source'] }))).rows.find((r) => r.source === 'direct')).toEqual({ source: 'direct', visits: 5, bounce_rate: 0.8 });
   });
+
+  it('a read tells the keeper the stale days it finds (a day never refreshed, as one built before the keeper\'s start window)', async () => {
+    await store.command(`DELETE FROM ${store.db}.visit_dims_days WHERE project_id = {p:UUID} AND day = '2031-05-07'`, { p });
+    expect((await freshVisitDays(store, p, q({ metrics: ['visits'] })))!).toEqual(['2031-05-05', '2031-05-06', '2031-05-08', '2031-05-09']);
+    expect(store.sourcesDaily!.pending).toBeGreaterThan(0);
+    await store.refreshSources(true);
+    expect(store.sourcesDaily!.pending).toBe(0);
+    expect((await freshVisitDays(store, p, q({ metrics: ['visits'] })))!).toHaveLength(5);
+  });
 });

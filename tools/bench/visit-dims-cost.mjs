@@ -42,7 +42,6 @@ await time('all days FINAL count', `SELECT count() c FROM ${db}.visits FINAL WHE
 await time('raw days FINAL count', `SELECT count() c FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day IN {raw_days:Array(Date)} AND bot = 0`, P);
 await time('listed keys (widened)', `SELECT count() c FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {spans_from:Date} AND day <= {spans_to:Date}`, P);
 await time('listed rows grouped', `SELECT count() c FROM (SELECT session_key FROM ${db}.visits WHERE project_id = {p:UUID} AND day >= {lo_day:Date} AND day < {to_day:Date} AND bot = 0 AND session_key IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {spans_from:Date} AND day <= {spans_to:Date}) GROUP BY session_key)`, P);
-console.log(JSON.stringify(q.params.raw_days));
 const h = lib.insightsBodySchema.parse({ ...month, metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'], compare: 'previous_period' });
 const hq = lib.buildInsights(tables, project.id, h, { visitDays: await lib.freshVisitDays(stores.events, project.id, h) });
 await time('headline statement', hq.sql, hq.params);
@@ -52,6 +51,4 @@ await time('channel summary sketches', `SELECT uniqCombinedMerge(uniques) u, cou
 const seqSql = (table, range) => `SELECT toString(day) AS d, max(built_seq) AS seq FROM ${table} WHERE project_id = {p:UUID} AND ${range} GROUP BY day`;
 await time('seqs: daily_uniques', seqSql(`${db}.daily_uniques`, 'day >= {lo_day:Date} AND day <= {to_day:Date}'), P);
 await time('seqs: visit_dims_days', seqSql(`${db}.visit_dims_days`, 'day >= {lo_day:Date} AND day <= {to_day:Date}'), P);
-await time('rows of daily_uniques', `SELECT count() c FROM ${db}.daily_uniques WHERE project_id = {p:UUID}`, P);
-await time('rows of quarter_hours seqs', seqSql(`${db}.quarter_hours`, 'day >= {lo_day:Date} AND day <= {to_day:Date}'), P);
 await stores.close();

@@ -18,7 +18,7 @@ import type { ReadTables } from '../tables/read-tables';
 import { readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
 import { VISIT_DIMS, VISIT_DIMS_ALL, type VisitDim } from '../tables/visit-dims';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
-import type { Reader } from './reader';
+import type { SourcesReader } from './sources.query';
 
 // POST /v1/insights (exact; both store modes). The meanings are docs/insights.md. Every read with visit metrics or
 // visit dimensions takes its visits from the `visits` aggregate (migration 010): with visit dimensions only and no goal
@@ -166,29 +166,13 @@ const DIMS_METRIC_SQL: Record<keyof typeof ROLLUP_METRIC_SQL, (cur: 0 | 1) => st
 type VisitColumn = readonly [grouped: string, row: string];
 const same = (c: string): VisitColumn => [c, c];
 
-/** The metrics visit_dims' sums and sketches answer (every one but the goal's). */
-const VISIT_DIMS_METRICS: ReadonlySet<InsightMetric> = new Set<InsightMetric>(['events', 'pageviews', 'visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
-
-/**
- * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
- * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
- * on that dimension only (with none grouped, on one visit dimension; with none filtered either, the row of all the
- * day's visits, dim 'all').
- */
-export function visitDimsShape(q: InsightsQuery): VisitDim | typeof VISIT_DIMS_ALL | undefined {
-  if (q.include_bots || !q.metrics.every((m) => VISIT_DIMS_METRICS.has(m)) || q.dimensions.length > 1) return undefined;
-  const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
-  if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
-  if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
-  return (named[0] as VisitDim | undefined) ?? VISIT_DIMS_ALL;
-}
-
 /**
  * The metrics over rows of sums per (dimensions, period): the visits of a day read from visit_dims beside the per-visit
  * rows of the other days grouped the same way (w visits, b bounces, sdur ms, spv pageviews, sn events, u the visitors'
  * sketch). The same figures as METRIC_SQL over the per-visit rows: the same integer sums divided, the same sketch.
+ * Every metric but the goal's: those are the ones visit_dims answers.
  */
-const SUMMED_METRIC_SQL: Record<string, (cur: 0 | 1) => string> = {
+const SUMMED_METRIC_SQL: Partial<Record<InsightMetric, (cur: 0 | 1) => string>> = {
   events: (cur) => `sumIf(sn, cur = ${cur})`,
   pageviews: (cur) => `sumIf(spv, cur = ${cur})`,
   visitors: (cur) => `uniqCombinedMergeIf(u, cur = ${cur})`,
@@ -197,6 +181,20 @@ const SUMMED_METRIC_SQL: Record<string, (cur: 0 | 1) => string> = {
   visit_duration: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(sdur, cur = ${cur}) / sumIf(w, cur = ${cur})) / 1000`,
   views_per_visit: (cur) => `if(sumIf(w, cur = ${cur}) = 0, 0, sumIf(spv, cur = ${cur}) / sumIf(w, cur = ${cur}))`,
 };
+
+/**
+ * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
+ * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
+ * on that dimension only (with none grouped, on one visit dimension; with none filtered either, the row of all the
+ * day's visits, dim 'all').
+ */
+export function visitDimsShape(q: InsightsQuery): VisitDim | typeof VISIT_DIMS_ALL | undefined {
+  if (q.include_bots || !q.metrics.every((m) => m in SUMMED_METRIC_SQL) || q.dimensions.length > 1) return undefined;
+  const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
+  if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
+  if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
+  return (named[0] as VisitDim | undefined) ?? VISIT_DIMS_ALL;
+}
 
 /**
  * buildInsights' options: the project's zone and the request's time, and `visitDays`: the days visit_dims holds as of
@@ -538,7 +536,7 @@ const isoOf = (ms: number) => new Date(ms).toISOString();
  * POST /v1/insights over a validated body, under the read gate and limits (reader.read); `options`: the project's time
  * zone and the request's time. With compare, `compare_range` names the previous range compared.
  */
-export async function queryInsights(reader: Reader & { readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void } }, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
+export async function queryInsights(reader: SourcesReader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<InsightsResponse> {
   const now = options.now ?? Date.now();
   const visitDays = await freshVisitDays(reader, projectId, q, { ...options, now });
   const { sql, params } = buildInsights(reader.tables, projectId, q, { ...options, now, visitDays });
@@ -555,7 +553,7 @@ export async function queryInsights(reader: Reader & { readonly sourcesDaily?: {
  * days it finds are told to the builder's keeper when this process has it (as querySources does): a day built before
  * the keeper's start window (62 days) is then refreshed once a read asks for it.
  */
-export async function freshVisitDays(reader: Reader & { readonly sourcesDaily?: { markStale(projectId: string, days: readonly string[]): void } }, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
+export async function freshVisitDays(reader: SourcesReader, projectId: string, q: InsightsQuery, options: ReadOptions = {}): Promise<string[] | undefined> {
   const { visitDims, visitDimsDays, dailyUniques } = reader.tables;
   if (!visitDims || !visitDimsDays || !visitDimsShape(q)) return undefined;
   const range = rangeInZone(q, options.timezone ?? DEFAULT_TIME_ZONE);
@@ -563,7 +561,7 @@ export async function freshVisitDays(reader: Reader & { readonly sourcesDaily?: 
   const fromDay = ceilDay(lo);
   const toDay = floorDay(range.to);
   if (toDay <= fromDay) return undefined;
-  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, sourcesDailyDays: visitDimsDays }, projectId, toClickHouseDate(fromDay), toClickHouseDate(toDay));
+  const seqs = await readSourceDaySeqs((sql, bound) => reader.read(projectId, sql, bound), { dailyUniques, refreshedDays: visitDimsDays }, projectId, toClickHouseDate(fromDay), toClickHouseDate(toDay));
   const days: string[] = [];
   const stale: string[] = [];
   for (let ms = fromDay; ms < toDay; ms += DAY_MS) {

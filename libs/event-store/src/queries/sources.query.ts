@@ -92,7 +92,7 @@ export interface SourceDays {
 export async function planSourceDays(reader: Reader, tables: ReadTables, projectId: string, params: SourcesParams): Promise<SourceDays> {
   const { touched, built, merged } = await readSourceDaySeqs(
     (sql, bound) => reader.read(projectId, sql, bound),
-    { dailyUniques: tables.dailyUniques, sourcesDailyDays: tables.sourcesDailyDays!, sourcesWeeklyWeeks: tables.sourcesWeeklyWeeks },
+    { dailyUniques: tables.dailyUniques, refreshedDays: tables.sourcesDailyDays!, sourcesWeeklyWeeks: tables.sourcesWeeklyWeeks },
     projectId,
     dayOf(params.from),
     dayOf(params.to),

@@ -33,7 +33,8 @@ export interface SourceDaySeqs {
 /** The tables the seqs are read from (ReadTables' names, or the keeper's own). */
 export interface SourceSeqTables {
   dailyUniques: string;
-  sourcesDailyDays: string;
+  /** The table recording, per day, the seq its refresh reflects (sources_daily_days, visit_dims_days). */
+  refreshedDays: string;
   /** With it, the weeks' seqs too (`merged`). */
   sourcesWeeklyWeeks?: string;
 }
@@ -55,7 +56,7 @@ export async function readSourceDaySeqs(
   const inRange = 'day >= {from:Date} AND day < {to:Date}';
   const sql = [
     seqs(tables.dailyUniques, 1, 'day >= {touch_from:Date} AND day <= {touch_to:Date}'),
-    seqs(tables.sourcesDailyDays, 2, inRange),
+    seqs(tables.refreshedDays, 2, inRange),
     ...(tables.sourcesWeeklyWeeks ? [seqs(tables.sourcesWeeklyWeeks, 3, inRange)] : []),
   ].join('\nUNION ALL\n');
   const rows = await run<{ d: string; kind: number | string; seq: string | number }>(sql, { p: projectId, touch_from: addDays(fromDay, -1), touch_to: toDay, from: fromDay, to: toDay });

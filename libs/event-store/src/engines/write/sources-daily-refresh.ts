@@ -188,7 +188,7 @@ export class SourcesDaily {
   private async mergeWeek(projectId: string, monday: string): Promise<void> {
     const db = this.options.db;
     const next = addDays(monday, 7);
-    const seqs = await readSourceDaySeqs((sql, params) => this.query(sql, params), { dailyUniques: `${db}.daily_uniques`, sourcesDailyDays: `${db}.sources_daily_days` }, projectId, monday, next);
+    const seqs = await readSourceDaySeqs((sql, params) => this.query(sql, params), { dailyUniques: `${db}.daily_uniques`, refreshedDays: `${db}.sources_daily_days` }, projectId, monday, next);
     const week = mergeableWeek(monday, seqs);
     if (!week) return;
     await this.command(

@@ -623,15 +623,29 @@ async function showShared(): Promise<void> {
   showView(api, state);
 }
 
-/** The controls, the live figure and every panel of `state`, read with `api`. */
-function showView(api: Api, state: ViewState, listing?: Promise<void>): void {
-  renderControls(state);
+/** Every 30 s: the last 30 minutes' visitors, and the headline while the range includes now (it moves as events arrive). */
+function startRefresh(api: Api, state: ViewState): void {
   stopLive();
-  // Every 30 s: the last 30 minutes' visitors, and the headline while the range includes now (it moves as events arrive).
   liveTimer = window.setInterval(() => {
     void refreshLive(api, state).then((showLive) => showLive(), () => undefined);
     if (includesNow(state)) void refreshHeadline(api, state).catch(() => undefined);
   }, LIVE_REFRESH_MS);
+}
+
+/** The refresh stopped (saved.ts, while the applied segment is deleted); what starts it again for the view shown. */
+function holdRefresh(): () => void {
+  if (liveTimer === undefined) return () => undefined;
+  stopLive();
+  const [api, state] = [shownApi, shownState];
+  return () => {
+    if (api && state && api === shownApi && state === shownState && liveTimer === undefined) startRefresh(api, state);
+  };
+}
+
+/** The controls, the live figure and every panel of `state`, read with `api`. */
+function showView(api: Api, state: ViewState, listing?: Promise<void>): void {
+  renderControls(state);
+  startRefresh(api, state);
   void load(api, state, listing);
   void loadView(api, state, nav);
 }
@@ -649,7 +663,7 @@ function start(): void {
   });
   $('sign-out').addEventListener('click', signOut);
   setUpConversionForms(nav);
-  setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw });
+  setUpSaved({ now: nav.now, full: navigate, part: navigatePart, redraw, hold: holdRefresh });
   setUpShareDialog(() => nav.now().segment);
   setUpAnnotations(() => navigate(nav.now()), projectZone);
   setUpLive();

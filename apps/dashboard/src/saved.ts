@@ -38,6 +38,8 @@ export interface SavedHooks {
   part(state: ViewState, part: 'goals' | 'view'): void;
   /** The state drawn again with the lists as they are now (a name changed, one saved or deleted); `push`: a new history entry. */
   redraw(state: ViewState, push: boolean): void;
+  /** The 30-second refresh stopped until the next load; returns what starts it again (the same view still shown). */
+  hold(): () => void;
 }
 
 /** Where the lists come from: the signed-in user's project (admin routes, user token) or a pasted read key (/v1). */
@@ -161,9 +163,23 @@ function focusAfter(kind: SavedKind, id?: string): void {
   (row ?? $(`saved-${PLURAL[kind]}-title`)).focus();
 }
 
+/**
+ * DELETE of a saved one. Deleting the segment applied here holds the 30-second refresh first: a refresh between the
+ * DELETE and the load without the segment would name it (the API answers 400). act() then drops it from the view.
+ */
+async function remove(kind: SavedKind, id: string): Promise<void> {
+  const resume = kind === 'segment' && hooks.now().segment === id ? hooks.hold() : () => undefined;
+  try {
+    await write('DELETE', kind, id);
+  } catch (e) {
+    resume();
+    throw e;
+  }
+}
+
 const deleteButton = (kind: SavedKind, item: { id: string; name: string }, statusId: string) => {
   const b = confirmButton('Delete', `Delete the ${WORD[kind]} ${item.name}`, 'Confirm delete', () =>
-    act(statusId, `Deleted the ${WORD[kind]} ${item.name}.`, () => write('DELETE', kind, item.id).then(() => undefined)).then((ok) => {
+    act(statusId, `Deleted the ${WORD[kind]} ${item.name}.`, () => remove(kind, item.id)).then((ok) => {
       if (ok) focusAfter(kind);
     }),
   );

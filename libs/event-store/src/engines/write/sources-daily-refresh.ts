@@ -6,6 +6,27 @@ import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources
 import { VISIT_DIMS, VISIT_DIMS_ALL } from '../../tables/visit-dims';
 import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
 
+/** An empty visitor sketch: a tombstone's. */
+const EMPTY_SKETCH = "arrayReduce('uniqCombinedState', emptyArrayString())";
+
+/**
+ * One INSERT that replaces a key's groups in a ReplacingMergeTree(version) aggregate (sources_daily, sources_weekly,
+ * visit_dims): a tombstone (version {tomb:UInt64}: `zeros` for the sums, an empty sketch) for each group it has now
+ * (`live`: the key's WHERE, read FINAL, which merges before WHERE filters a non-key column), then `groups`, the new
+ * groups (version {ver:UInt64}). FINAL then keeps the new answer and no group of the old one. One block into one month
+ * partition: one part, visible at once.
+ */
+function replaceGroupsSql(table: string, o: { keys: readonly string[]; sums: readonly string[]; zeros: readonly string[]; live: string; groups: readonly string[] }): string {
+  return [
+    `INSERT INTO ${table} (${[...o.keys, ...o.sums, 'uniques', 'version'].join(', ')})`,
+    `SELECT ${[...o.keys, ...o.zeros, EMPTY_SKETCH, '{tomb:UInt64}'].join(', ')}`,
+    `FROM ${table} FINAL WHERE ${o.live}`,
+    'UNION ALL',
+    ...o.groups,
+    `SETTINGS ${ONE_BLOCK_SETTINGS}`,
+  ].join('\n');
+}
+
 /**
  * A day of visit_dims (migration 018) as of the aggregates now, from `db`'s tables: tombstones (version {tomb}) for the
  * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
@@ -16,21 +37,21 @@ import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
  */
 export function visitDimsDaySql(db: string): string {
   const dims = [...VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`), `('${VISIT_DIMS_ALL}', CAST(NULL, 'Nullable(String)'))`].join(', ');
-  return [
-    `INSERT INTO ${db}.visit_dims (project_id, day, dim, value, visits, bounces, duration, pageviews, events, uniques, version)`,
-    "SELECT project_id, day, dim, value, toUInt64(0) AS visits, toUInt64(0) AS bounces, toInt64(0) AS duration, toUInt64(0) AS pageviews, toUInt64(0) AS events,",
-    "  arrayReduce('uniqCombinedState', emptyArrayString()) AS uniques, {tomb:UInt64} AS version",
-    `FROM ${db}.visit_dims FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND visits > 0`,
-    'UNION ALL',
-    'SELECT {p:UUID}, {day:Date}, dv.1 AS dim, dv.2 AS value, count() AS visits, countIf(vn = 1 AND vpv = 1) AS bounces, sum(vdur) AS duration,',
-    "  sum(vpv) AS pageviews, sum(vn) AS events, uniqCombinedStateIf(anon, anon != '') AS uniques, {ver:UInt64} AS version",
-    `FROM (SELECT anonymous_id AS anon, events AS vn, pageviews AS vpv, toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur, ${Object.values(VISITS_ROW).join(', ')}`,
-    `  FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND bot = 0`,
-    `  AND session_key NOT IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {day_before:Date} AND day <= {day_after:Date}))`,
-    `ARRAY JOIN [${dims}] AS dv`,
-    'GROUP BY dim, value',
-    `SETTINGS ${ONE_BLOCK_SETTINGS}`,
-  ].join('\n');
+  return replaceGroupsSql(`${db}.visit_dims`, {
+    keys: ['project_id', 'day', 'dim', 'value'],
+    sums: ['visits', 'bounces', 'duration', 'pageviews', 'events'],
+    zeros: ['toUInt64(0)', 'toUInt64(0)', 'toInt64(0)', 'toUInt64(0)', 'toUInt64(0)'],
+    live: 'project_id = {p:UUID} AND day = {day:Date} AND visits > 0',
+    groups: [
+      'SELECT {p:UUID}, {day:Date}, dv.1 AS dim, dv.2 AS value, count() AS visits, countIf(vn = 1 AND vpv = 1) AS bounces, sum(vdur) AS duration,',
+      "  sum(vpv) AS pageviews, sum(vn) AS events, uniqCombinedStateIf(anon, anon != '') AS uniques, {ver:UInt64} AS version",
+      `FROM (SELECT anonymous_id AS anon, events AS vn, pageviews AS vpv, toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur, ${Object.values(VISITS_ROW).join(', ')}`,
+      `  FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND bot = 0`,
+      `  AND session_key NOT IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {day_before:Date} AND day <= {day_after:Date}))`,
+      `ARRAY JOIN [${dims}] AS dv`,
+      'GROUP BY dim, value',
+    ],
+  });
 }
 
 /** Days back from today that a restart checks for builds newer than their refresh. */
@@ -148,10 +169,9 @@ export class SourcesDaily {
   }
 
   /**
-   * One INSERT: tombstones (version 2s) for the groups the day has, then the day's groups as of seq s (version
-   * 2s + 1), so FINAL keeps the new answer and no group of the old one. One block into one month partition: one
-   * part, visible at once. Then the day's seq in sources_daily_days (after the rows: a crash in between leaves the
-   * day stale, computed by reads and refreshed again).
+   * The day's groups as of seq s replaced in one INSERT (replaceGroupsSql: tombstones at version 2s, the groups at
+   * 2s + 1), then the day's seq in sources_daily_days (after the rows: a crash in between leaves the day stale,
+   * computed by reads and refreshed again); then visit_dims' day the same way.
    */
   private async refreshDay(projectId: string, day: string, seq: number): Promise<void> {
     const db = this.options.db;
@@ -159,18 +179,18 @@ export class SourcesDaily {
     const to = toClickHouseTime(dayStartMs(day) + DAY_MS);
     const params = { p: projectId, day, from, to, scan_from: addDays(day, -1), scan_to: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 };
     await this.command(
-      [
-        `INSERT INTO ${db}.sources_daily (project_id, day, source, medium, sessions, events, uniques, version)`,
-        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
-        // FINAL merges before WHERE filters a non-key column: the day's live groups, not an old version of one.
-        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND events > 0`,
-        'UNION ALL',
-        `SELECT {p:UUID}, {day:Date}, ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, count(), sum(session_events),`,
-        `  uniqCombinedStateIf(visitor, visitor != ''), {ver:UInt64}`,
-        `FROM (${sessionsInRangeSql(`${db}.sessions`)})`,
-        'GROUP BY source, medium',
-        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
-      ].join('\n'),
+      replaceGroupsSql(`${db}.sources_daily`, {
+        keys: ['project_id', 'day', 'source', 'medium'],
+        sums: ['sessions', 'events'],
+        zeros: ['0', '0'],
+        live: 'project_id = {p:UUID} AND day = {day:Date} AND events > 0',
+        groups: [
+          `SELECT {p:UUID}, {day:Date}, ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, count(), sum(session_events),`,
+          `  uniqCombinedStateIf(visitor, visitor != ''), {ver:UInt64}`,
+          `FROM (${sessionsInRangeSql(`${db}.sessions`)})`,
+          'GROUP BY source, medium',
+        ],
+      }),
       params,
     );
     await this.command(`INSERT INTO ${db}.sources_daily_days (project_id, day, built_seq) VALUES ({p:UUID}, {day:Date}, {seq:UInt64})`, { p: projectId, day, seq });
@@ -192,16 +212,17 @@ export class SourcesDaily {
     const week = mergeableWeek(monday, seqs);
     if (!week) return;
     await this.command(
-      [
-        `INSERT INTO ${db}.sources_weekly (project_id, day, source, medium, sessions, events, uniques, version)`,
-        `SELECT project_id, day, source, medium, 0, 0, arrayReduce('uniqCombinedState', emptyArrayString()), {tomb:UInt64}`,
-        `FROM ${db}.sources_weekly FINAL WHERE project_id = {p:UUID} AND day = {monday:Date} AND events > 0`,
-        'UNION ALL',
-        'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',
-        `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND events > 0`,
-        'GROUP BY source, medium',
-        `SETTINGS ${ONE_BLOCK_SETTINGS}`,
-      ].join('\n'),
+      replaceGroupsSql(`${db}.sources_weekly`, {
+        keys: ['project_id', 'day', 'source', 'medium'],
+        sums: ['sessions', 'events'],
+        zeros: ['0', '0'],
+        live: 'project_id = {p:UUID} AND day = {monday:Date} AND events > 0',
+        groups: [
+          'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',
+          `FROM ${db}.sources_daily FINAL WHERE project_id = {p:UUID} AND day >= {monday:Date} AND day < {next:Date} AND events > 0`,
+          'GROUP BY source, medium',
+        ],
+      }),
       { p: projectId, monday, next, tomb: 2 * week.seq, ver: 2 * week.seq + 1 },
     );
     await this.command(`INSERT INTO ${db}.sources_weekly_weeks (project_id, day, built_seq) VALUES ({p:UUID}, {monday:Date}, {seq:UInt64})`, { p: projectId, monday, seq: week.seq });

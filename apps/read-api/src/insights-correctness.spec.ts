@@ -166,7 +166,7 @@ describe('POST /v1/insights matches the events', () => {
 
   // visit_dims (migration 018): the fresh whole days' visits summed per value, beside the per-visit rows of the other
   // days and the edges. Every day refreshed first, so each read below takes its whole days from there.
-  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from visit_dims on its fresh days: visit metrics by one visit dimension or none, filtered on it, exactly', async (name, every) => {
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from visit_dims on its fresh days: visit metrics by one visit dimension or none, filtered on it, and beside channel, exactly', async (name, every) => {
     await seeded.stores.events.refreshSources(true);
     const dims = ['source', 'medium', 'campaign', 'channel', 'entry_path', 'exit_path'];
     const filtersOn = (d: string): unknown[][] =>
@@ -177,6 +177,10 @@ describe('POST /v1/insights matches the events', () => {
     const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + DAY_MS + 6 * HOUR_MS, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234]];
     const cases: Array<Record<string, unknown>> = [];
     for (const d of [undefined, ...dims]) for (const filters of d ? filtersOn(d) : [[], ...filtersOn('channel')]) cases.push({ dimensions: d ? [d] : [], filters });
+    // A dimension's rows split by channel: filtered on channel (the dashboard's AI assistants), on both, grouped by both.
+    for (const d of dims.filter((x) => x !== 'channel')) {
+      cases.push({ dimensions: [d], filters: filtersOn('channel')[1] }, { dimensions: ['channel'], filters: filtersOn(d)[2] }, { dimensions: [d, 'channel'], filters: [...filtersOn(d)[1]!, ...filtersOn('channel')[2]!] });
+    }
     let i = 0;
     for (const c of cases) {
       for (const [from, to] of ranges) {
@@ -189,7 +193,7 @@ describe('POST /v1/insights matches the events', () => {
         expect({ body, answer: await post(name, body) }).toEqual({ body, answer: expectedInsights(seeded.rows, seeded.ids[name], parsed) });
       }
     }
-    expect(i).toBeGreaterThan(80);
+    expect(i).toBeGreaterThan(120);
     // Any subset of the fresh days read from visit_dims gives the statement's answer without it, row for row.
     const q = insightsBodySchema.parse({ from: iso(D0), to: iso(D0 + 14 * DAY_MS), metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'events'], dimensions: ['source'], compare: 'previous_period', limit: 10_000 });
     const all = (await freshVisitDays(seeded.stores.events, seeded.ids[name], q))!;

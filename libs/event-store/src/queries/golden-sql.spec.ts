@@ -63,6 +63,8 @@ const INSIGHTS: Case[] = [
     buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['source'], compare: 'previous_period' }), { now: Date.parse('2026-03-08T14:05:00Z'), visitDays: ['2026-02-24', '2026-02-25', '2026-03-02', '2026-03-03', '2026-03-04'] })],
   ['totals: visit metrics, whole days (visit_dims\' fresh days beside the visits of the others)', () =>
     buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit', 'pageviews'] }), { visitDays: ['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-06'] })],
+  ['visits by source where the channel is ai_assistant, whole days (visit_dims\' rows of source split by channel)', () =>
+    buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }), { visitDays: ['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-06'] })],
   ['visitors, pageviews by time:day in Europe/Berlin, a week of its days, compare (quarter_hours and the edges\' events)', () => buildInsights(EMBEDDED, P, insightsBodySchema.parse({ from: '2026-03-02', to: '2026-03-09', metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }), { timezone: 'Europe/Berlin' })],
   ['events by time:hour, bots included (quarter_hours)', insights({ ...DAY, metrics: ['events'], dimensions: ['time:hour'], include_bots: true })],
   ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],

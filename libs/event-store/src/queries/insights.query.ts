@@ -16,7 +16,7 @@ import { DAILY_DIMS, QUARTER_MS, VISITS_COLUMN_NAMES, aggregateOf, aggregateSele
 import { EMPTY_ANON_KEY, anonKeyOf } from '../tables/event-keys';
 import type { ReadTables } from '../tables/read-tables';
 import { readSourceDaySeqs, sourceDayState } from '../tables/sources-daily';
-import { VISIT_DIMS, VISIT_DIMS_ALL, type VisitDim } from '../tables/visit-dims';
+import { VISIT_DIMS, VISIT_DIMS_ALL, VISIT_DIMS_SPLIT, type VisitDim } from '../tables/visit-dims';
 import { Builder, DIMENSION_SQL, type Query, type ReadOptions, VISITS_MERGE, VISITS_ROW, dimensionsOf, namesVisitDimension } from './dimension-sql';
 import type { SourcesReader } from './sources.query';
 
@@ -184,16 +184,18 @@ const SUMMED_METRIC_SQL: Partial<Record<InsightMetric, (cur: 0 | 1) => string>> 
 
 /**
  * The visit dimension whose visit_dims rows (migration 018) can answer `q` on its fresh whole days, or undefined: a
- * visit metric or a visit dimension asked, no goal metric, no bots, at most one dimension, a visit dimension, and filters
- * on that dimension only (with none grouped, on one visit dimension; with none filtered either, the row of all the
- * day's visits, dim 'all').
+ * visit metric or a visit dimension asked, no goal metric, no bots, and the dimensions grouped or filtered on are visit
+ * dimensions: one (its rows), or one and channel (the first's rows, split by channel); with none, the row of all the
+ * day's visits (dim 'all').
  */
 export function visitDimsShape(q: InsightsQuery): VisitDim | typeof VISIT_DIMS_ALL | undefined {
-  if (q.include_bots || !q.metrics.every((m) => m in SUMMED_METRIC_SQL) || q.dimensions.length > 1) return undefined;
+  if (q.include_bots || !q.metrics.every((m) => m in SUMMED_METRIC_SQL)) return undefined;
   const named = [...new Set([...q.dimensions, ...q.filters.flatMap(dimensionsOf)])];
-  if (named.length > 1 || !named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
+  if (!named.every((d) => (VISIT_DIMS as readonly string[]).includes(d))) return undefined;
   if (named.length === 0 && !q.metrics.some((m) => VISIT_METRICS.has(m))) return undefined;
-  return (named[0] as VisitDim | undefined) ?? VISIT_DIMS_ALL;
+  const rows = named.filter((d) => d !== VISIT_DIMS_SPLIT);
+  if (rows.length > 1 || named.length > 2) return undefined;
+  return (rows[0] ?? named[0] ?? VISIT_DIMS_ALL) as VisitDim | typeof VISIT_DIMS_ALL;
 }
 
 /**
@@ -476,16 +478,18 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
     if (summedDim) {
       // The per-visit rows summed per (dimension, period), beside visit_dims' rows of its fresh days in the same shape
-      // (the dimension's value as the visit rows name it, `vd0`, so that its filters read as on them); the visitors'
+      // (each dimension's value as the visit rows name it, `vd<i>`, so that its filters read as on them); the visitors'
       // sketches only when visitors is asked (merging a day's sketch costs more than its sums).
       const keys = [...dimAliases, 'cur'].join(', ');
+      // The rows' value is the dimension they are of; a second visit dimension is channel, which splits them.
+      const summedColumns = b.visitDims.map((d, i) => `${d === summedDim ? 'value' : 'channel'} AS vd${i}, `).join('');
       from = [
         `SELECT ${keys}, count() AS w, countIf(vn = 1 AND vpv = 1) AS b, sum(vdur) AS sdur, sum(vpv) AS spv, sum(n) AS sn${visitorsAsked ? ", uniqCombinedStateIf(anon, anon != '') AS u" : ''}`,
         `FROM (${from})`,
         `GROUP BY ${keys}`,
         'UNION ALL',
         `SELECT ${keys}, w, b, sdur, spv, sn${visitorsAsked ? ', u' : ''} FROM (SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-        `  FROM (SELECT value AS vd0, toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn${visitorsAsked ? ', uniques AS u' : ''}`,
+        `  FROM (SELECT ${summedColumns}toUInt8(day >= {from_day:Date}) AS cur, visits AS w, bounces AS b, duration AS sdur, pageviews AS spv, events AS sn${visitorsAsked ? ', uniques AS u' : ''}`,
         `    FROM ${tables.visitDims} FINAL WHERE project_id = {project:UUID} AND dim = '${summedDim}' AND day IN {visit_days:Array(Date)} AND visits > 0)`,
         ...(where.length > 0 ? [`  WHERE ${where.join(' AND ')}`] : []),
         ')',

@@ -131,7 +131,7 @@ const PINNED = {
     '015_aggregates_merged unclustered/015_aggregates_merged.sql ef510f954254955987cfadad3e7e69b7ac1557ebf928f5cd6a48d95c96b4200a',
     '016_daily_dims unclustered/016_daily_dims.sql f48e4de5276a0ad09bc43a7d75581c3ca20d936e036f1fe207c17678741724ba',
     '017_quarter_hours unclustered/017_quarter_hours.sql a5b9086acb1c60d963d2df4e9d04d32b17978f33aa43ce671fda5b85df869384',
-    '018_visit_dims unclustered/018_visit_dims.sql 2e8b495ee5d707fccf98bb3da7ecc634286a59b9cdc34e13a0080391d441b3c0',
+    '018_visit_dims unclustered/018_visit_dims.sql ebeab8d0e95030de34c20e5aebddbf857d82abc25e893c6c2dec41d11ea16d81',
   ],
   server: [
     '001_events unclustered/001_events.sql 2c18896acbd199b538165db48b026a69a6fac794d2aa090499cfbdbb0173cc84',
@@ -151,7 +151,7 @@ const PINNED = {
     '015_aggregates_merged unclustered/015_aggregates_merged.sql ef510f954254955987cfadad3e7e69b7ac1557ebf928f5cd6a48d95c96b4200a',
     '016_daily_dims unclustered/016_daily_dims.sql f48e4de5276a0ad09bc43a7d75581c3ca20d936e036f1fe207c17678741724ba',
     '017_quarter_hours unclustered/017_quarter_hours.sql a5b9086acb1c60d963d2df4e9d04d32b17978f33aa43ce671fda5b85df869384',
-    '018_visit_dims unclustered/018_visit_dims.sql 2e8b495ee5d707fccf98bb3da7ecc634286a59b9cdc34e13a0080391d441b3c0',
+    '018_visit_dims unclustered/018_visit_dims.sql ebeab8d0e95030de34c20e5aebddbf857d82abc25e893c6c2dec41d11ea16d81',
   ],
   cluster: [
     '001_events clustered/001_events.sql 08a8d33d7d325c000d48ce6014448d7203b050f8cb0ee61e5f38a1403962aa52',
@@ -171,6 +171,6 @@ const PINNED = {
     '015_aggregates_merged clustered/015_aggregates_merged.sql f070a7549480d45c91014177acc27fbc923244f796948bb12f3d802d0b367e1a',
     '016_daily_dims clustered/016_daily_dims.sql 1b692b8d0c75d59ceca05e4d70ac9baf3b33b4eddb35f72512fff07be30f2e5a',
     '017_quarter_hours clustered/017_quarter_hours.sql 617a4f36ccf6cbace78155e0593672e103fd902aeba6e89abfeb5a05250e0a4b',
-    '018_visit_dims clustered/018_visit_dims.sql df008d5cfc7b63e89efcabc5bbafb171119b37ed2920ec97ba90facf5bf5838b',
+    '018_visit_dims clustered/018_visit_dims.sql f92cb312bbdd147bdfe68487aca3586aff4147aefa5bb1cb522ba8c8ba5f1136',
   ],
 };

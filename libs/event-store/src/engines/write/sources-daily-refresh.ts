@@ -3,7 +3,7 @@ import { ONE_BLOCK_SETTINGS, SESSION_ENTRY } from '../../tables/aggregates';
 import { DAY_MS, toClickHouseTime } from '../../primitives/clickhouse-time';
 import { addDays, dayStartMs, sessionsInRangeSql } from '../../tables/session-days';
 import { mergeableWeek, mondayOf, readSourceDaySeqs } from '../../tables/sources-daily';
-import { VISIT_DIMS, VISIT_DIMS_ALL } from '../../tables/visit-dims';
+import { VISIT_DIMS, VISIT_DIMS_ALL, VISIT_DIMS_SPLIT } from '../../tables/visit-dims';
 import { DIMENSION_SQL, VISITS_ROW } from '../../queries/dimension-sql';
 
 /** An empty visitor sketch: a tombstone's. */
@@ -32,24 +32,28 @@ function replaceGroupsSql(table: string, o: { keys: readonly string[]; sums: rea
  * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
  * whole (version {ver}): their one `visits` row (FINAL: its parts merged, as insights read it), bots left out, no
  * visit_spans key on the day or a day beside it (a visit's rows lie on two adjacent days at most; every other visit
- * is listed on each day it has a row: VISIT_HOME_DAY_SQL), and one row (dim 'all') of them all. Params: p, day,
- * day_before, day_after, tomb, ver.
+ * is listed on each day it has a row: VISIT_HOME_DAY_SQL), and one row (dim 'all') of them all; each dimension's rows
+ * but channel's and all's split by the visits' channel. Params: p, day, day_before, day_after, tomb, ver.
  */
 export function visitDimsDaySql(db: string): string {
-  const dims = [...VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}))`), `('${VISIT_DIMS_ALL}', CAST(NULL, 'Nullable(String)'))`].join(', ');
+  const channel = DIMENSION_SQL[VISIT_DIMS_SPLIT].visits!.sql;
+  const dims = [
+    ...VISIT_DIMS.map((d) => `('${d}', toNullable(${DIMENSION_SQL[d].visits!.sql}), ${d === VISIT_DIMS_SPLIT ? "''" : channel})`),
+    `('${VISIT_DIMS_ALL}', CAST(NULL, 'Nullable(String)'), '')`,
+  ].join(', ');
   return replaceGroupsSql(`${db}.visit_dims`, {
-    keys: ['project_id', 'day', 'dim', 'value'],
+    keys: ['project_id', 'day', 'dim', 'value', 'channel'],
     sums: ['visits', 'bounces', 'duration', 'pageviews', 'events'],
     zeros: ['toUInt64(0)', 'toUInt64(0)', 'toInt64(0)', 'toUInt64(0)', 'toUInt64(0)'],
     live: 'project_id = {p:UUID} AND day = {day:Date} AND visits > 0',
     groups: [
-      'SELECT {p:UUID}, {day:Date}, dv.1 AS dim, dv.2 AS value, count() AS visits, countIf(vn = 1 AND vpv = 1) AS bounces, sum(vdur) AS duration,',
+      'SELECT {p:UUID}, {day:Date}, dv.1 AS dim, dv.2 AS value, dv.3 AS channel, count() AS visits, countIf(vn = 1 AND vpv = 1) AS bounces, sum(vdur) AS duration,',
       "  sum(vpv) AS pageviews, sum(vn) AS events, uniqCombinedStateIf(anon, anon != '') AS uniques, {ver:UInt64} AS version",
       `FROM (SELECT anonymous_id AS anon, events AS vn, pageviews AS vpv, toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur, ${Object.values(VISITS_ROW).join(', ')}`,
       `  FROM ${db}.visits FINAL WHERE project_id = {p:UUID} AND day = {day:Date} AND bot = 0`,
       `  AND session_key NOT IN (SELECT session_key FROM ${db}.visit_spans WHERE project_id = {p:UUID} AND day >= {day_before:Date} AND day <= {day_after:Date}))`,
       `ARRAY JOIN [${dims}] AS dv`,
-      'GROUP BY dim, value',
+      'GROUP BY dim, value, channel',
     ],
   });
 }

@@ -8,7 +8,7 @@ CREATE TABLE IF NOT EXISTS ${db}.visit_dims_local ON CLUSTER ${cluster}
 ${visit_dims_columns}
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${db}/visit_dims_local', '{replica}', version)
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, day, value)
+ORDER BY (project_id, dim, day, value, channel)
 SETTINGS allow_nullable_key = 1, index_granularity = 256;
 CREATE TABLE IF NOT EXISTS ${db}.visit_dims ON CLUSTER ${cluster} AS ${db}.visit_dims_local
 ENGINE = Distributed(${cluster}, ${db}, visit_dims_local, cityHash64(project_id, day));

@@ -1,9 +1,9 @@
 -- visit_dims: per (project_id, day, dim, value), the visits of that UTC day read whole (bots left out, and no
 -- visit_spans key on the day or a day beside it: the visit's only row in `visits`), summed per value of each visit
 -- dimension (source, medium, campaign, channel, entry_path, exit_path: VISIT_DIMS in src/tables/visit-dims.ts, and
--- `all`, one row of every such visit):
+-- `all`, one row of every such visit; the rows of each dimension but channel and all split by the visits' channel too):
 -- visits, bounces, duration (ms), pageviews, events, and the visitors' sketch. Insights of visit metrics by one visit
--- dimension (or none: the `all` rows), filtered on it or not, read a day's rows here instead of
+-- dimension (or none: the `all` rows), filtered on it or on channel or not, read a day's rows here instead of
 -- its visits when the day is fresh (insights.query.ts; docs/insights.md, "visit_dims"): tens of rows a day instead of
 -- every visit. A day is recomputed whole by the aggregate builder's keeper between its builds (sources-daily-refresh.ts),
 -- as sources_daily's days are: tombstones (version 2s) for the groups it had, then its groups as of seq s (2s + 1),
@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS ${db}.visit_dims
 ${visit_dims_columns}
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, dim, day, value)
+ORDER BY (project_id, dim, day, value, channel)
 SETTINGS allow_nullable_key = 1, index_granularity = 256;
 
 CREATE TABLE IF NOT EXISTS ${db}.visit_dims_days (project_id UUID, day Date, built_seq UInt64) ENGINE = ReplacingMergeTree(built_seq) ORDER BY (project_id, day);

@@ -45,15 +45,21 @@ describe('64 concurrent batches of 1000 events at every field limit (~14 MB each
     const { server, p } = ctx;
     const body = maxSizeBatch();
     expect(body.length).toBeGreaterThan(14_000_000);
+    const busyAnswered = async () => Number(/^analytics_refusals_total\{reason="server_busy"\} (\S+)$/m.exec((await call(server.base, 'GET', '/metrics')).text)?.[1] ?? 0);
+    const busyBefore = await busyAnswered();
     // VmHWM counts from start-up (the key store's initdb worker, the engine's start); reset it so the peak is the load's.
     resetPeak(server);
     const idle = rssMiB(server, 'VmRSS');
-    const answers = await Promise.all(Array.from({ length: 64 }, () => post(server.base, '/v1/batch', p.sk, body)));
+    // A 503 closes the connection after the answer without reading the rest of the body (docs/api/ingest.md): a
+    // client still sending then may see the connection reset before it reads the answer (status 0 here). Each such
+    // reset must be one of the server's 503s (its refusals counter), never a lost or unanswered request.
+    const answers = await Promise.all(Array.from({ length: 64 }, () => post(server.base, '/v1/batch', p.sk, body).catch(() => undefined)));
     const peak = rssMiB(server, 'VmHWM');
-    const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s !== 202 && s !== 503)).toEqual([]);
+    const statuses = answers.map((r) => r?.status ?? 0);
+    expect(statuses.filter((s) => s !== 202 && s !== 503 && s !== 0)).toEqual([]);
     expect(statuses).toContain(202);
-    for (const r of answers.filter((a) => a.status === 503)) expect(r.headers.get('retry-after')).toBe('1');
+    expect(statuses.filter((s) => s === 503 || s === 0).length).toBe((await busyAnswered()) - busyBefore);
+    for (const r of answers.filter((a) => a?.status === 503)) expect(r!.headers.get('retry-after')).toBe('1');
     expect(peak - idle).toBeLessThanOrEqual(768);
     expect(await server.stop()).toBe(0);
     const [stored] = queryEvents<{ n: string }>(server.dataDir, `SELECT count() AS n FROM analytics.events WHERE project_id = '${p.id}'`);

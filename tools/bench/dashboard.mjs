@@ -11,6 +11,7 @@
 //     or scattered (every INSERT touches every day, like an import of shuffled history: the aggregates' days then sit
 //     in overlapping parts until the engine merges them, within the hour: migration 015)
 //   BENCH_TZ=<IANA zone> (default UTC): the project's time zone; the dashboard's date-only ranges are its local days
+//   BENCH_TRACE=1: one more 30-day load printed request by request (when each call was sent and answered)
 //   BENCH_END=midnight (the default: the 30 days end at tonight's UTC midnight, today's later hours included, as
 //     earlier figures were loaded) or now (they end at the load's time, as a live site's: nothing after now)
 // Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
@@ -120,6 +121,37 @@ async function sample(range, extra = '') {
   }
 }
 
+/**
+ * BENCH_TRACE=1: one more cold 30-day load, printed request by request (ms from navigation start to its request and
+ * to its response's end, what it asked), then the page's own marks: where a load's time goes beside its calls.
+ */
+async function trace(range) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    await context.addInitScript(([origin, key]) => {
+      if (location.origin === origin) sessionStorage.setItem('analytics.readKey', key);
+    }, [base, readKey]);
+    const page = await context.newPage();
+    const rows = [];
+    page.on('requestfinished', (r) => {
+      const t = r.timing();
+      const body = r.postData() ?? '';
+      rows.push({ start: t.startTime, sent: t.requestStart, end: t.responseEnd, what: `${r.method()} ${new URL(r.url()).pathname} ${body.slice(0, 110)}` });
+    });
+    await page.goto(`${base}/?from=${range.from}&to=${range.to}`);
+    await page.waitForSelector('body[data-state="loaded"]', { timeout: 60_000 });
+    const nav = await page.evaluate(() => ({ origin: performance.timeOrigin, filled: performance.getEntriesByName('dashboard-filled')[0].startTime }));
+    console.log(`\ntrace of one cold 30-day load (ms from navigation start): filled at ${nav.filled.toFixed(0)}`);
+    console.log(`${'request'.padStart(8)} ${'sent'.padStart(8)} ${'done'.padStart(8)}  call`);
+    for (const r of rows.sort((a, b) => a.start - b.start)) {
+      const at = r.start - nav.origin;
+      console.log(`${at.toFixed(0).padStart(8)} ${(at + Math.max(0, r.sent)).toFixed(0).padStart(8)} ${(at + r.end).toFixed(0).padStart(8)}  ${r.what}`);
+    }
+  } finally {
+    await context.close();
+  }
+}
+
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 console.log(`\nthe project's time zone: ${TZ}`);
 console.log(`\nnavigation to every panel filled, ${SAMPLES} cold samples per range after one warm-up (Chromium and the service share this machine)`);
@@ -144,6 +176,8 @@ for (const [label, days, extra] of VIEWS) {
   const cpuPerLoad = ((cpu.user + cpu.system) / 1000 / SAMPLES).toFixed(0).padStart(20);
   console.log(`${label.padEnd(34)}${f(pct(times, 50))}  ${f(pct(times, 95))}  ${f(times[0])}  ${f(times.at(-1))}  ${cpuPerLoad}   ${before.toFixed(2)} / ${loadavg()[0].toFixed(2)}`);
 }
+
+if (process.env.BENCH_TRACE) await trace({ from: day(today + DAY - 30 * DAY), to: day(today + DAY) });
 
 // Where a 30-day load's time goes: each insights call the dashboard makes (the bodies of apps/dashboard/src/main.ts,
 // keep them in step), alone, one at a time: p50 wall ms and this process's CPU ms per call, 5 runs after a warm-up.

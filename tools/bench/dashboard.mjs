@@ -103,8 +103,11 @@ const base = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 
 const day = (ms) => new Date(ms).toISOString().slice(0, 10);
-/** One cold navigation (fresh context: no cache, no storage): ms from navigation start to every panel filled. */
-async function sample(range, extra = '') {
+/**
+ * One cold navigation (fresh context: no cache, no storage): ms from navigation start to every panel filled.
+ * `watch` sees the page before it navigates.
+ */
+async function sample(range, extra = '', watch = (_page) => undefined) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {
     // Signed in before the page runs (the dashboard takes keys from its form only), as the old #key= link was.
@@ -112,6 +115,7 @@ async function sample(range, extra = '') {
       if (location.origin === origin) sessionStorage.setItem('analytics.readKey', key);
     }, [base, readKey]);
     const page = await context.newPage();
+    watch(page);
     await page.goto(`${base}/?from=${range.from}&to=${range.to}${extra}`);
     await page.waitForSelector('body[data-state="loaded"]', { timeout: 60_000 });
     if (await page.isVisible('#load-error')) throw new Error(`dashboard error: ${await page.textContent('#load-error')}`);
@@ -123,32 +127,23 @@ async function sample(range, extra = '') {
 
 /**
  * BENCH_TRACE=1: one more cold 30-day load, printed request by request (ms from navigation start to its request and
- * to its response's end, what it asked), then the page's own marks: where a load's time goes beside its calls.
+ * to its response's end, what it asked): where a load's time goes beside its calls.
  */
 async function trace(range) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  try {
-    await context.addInitScript(([origin, key]) => {
-      if (location.origin === origin) sessionStorage.setItem('analytics.readKey', key);
-    }, [base, readKey]);
-    const page = await context.newPage();
-    const rows = [];
+  const rows = [];
+  let origin;
+  const filled = await sample(range, '', (page) => {
     page.on('requestfinished', (r) => {
       const t = r.timing();
-      const body = r.postData() ?? '';
-      rows.push({ start: t.startTime, sent: t.requestStart, end: t.responseEnd, what: `${r.method()} ${new URL(r.url()).pathname} ${body.slice(0, 110)}` });
+      rows.push({ start: t.startTime, sent: t.requestStart, end: t.responseEnd, what: `${r.method()} ${new URL(r.url()).pathname} ${(r.postData() ?? '').slice(0, 110)}` });
     });
-    await page.goto(`${base}/?from=${range.from}&to=${range.to}`);
-    await page.waitForSelector('body[data-state="loaded"]', { timeout: 60_000 });
-    const nav = await page.evaluate(() => ({ origin: performance.timeOrigin, filled: performance.getEntriesByName('dashboard-filled')[0].startTime }));
-    console.log(`\ntrace of one cold 30-day load (ms from navigation start): filled at ${nav.filled.toFixed(0)}`);
-    console.log(`${'request'.padStart(8)} ${'sent'.padStart(8)} ${'done'.padStart(8)}  call`);
-    for (const r of rows.sort((a, b) => a.start - b.start)) {
-      const at = r.start - nav.origin;
-      console.log(`${at.toFixed(0).padStart(8)} ${(at + Math.max(0, r.sent)).toFixed(0).padStart(8)} ${(at + r.end).toFixed(0).padStart(8)}  ${r.what}`);
-    }
-  } finally {
-    await context.close();
+    page.on('load', () => void page.evaluate(() => performance.timeOrigin).then((o) => (origin = o), () => undefined));
+  });
+  console.log(`\ntrace of one cold 30-day load (ms from navigation start): filled at ${filled.toFixed(0)}`);
+  console.log(`${'request'.padStart(8)} ${'sent'.padStart(8)} ${'done'.padStart(8)}  call`);
+  for (const r of rows.sort((a, b) => a.start - b.start)) {
+    const at = r.start - (origin ?? rows[0].start);
+    console.log(`${at.toFixed(0).padStart(8)} ${(at + Math.max(0, r.sent)).toFixed(0).padStart(8)} ${(at + r.end).toFixed(0).padStart(8)}  ${r.what}`);
   }
 }
 

@@ -231,8 +231,8 @@ describe('POST /v1/insights matches the events', () => {
   // Event metrics over whole days by at most one of daily_dims' dimensions and a UTC day, week or month bucket
   // (migration 016): its rows of those days alone, the counts summed and the sketches merged; with no such dimension,
   // device_type's rows (each event once). The seeded data has events without a path: NULL is a value there too.
-  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from daily_dims: event metrics by path, browser, os, country, device type or none, and by day, week or month, exactly', async (name, every) => {
-    const cases: Array<[string[], unknown[]]> = [
+  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from daily_dims: event metrics by path, browser, os, country, device type or none, and by day, week or month, bots alone or left out, exactly', async (name, every) => {
+    const cases: Array<[string[], unknown[], true?]> = [
       [['path'], []],
       [['path'], [['contains', 'path', ['pric', 'doc']]]],
       [['browser'], []],
@@ -246,15 +246,19 @@ describe('POST /v1/insights matches the events', () => {
       [['time:day'], []],
       [['time:week'], [['is_not', 'device_type', ['tablet']]]],
       [['path', 'time:month'], []],
+      // A filter the bot flag decides, beside another dimension (the dashboard's AI crawlers), bots included.
+      [['browser'], [['is', 'device_type', ['bot']]], true],
+      [['path'], [['is_not', 'device_type', ['bot']], ['contains', 'path', ['pric', 'doc']]], true],
+      [['time:day', 'os'], [['is', 'device_type', ['bot']]], true],
     ];
     const metricSets = [['visitors'], ['events', 'pageviews'], ['pageviews', 'visitors', 'events']];
     const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + 2 * DAY_MS, D0 + 3 * DAY_MS]];
     let i = 0;
-    for (const [dimensions, filters] of cases) {
+    for (const [dimensions, filters, bots] of cases) {
       for (const metrics of metricSets) {
         if (++i % every) continue;
         const [from, to] = ranges[i % ranges.length]!;
-        const body = { from: iso(from), to: iso(to), metrics, dimensions, filters, ...(i % 2 ? { compare: 'previous_period' } : {}), ...(i % 3 === 1 ? { include_bots: true } : {}), limit: 10_000 };
+        const body = { from: iso(from), to: iso(to), metrics, dimensions, filters, ...(i % 2 ? { compare: 'previous_period' } : {}), ...(bots || i % 3 === 1 ? { include_bots: true } : {}), limit: 10_000 };
         const parsed = insightsBodySchema.parse(body);
         const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
         expect(sql).toMatch(/FROM \w+\.daily_dims\n/);
@@ -262,7 +266,7 @@ describe('POST /v1/insights matches the events', () => {
         expect(await post(name, body)).toEqual(expectedInsights(seeded.rows, seeded.ids[name], parsed));
       }
     }
-    expect(i).toBe(39);
+    expect(i).toBe(48);
   });
 
   // Event metrics by one time bucket not answered by daily_dims (time:hour; any bucket in a zone off UTC:
@@ -390,6 +394,9 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ metrics: ['visitors', 'events'], dimensions: ['browser'], filters: [['is_not', 'browser', ['Chrome']]], compare: 'previous_period' })).toEqual(dims);
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], filters: [['is', 'country', ['GB']]] })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['path', 'os'] })).toEqual(events);
+    // beside a filter the bot flag decides (device_type is or is not exactly bot: the dashboard's AI crawlers), not another
+    expect(plan({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true })).toEqual(dims);
+    expect(plan({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot', 'mobile']]], include_bots: true })).toEqual(events);
     expect(plan({ metrics: ['visitors'], dimensions: ['country', 'device_type'] })).toEqual(rollup);
     // a range off UTC midnights: the whole days' rows and the edges' events folded (no raw events read per se)
     expect(plan({ metrics: ['visitors'], dimensions: ['path'], from: iso(D0 + HOUR_MS) })).toEqual(dims);

@@ -1,4 +1,5 @@
 import {
+  type InsightCondition,
   type InsightDimension,
   type InsightMetric,
   type InsightsQuery,
@@ -156,6 +157,13 @@ const ROLLUP_METRIC_SQL = {
   pageviews: (cur: 0 | 1) => `sumIf(events, cur = ${cur} AND event_name = '$pageview')`,
   visitors: (cur: 0 | 1) => `uniqCombinedMergeIf(uniques, cur = ${cur})`,
 } as const;
+
+/**
+ * A condition the bot flag of the daily aggregates decides (their `bot` is device_type = 'bot'): device_type is, or is
+ * not, exactly 'bot'. Any other value set or operator needs the non-bots' device types, which the flag does not hold.
+ */
+const isBotFilter = (c: InsightCondition): boolean =>
+  c.op !== 'or' && c.dimension === 'device_type' && (c.op === 'is' || c.op === 'is_not') && c.values.length > 0 && c.values.every((v) => v === 'bot');
 
 /** The dimensions of daily_dims (migration 016): at most one of them (with a UTC day bucket or not) for a read from it. */
 const DIMS_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(DAILY_DIMS);
@@ -374,10 +382,13 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const dim = eventDims[0] ?? 'device_type';
   /** A UTC day, week or month bucket a daily aggregate's rows answer (compare moving them by whole days). */
   const dayBucket = (d: InsightDimension) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0);
+  // A filter of bots alone or of everything but bots (device_type is or is not exactly 'bot') is the rows' bot flag,
+  // beside any dimension: the dashboard's AI crawlers (bots' events by browser).
+  const byBotFlag = dim !== 'device_type' && q.filters.some((c) => isBotFilter(c));
   const fromDims =
     !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
     timeDims.length <= 1 && timeDims.every(dayBucket) &&
-    q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.flatMap(dimensionsOf).every((d) => d === dim);
+    q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.every((c) => dimensionsOf(c).every((d) => d === dim) || (dim !== 'device_type' && isBotFilter(c)));
   // Event metrics only by one time bucket otherwise (any zone, `time:hour` too), no other dimension, no filter, no
   // goal: quarter_hours' rows (migration 017), each quarter hour's events at its start. Every zone's hours and days
   // begin on a quarter hour, so a row's events all fall in its bucket; compare moves the previous period's rows by the
@@ -431,10 +442,11 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     // The dimension's value under its events column's name (each of DAILY_DIMS is one), so that its grouping and a
     // filter on it read as on the events: the aggregate's rows of the whole days beside the edges' events folded by
     // the aggregate's own SELECT.
+    // A bot filter reads the device type the flag gives ('bot', or none of the others: '').
     from = [
       `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')}`,
-      `FROM (SELECT value AS ${dim}, events, pageviews, uniques, cur, ${dayTs}`,
-      ...withEdges('daily_dims', tables.dailyDims, 'value, day, events, pageviews, uniques', `dim = '${dim}'${bots}`),
+      `FROM (SELECT value AS ${dim}${byBotFlag ? ", if(bot = 1, 'bot', '') AS device_type" : ''}, events, pageviews, uniques, cur, ${dayTs}`,
+      ...withEdges('daily_dims', tables.dailyDims, `value, day, events, pageviews, uniques${byBotFlag ? ', bot' : ''}`, `dim = '${dim}'${bots}`),
       ...(where.length > 0 ? [`WHERE ${where.join(' AND ')}`] : []),
     ].join('\n');
   } else if (fromQuarters) {

@@ -26,6 +26,8 @@ const PROPERTIES: Array<Record<string, unknown>> = [
   { s: 'quote " backslash \\ newline \n tab \t', e: '\u0000\u001f', o: { q: 'a"b\\c\nd', u: '日本' } },
   { 'key with spaces.and.dots': 'v', '': 'empty key', 'clé': 'ünï', z: 'not null here' },
   { s: 'pro', big: 12345678901234, neg: -0, nested: [[{ x: [] }]] },
+  // null values alone: an empty map, the keys in the JSON only
+  { only_null: null, z: null },
   {},
 ];
 

@@ -228,41 +228,6 @@ describe('POST /v1/insights matches the events', () => {
     expect(i).toBe(20);
   });
 
-  // Visit metrics by visit dimensions with event filters (and visit-dimension filters beside them): the visits with an
-  // event of the period that matches, each visit row of the aggregate flagged by the matching events' keys (a set).
-  it.each([['alpha', 1], ['beta', 2]] as const)('for project %s from the visits aggregate: visit metrics by visit dimensions with event filters, and totals with the matching events counted, exactly', async (name, every) => {
-    const cases: Array<[string[], unknown[]]> = [
-      [['source'], [['is', 'event_name', ['$pageview']]]],
-      [['channel'], [['is', 'event_name', ['signup', 'purchase']]]],
-      [['entry_path'], [['contains', 'path', ['pric']]]],
-      [['exit_path'], [['is_not', 'device_type', ['mobile']], ['is', 'country', ['GB', 'DE']]]],
-      [['source'], [['is', 'channel', ['organic_search', 'direct']], ['is', 'event_name', ['$pageview']]]],
-      [[], [['not_contains', 'prop:step', ['0']]]],
-      [['campaign', 'medium'], [['or', [['is', 'event_name', ['purchase']], ['is', 'browser', ['Firefox']]]]]],
-      [[], [['is', 'event_name', ['$pageview']], ['is_not', 'source', ['direct']]]],
-      [[], [['is', 'event_name', ['$pageview']]]],
-    ];
-    const metricSets = [['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit'], ['visits'], ['visitors']];
-    // Totals filtered on events alone may count the matching events beside (the dashboard's headline with a filter).
-    const headline = ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'events'];
-    const ranges: Array<[number, number]> = [[D0, D0 + 14 * DAY_MS], [D0 + 5 * DAY_MS, D0 + 8 * DAY_MS], [D0 + DAY_MS + 6 * HOUR_MS, D0 + 3 * DAY_MS + 18 * HOUR_MS + 1234]];
-    let i = 0;
-    for (const [dimensions, filters] of cases) {
-      const totals = dimensions.length === 0 && filters.every((c) => !JSON.stringify(c).match(/"(source|channel|medium|campaign|entry_path|exit_path)"/));
-      for (const [from, to] of ranges) {
-        if (++i % every) continue;
-        const body = { from: iso(from), to: iso(to), metrics: totals ? headline : metricSets[i % metricSets.length], dimensions, filters, ...(i % 2 ? { compare: 'previous_period' } : {}), ...(i % 5 === 1 ? { include_bots: true } : {}), limit: 10_000 };
-        const parsed = insightsBodySchema.parse(body);
-        const { sql } = buildInsights(readTablesOf(seeded.stores.events), seeded.ids[name], parsed);
-        expect(sql).toMatch(/FROM \w+\.visits\b/);
-        expect(sql).toMatch(/AS f\b/);
-        expect(sql).not.toMatch(/INNER JOIN/);
-        expect({ body, answer: await post(name, body) }).toEqual({ body, answer: expectedInsights(seeded.rows, seeded.ids[name], parsed) });
-      }
-    }
-    expect(i).toBe(27);
-  });
-
   // Event metrics over whole days by at most one of daily_dims' dimensions and a UTC day, week or month bucket
   // (migration 016): its rows of those days alone, the counts summed and the sketches merged; with no such dimension,
   // device_type's rows (each event once). The seeded data has events without a path: NULL is a value there too.
@@ -444,10 +409,7 @@ describe('POST /v1/insights matches the events', () => {
     expect(plan({ dimensions: ['source'] })).toEqual(alone);
     expect(plan({ metrics: ['visitors', 'pageviews'], filters: [['is', 'channel', ['direct']]] })).toEqual(alone);
     expect(plan({ dimensions: ['country'] })).toEqual(joined);
-    // visit metrics with an event filter: the visit rows flagged by the matching events' keys (read as a set, not joined)
-    expect(plan({ filters: [['is', 'path', ['/']]] })).toEqual(alone);
-    expect(plan({ metrics: ['visits', 'events'], filters: [['is', 'path', ['/']]] })).toEqual(alone);
-    expect(plan({ metrics: ['visits', 'events'], dimensions: ['source'], filters: [['is', 'path', ['/']]] })).toEqual(joined);
+    expect(plan({ filters: [['is', 'path', ['/']]] })).toEqual(joined);
     expect(plan({ dimensions: ['time:day'] })).toEqual(joined);
     expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup' }, dimensions: ['source'] })).toEqual(alone);
     expect(plan({ metrics: ['visits', 'conversions'], goal: { event: 'signup', filters: [['is', 'medium', ['cpc']]] }, dimensions: ['source'] })).toEqual(joined);

@@ -67,7 +67,6 @@ const INSIGHTS: Case[] = [
     buildInsights(EMBEDDED, P, insightsBodySchema.parse({ ...WEEK, metrics: ['visits'], dimensions: ['source'], filters: [['is', 'channel', ['ai_assistant']]], limit: 1000 }), { visitDays: ['2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-06'] })],
   ['visitors, pageviews by time:day in Europe/Berlin, a week of its days, compare (quarter_hours and the edges\' events)', () => buildInsights(EMBEDDED, P, insightsBodySchema.parse({ from: '2026-03-02', to: '2026-03-09', metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], compare: 'previous_period' }), { timezone: 'Europe/Berlin' })],
   ['events by time:hour, bots included (quarter_hours)', insights({ ...DAY, metrics: ['events'], dimensions: ['time:hour'], include_bots: true })],
-  ['visitors by source where event_name is $pageview, compare (visit rows flagged by the matching events\' keys)', insights({ metrics: ['visitors'], dimensions: ['source'], filters: [['is', 'event_name', ['$pageview']]], compare: 'previous_period', limit: 10 })],
   ['events by browser where the device type is bot, bots included, whole days (daily_dims\' rows by their bot flag)', insights({ metrics: ['events'], dimensions: ['browser'], filters: [['is', 'device_type', ['bot']]], include_bots: true, limit: 1000 })],
   ['visitors, events by os, compare, bots included, whole days (daily_dims)', insights({ metrics: ['visitors', 'events'], dimensions: ['os'], compare: 'previous_period', include_bots: true })],
   // Visit dimensions.

@@ -165,12 +165,6 @@ const ROLLUP_METRIC_SQL = {
 const isBotFilter = (c: InsightCondition): boolean =>
   c.op !== 'or' && c.dimension === 'device_type' && (c.op === 'is' || c.op === 'is_not') && c.values.length > 0 && c.values.every((v) => v === 'bot');
 
-/** An event's period: 1 from `from` on (the range), 0 before it (the previous period). */
-const EVENT_CUR = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
-
-/** The metrics a visit's row holds whole (no count of matching events, no goal). */
-const VISIT_ROW_METRICS: ReadonlySet<InsightMetric> = new Set<InsightMetric>(['visitors', 'visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
-
 /** The dimensions of daily_dims (migration 016): at most one of them (with a UTC day bucket or not) for a read from it. */
 const DIMS_DIMENSIONS: ReadonlySet<InsightDimension> = new Set<InsightDimension>(DAILY_DIMS);
 /** The event metrics over daily_dims' rows of period `cur`: daily_rollup's, with pageviews counted in their own column. */
@@ -256,39 +250,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   // each visit row of the aggregate is flagged when one of its events of that period completes the goal (the keys of
   // the goal's events, a set), instead of joining every event to its visit's row.
   const goalOverVisits = goal !== '0' && joined && !namesVisitDimension(goal) && onlyVisitDims;
-  // Event filters beside visit dimensions only (grouped, and filtered in conditions of their own), with metrics that a
-  // visit's row holds whole (not events or pageviews, which count the matching events): the visits of a period are
-  // those with an event of it that matches (the joined path's inner join), so each visit row of the aggregate is
-  // flagged when its key is among the matching events' (a set, as for a goal) instead of joining every event to its
-  // visit's row: the dashboard's visit lists with a filter such as an event name.
-  const kindsOf = (c: InsightCondition) => new Set(dimensionsOf(c).map((d) => dimensionKind(d)));
-  const eventFilterAt = q.filters.flatMap((c, i) => (kindsOf(c).has('event') ? [i] : []));
-  // Totals (no dimension, no visit-dimension filter) may ask `events` and `pageviews` beside them (the dashboard's
-  // headline with a filter): those count the matching events of each period, which every visit holds, so one scan of
-  // the matching events counts them (eventCountScan) beside the flagged visit rows.
-  const eventFilterOnly = eventFilterAt.length === q.filters.length && q.dimensions.length === 0;
-  const filterOverVisits =
-    joined && goal === '0' && eventFilterAt.length > 0 && q.filters.every((c) => kindsOf(c).size === 1) &&
-    q.dimensions.every((d) => dimensionKind(d) === 'visit') &&
-    q.metrics.every((m) => VISIT_ROW_METRICS.has(m) || (eventFilterOnly && (m === 'events' || m === 'pageviews')));
-  /** The conditions on the visit rows (those on events flag the rows instead when filterOverVisits). */
-  const visitWhere = filterOverVisits ? where.filter((_, i) => !eventFilterAt.includes(i)) : where;
-  /** The events of both periods for which `condition` holds (bots left out unless asked): a goal, the event filters. */
-  const eventsWhere = (condition: string) =>
-    `FROM ${tables.events} WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${cut}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${condition}`;
-  const eventCondition = eventFilterAt.map((i) => where[i]).join(' AND ');
-  /**
-   * A visit row (`visit`, `cur`) has an event of its period for which `condition` holds. Without compare every row is
-   * of the one period: the set holds visit keys alone (a UInt64 set).
-   */
-  const flagged = (condition: string) => `${compare ? '(visit, cur)' : 'visit'} IN (SELECT ${compare ? `visit_key, ${EVENT_CUR}` : 'visit_key'} ${eventsWhere(condition)})`;
-  /**
-   * `events` or `pageviews` of period `p` when filterOverVisits answers totals: one scalar subquery (the same text in
-   * each metric, so the engine runs it once) counting the matching events of both periods.
-   */
-  const eventCountScan = (m: 'events' | 'pageviews', p: 0 | 1) =>
-    `any((SELECT [countIf(${EVENT_CUR} = 0), countIf(${EVENT_CUR} = 1), countIf(${EVENT_CUR} = 0 AND event_name = '$pageview'), countIf(${EVENT_CUR} = 1 AND event_name = '$pageview')] ${eventsWhere(eventCondition)})[${(m === 'pageviews' ? 3 : 1) + p}])`;
-  const fromVisits = visitShaped || goalOverVisits || filterOverVisits;
+  const fromVisits = visitShaped || goalOverVisits;
   // The range's last UTC day when the range ends within it after now (today of a zone east of UTC, whose day ends at
   // 23:00 UTC in Berlin): its aggregate rows hold exactly the range's part of it when that day has no event from `to`
   // on, which a read checks (one count over the key's range: a future-dated event makes it fold the day's events up to
@@ -388,7 +350,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   };
   const VDUR: VisitColumn = ['toUnixTimestamp64Milli(max(last_ts)) - toUnixTimestamp64Milli(min(first_ts)) AS vdur', 'toUnixTimestamp64Milli(last_ts) - toUnixTimestamp64Milli(first_ts) AS vdur'];
 
-  const cur = EVENT_CUR;
+  const cur = "toUInt8(timestamp >= {from:DateTime64(3, 'UTC')})";
   const base = [
     `SELECT ${[...b.columns].join(', ')}, ${cur} AS cur, cityHash64(session_id, anonymous_id, cur) AS visit,${joined ? ' visit_key AS skey,' : ''}`,
     `  ${compare ? "if(cur = 1, timestamp, addMilliseconds(timestamp, {shift:Int64}))" : 'timestamp'} AS ts`,
@@ -453,7 +415,7 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   }
   const metrics = periods.flatMap((p) =>
     q.metrics.map((m, i) => {
-      const sql = filterOverVisits && (m === 'events' || m === 'pageviews') ? eventCountScan(m, p) : summedDim ? SUMMED_METRIC_SQL[m]!(p) : fromDims || fromQuarters ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
+      const sql = summedDim ? SUMMED_METRIC_SQL[m]!(p) : fromDims || fromQuarters ? DIMS_METRIC_SQL[m as keyof typeof DIMS_METRIC_SQL](p) : fromRollup ? ROLLUP_METRIC_SQL[m as keyof typeof ROLLUP_METRIC_SQL](p) : visitorsByScan && m === 'visitors' ? visitorsScan(p) : metricSql(m, p, joined || fromVisits, q.metrics.includes('conversion_rate'));
       return `${sql} AS ${p ? 'm' : 'c'}${i}`;
     }),
   );
@@ -512,16 +474,20 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
       same('n AS vn'),
       same('pv AS vpv'),
       ...(q.metrics.includes('visit_duration') || summedDim ? [VDUR] : []),
-      ...(filterOverVisits ? [same(`${flagged(eventCondition)} AS f`)] : []),
       ...(goal === '0'
         ? []
         : [
             same(`${anonKeyOf('anon')} AS akey`),
-            same(`${flagged(goal)} AS g`),
+            same(
+              [
+                // Without compare every row is of the one period: the set holds visit keys alone (a UInt64 set).
+                compare ? `(visit, cur) IN (SELECT visit_key, ${cur} FROM ${tables.events}` : `visit IN (SELECT visit_key FROM ${tables.events}`,
+                `WHERE project_id = {project:UUID} AND timestamp >= {lo:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}${cut}${q.include_bots ? '' : " AND device_type != 'bot'"} AND ${goal}) AS g`,
+              ].join(' '),
+            ),
           ]),
     ];
-    const rowWhere = [...(filterOverVisits ? ['f'] : []), ...visitWhere];
-    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${rowWhere.length > 0 ? `\nWHERE ${rowWhere.join(' AND ')}` : ''}`;
+    from = `SELECT *${dims.map((d, i) => `, ${d} AS d${i}`).join('')} FROM (${visitRows(columns, 'visit, cur')})${where.length > 0 ? `\nWHERE ${where.join(' AND ')}` : ''}`;
     if (summedDim) {
       // The per-visit rows summed per (dimension, period), beside visit_dims' rows of its fresh days in the same shape
       // (each dimension's value as the visit rows name it, `vd<i>`, so that its filters read as on them); the visitors'

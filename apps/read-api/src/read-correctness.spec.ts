@@ -274,7 +274,32 @@ describe('stats planner: daily_uniques_by, daily_uniques, daily_rollup and raw e
     expect(planStats(tables, seeded.ids.alpha, base, ['browser']).source).toBe('events');
     expect(planStats(tables, seeded.ids.alpha, base, ['os']).source).toBe('events');
     expect(planStats(tables, seeded.ids.alpha, base, ['path']).source).toBe('events');
-    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour' }, []).source).toBe('events');
     expect(planStats(tables, seeded.ids.alpha, { ...base, from: D0 + HOUR_MS }, []).source).toBe('events');
+    // ... but buckets without group_by in quarter_hours' shape: an hour, a zone off UTC, a range on quarter hours
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour' }, []).source).toBe('quarters');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'day', tz: 'Europe/Berlin' }, []).source).toBe('quarters');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'day', from: D0 + 15 * 60_000, event: '$pageview' }, []).source).toBe('quarters');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'day', from: D0 + 1 }, []).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour', event: 'signup' }, []).source).toBe('events');
+    expect(planStats(tables, seeded.ids.alpha, { ...base, interval: 'hour' }, ['source']).source).toBe('events');
+  });
+
+  it('answers buckets from quarter_hours as from raw events, in UTC and in zones off it, with and without $pageview', async () => {
+    const tables = readTablesOf(seeded.stores.events);
+    for (const name of ['alpha', 'big'] as const) {
+      for (const [, from, to] of RANGES.slice(0, 2)) {
+        for (const tz of [undefined, 'Europe/Berlin', 'Asia/Kolkata', 'America/Los_Angeles']) {
+          for (const interval of ['hour', 'day', 'week'] as const) {
+            for (const [metric, event] of [['count', undefined], ['uniques', undefined], ['count', '$pageview']] as const) {
+              const params: StatsParams = { from: from! + 45 * 60_000, to: to!, interval, metric, event, tz, limit: 10_000 };
+              const events = await runStatsPlan(seeded.stores.events, planStats(tables, seeded.ids[name], params, [], 'events'));
+              const plan = planStats(tables, seeded.ids[name], params, []);
+              expect(plan.source).toBe('quarters');
+              expect({ params, rows: await runStatsPlan(seeded.stores.events, plan) }).toEqual({ params, rows: events });
+            }
+          }
+        }
+      }
+    }
   });
 });

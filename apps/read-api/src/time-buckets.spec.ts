@@ -54,6 +54,7 @@ const get = async (path: string, rk: string, query: Record<string, string | numb
 const PLANS: ReadonlyArray<readonly [StatsSource, NonNullable<StatsParams['interval']>, StatsParams['metric']]> = [
   ...(['hour', 'day', 'week'] as const).flatMap((i) => [['events', i, 'count'], ['events', i, 'uniques']] as const),
   ...(['day', 'week'] as const).flatMap((i) => [['rollup', i, 'count'], ['rollup', i, 'uniques'], ['uniques', i, 'uniques']] as const),
+  ...(['hour', 'day', 'week'] as const).flatMap((i) => [['quarters', i, 'count'], ['quarters', i, 'uniques']] as const),
 ];
 
 /** Sources windows: the whole range, its first and last days and its first and last (partial) weeks. */

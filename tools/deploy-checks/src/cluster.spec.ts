@@ -21,6 +21,7 @@ import {
   migrateEventStore,
   newCancelTag,
   planStats,
+  quartersFit,
   renderMigrations,
   rollupFits,
   runRetention,
@@ -260,13 +261,16 @@ describe('the cluster topology answers like a single node', () => {
         { group_by: 'path,browser', interval: 'hour' },
         { metric: 'uniques', interval: 'day' },
         { metric: 'uniques', group_by: 'event_name', interval: 'week' },
+        { interval: 'hour' },
+        { metric: 'uniques', interval: 'day', tz: 'Asia/Kolkata' },
       ] as Array<Omit<Partial<StatsParams>, 'group_by'> & { group_by?: string }>) {
-        for (const force of ['uniques', 'rollup', 'events'] as const) {
+        for (const force of ['uniques', 'rollup', 'quarters', 'events'] as const) {
           const { group_by, ...rest } = stats;
           const params = { ...range, metric: 'count', limit: 1000, ...rest } as StatsParams;
           const groupBy = parseGroupBy(group_by);
           if (force === 'rollup' && !rollupFits(params, groupBy)) continue;
           if (force === 'uniques' && !uniquesFits(params, groupBy)) continue;
+          if (force === 'quarters' && !quartersFit(params, groupBy)) continue;
           both((t) => planStats(t, P, params, groupBy, force));
         }
       }

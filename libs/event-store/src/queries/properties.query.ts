@@ -22,7 +22,7 @@ export function buildProperties(tables: ReadTables, projectId: string, p: Proper
   if (p.key === undefined) {
     // Only events that can have a key: a non-empty map or a null in the JSON (PROPERTY_KEYS_SQL is empty for the rest).
     // The same answer; the rest are never expanded, and the engine's condition cache skips their granules next time
-    // (BENCHMARKS.md, "The dashboard at 10M events").
+    // (BENCHMARKS.md, "The dashboard's calls that still read every event or every visit").
     return {
       sql: `SELECT arrayJoin(${PROPERTY_KEYS_SQL}) AS key, count() AS events FROM ${tables.events} WHERE ${where.join(' AND ')} AND (notEmpty(properties_map) OR position(properties, 'null') > 0) GROUP BY key ORDER BY events DESC, key ASC LIMIT {limit:UInt32}`,
       params,

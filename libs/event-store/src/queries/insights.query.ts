@@ -384,11 +384,12 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
   const dayBucket = (d: InsightDimension) => b.tz === undefined && ROLLUP_TIME.has(d) && (!compare || span % DAY_MS === 0);
   // A filter of bots alone or of everything but bots (device_type is or is not exactly 'bot') is the rows' bot flag,
   // beside any dimension: the dashboard's AI crawlers (bots' events by browser).
-  const byBotFlag = dim !== 'device_type' && q.filters.some((c) => isBotFilter(c));
+  const readsBotFlag = (c: InsightCondition) => dim !== 'device_type' && isBotFilter(c);
+  const byBotFlag = q.filters.some(readsBotFlag);
   const fromDims =
     !joined && goal === '0' && eventDims.length <= 1 && DIMS_DIMENSIONS.has(dim) &&
     timeDims.length <= 1 && timeDims.every(dayBucket) &&
-    q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.every((c) => dimensionsOf(c).every((d) => d === dim) || (dim !== 'device_type' && isBotFilter(c)));
+    q.metrics.every((m) => m in DIMS_METRIC_SQL) && q.filters.every((c) => dimensionsOf(c).every((d) => d === dim) || readsBotFlag(c));
   // Event metrics only by one time bucket otherwise (any zone, `time:hour` too), no other dimension, no filter, no
   // goal: quarter_hours' rows (migration 017), each quarter hour's events at its start. Every zone's hours and days
   // begin on a quarter hour, so a row's events all fall in its bucket; compare moves the previous period's rows by the

@@ -27,6 +27,9 @@ function replaceGroupsSql(table: string, o: { keys: readonly string[]; sums: rea
   ].join('\n');
 }
 
+/** sources_daily's and sources_weekly's groups: their keys, the sums beside the sketch, and a tombstone's sums. */
+const SOURCES_GROUPS = { keys: ['project_id', 'day', 'source', 'medium'], sums: ['sessions', 'events'], zeros: ['0', '0'] } as const;
+
 /**
  * A day of visit_dims (migration 018) as of the aggregates now, from `db`'s tables: tombstones (version {tomb}) for the
  * groups the day had, then per visit dimension and value the sums and the visitor sketch of the day's visits read
@@ -184,9 +187,7 @@ export class SourcesDaily {
     const params = { p: projectId, day, from, to, scan_from: addDays(day, -1), scan_to: addDays(day, 1), tomb: 2 * seq, ver: 2 * seq + 1 };
     await this.command(
       replaceGroupsSql(`${db}.sources_daily`, {
-        keys: ['project_id', 'day', 'source', 'medium'],
-        sums: ['sessions', 'events'],
-        zeros: ['0', '0'],
+        ...SOURCES_GROUPS,
         live: 'project_id = {p:UUID} AND day = {day:Date} AND events > 0',
         groups: [
           `SELECT {p:UUID}, {day:Date}, ${SESSION_ENTRY.source('session_entry')} AS source, ${SESSION_ENTRY.medium('session_entry')} AS medium, count(), sum(session_events),`,
@@ -217,9 +218,7 @@ export class SourcesDaily {
     if (!week) return;
     await this.command(
       replaceGroupsSql(`${db}.sources_weekly`, {
-        keys: ['project_id', 'day', 'source', 'medium'],
-        sums: ['sessions', 'events'],
-        zeros: ['0', '0'],
+        ...SOURCES_GROUPS,
         live: 'project_id = {p:UUID} AND day = {monday:Date} AND events > 0',
         groups: [
           'SELECT {p:UUID}, {monday:Date}, source, medium, sum(sessions), sum(events), uniqCombinedMergeState(uniques), {ver:UInt64}',

@@ -4,6 +4,7 @@
 // warm-up, and what it answered (rows, their summed values), so two trees can be compared on the same store.
 //   node tools/bench/api-calls.mjs <BENCH_DIR of tools/bench/dashboard.mjs> [stats|filtered|properties ...]
 // Run it from each tree's root (a worktree for "before"); with no set named, all three.
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { bundleFromSource } from './lib.mjs';
 
@@ -63,6 +64,7 @@ async function call(method, path, args) {
 }
 
 const sets = asked.length > 0 ? asked : Object.keys(SETS);
+console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average (1 min) ${loadavg()[0].toFixed(2)} at the start`);
 console.log(`${'call'.padEnd(58)} p50 ms   CPU ms/call   rows  summed`);
 for (const set of sets) {
   if (!SETS[set]) throw new Error(`unknown set ${set}: ${Object.keys(SETS).join(', ')}`);
@@ -82,5 +84,6 @@ for (const set of sets) {
     console.log(`${label.padEnd(58)}${walls[2].toFixed(0).padStart(7)}  ${((cpu.user + cpu.system) / 5000).toFixed(0).padStart(12)}  ${String(rows.length).padStart(5)}  ${summed}`);
   }
 }
+console.log(`load average (1 min) at the end: ${loadavg()[0].toFixed(2)}`);
 server.close();
 await stores.close();

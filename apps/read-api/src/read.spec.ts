@@ -228,11 +228,14 @@ describe('tenant isolation', () => {
 });
 
 describe('aggregates survive deletes', () => {
-  it('keeps /v1/stats (rollup) and /v1/sources after a forget; raw-event answers drop the rows', async () => {
+  it('keeps /v1/stats (rollup, quarter_hours) and /v1/sources after a forget; raw-event answers drop the rows', async () => {
     const rollupShaped = { from: FROM, to: TO, group_by: 'source,medium' };
     const eventsShaped = { ...rollupShaped, to: new Date(D0 + 7 * DAY - 1).toISOString() };
+    // buckets with no group_by, in a zone: from quarter_hours, an aggregate too
+    const quartersShaped = { from: FROM, to: TO, interval: 'hour', tz: 'Asia/Kolkata' };
     const before = {
       rollup: (await get('/v1/stats', a.rk, rollupShaped)).body,
+      quarters: (await get('/v1/stats', a.rk, quartersShaped)).body,
       events: (await get('/v1/stats', a.rk, eventsShaped)).body,
       sources: (await get('/v1/sources', a.rk, { from: FROM, to: TO })).body,
     };
@@ -245,6 +248,8 @@ describe('aggregates survive deletes', () => {
     }
     expect((await get('/v1/query', a.rk, { from: FROM, to: TO, user_id: 'a-forget' })).body.rows).toEqual([]);
     expect((await get('/v1/stats', a.rk, rollupShaped)).body).toEqual(before.rollup);
+    expect((await get('/v1/stats', a.rk, quartersShaped)).body).toEqual(before.quarters);
+    expect(before.quarters.rows.reduce((n: number, r: { value: number }) => n + r.value, 0)).toBe(5);
     expect((await get('/v1/sources', a.rk, { from: FROM, to: TO })).body).toEqual(before.sources);
     const after = (await get('/v1/stats', a.rk, eventsShaped)).body;
     expect(after.rows.find((r: { source: string }) => r.source === 'google').value).toBe(

@@ -79,6 +79,10 @@ describe('query_insights and list_properties', () => {
     { metrics: ['visitors', 'pageviews'], dimensions: ['time:day', 'country'], filters: [['is_not', 'device_type', ['mobile']]], compare: 'previous_period' },
     // whole days, event metrics by a day bucket and a page: read from daily_dims
     { metrics: ['visitors', 'events'], dimensions: ['path', 'time:day'], compare: 'previous_period' },
+    // daily_dims' rows by their bot flag (the dashboard's AI crawlers ask `is` bot; this data has no bots); a visit
+    // dimension beside channel (its AI assistants)
+    { metrics: ['events'], dimensions: ['browser'], filters: [['is_not', 'device_type', ['bot']]], include_bots: true },
+    { metrics: ['visits', 'visitors'], dimensions: ['source'], filters: [['is_not', 'channel', ['direct']]] },
   ];
   it.each(INSIGHTS.map((a) => [JSON.stringify(a), a]))('query_insights %s answers what POST /v1/insights answers', async (_, args) => {
     const body = { from: FROM, to: TO, ...args };

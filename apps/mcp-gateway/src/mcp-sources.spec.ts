@@ -94,4 +94,16 @@ describe('the three answers to top sources', () => {
     expect(Object.fromEntries(stats.rows.map((r) => [r.source, r.value]))).toEqual({ google: 2, internal: 3, newsletter: 1 });
     await client.close();
   });
+
+  it('get_stats answers what GET /v1/stats answers for buckets read from quarter_hours (an hour, a zone, $pageview counted)', async () => {
+    const client = await connectAgent(url, keys.rk);
+    for (const args of [{ interval: 'hour' }, { interval: 'day', tz: 'Asia/Kolkata', metric: 'uniques' }, { interval: 'hour', event: '$pageview', tz: 'America/Los_Angeles' }]) {
+      const res = await request(readApp).get('/v1/stats').set('authorization', `Bearer ${keys.rk}`).query({ from: FROM, to: TO, ...args });
+      expect(res.status).toBe(200);
+      const { truncated: _t, ...mcp } = (await client.callTool({ name: 'get_stats', arguments: { from: FROM, to: TO, ...args } })).structuredContent as Record<string, unknown>;
+      expect({ args, mcp }).toEqual({ args, mcp: res.body });
+      expect((res.body as { rows: unknown[] }).rows.length).toBeGreaterThan(0);
+    }
+    await client.close();
+  });
 });

@@ -296,11 +296,14 @@ describe('the cluster topology answers like a single node', () => {
       both((t) => buildSources(t, P, { ...range, breakdown: 'source', include_bots: true, limit: 200 }));
       // include_bots=false reads the Distributed visits (bot = 0)
       both((t) => buildSources(t, P, { ...range, breakdown: 'source_medium', include_bots: false, limit: 200 }));
-      // insights from the visits aggregate (whole days, visit dimensions) read through the Distributed visits
+      // insights from the visits aggregate (whole days, visit dimensions) read through the Distributed visits, and the
+      // events joined to its rows
       for (const body of [
         { metrics: ['visitors', 'visits', 'pageviews', 'bounce_rate', 'visit_duration', 'views_per_visit'] },
         { metrics: ['visits', 'bounce_rate'], dimensions: ['source', 'entry_path'], compare: 'previous_period' },
         { metrics: ['visitors', 'visits', 'bounce_rate', 'visit_duration'], dimensions: ['entry_path'], compare: 'previous_period' },
+        // an event dimension and an event filter beside a visit filter: the events grouped per visit, joined to the visit rows
+        { metrics: ['visitors', 'visits', 'bounce_rate'], dimensions: ['country'], filters: [['is', 'event_name', ['$pageview']], ['is_not', 'channel', ['email']]], compare: 'previous_period' },
       ]) {
         const q = insightsBodySchema.parse({ from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString(), ...body });
         expect(buildInsights(tables(single), P, q).sql).toMatch(/\.visits\n/);

@@ -11,7 +11,8 @@
 //     or scattered (every INSERT touches every day, like an import of shuffled history: the aggregates' days then sit
 //     in overlapping parts until the engine merges them, within the hour: migration 015)
 //   BENCH_TZ=<IANA zone> (default UTC): the project's time zone; the dashboard's date-only ranges are its local days
-//   BENCH_TRACE=1: one more 30-day load printed request by request (when each call was sent and answered)
+//   BENCH_TRACE=1: one more 30-day load printed request by request (when each call was sent and answered);
+//   BENCH_TRACE=filter: the same of the 30-day view with a filter and compare
 //   BENCH_END=midnight (the default: the 30 days end at tonight's UTC midnight, today's later hours included, as
 //     earlier figures were loaded) or now (they end at the load's time, as a live site's: nothing after now)
 // Then each of the 30-day insights calls alone (wall and CPU per call): where a load's time goes; and the calls a goal
@@ -129,17 +130,17 @@ async function sample(range, extra = '', watch = (_page) => undefined) {
  * BENCH_TRACE=1: one more cold 30-day load, printed request by request (ms from navigation start to its request and
  * to its response's end, what it asked): where a load's time goes beside its calls.
  */
-async function trace(range) {
+async function trace(range, extra = '') {
   const rows = [];
   let origin;
-  const filled = await sample(range, '', (page) => {
+  const filled = await sample(range, extra, (page) => {
     page.on('requestfinished', (r) => {
       const t = r.timing();
       rows.push({ start: t.startTime, sent: t.requestStart, end: t.responseEnd, what: `${r.method()} ${new URL(r.url()).pathname} ${(r.postData() ?? '').slice(0, 110)}` });
     });
     page.on('load', () => void page.evaluate(() => performance.timeOrigin).then((o) => (origin = o), () => undefined));
   });
-  console.log(`\ntrace of one cold 30-day load (ms from navigation start): filled at ${filled.toFixed(0)}`);
+  console.log(`\ntrace of one cold 30-day load${extra ? ` (${extra})` : ''} (ms from navigation start): filled at ${filled.toFixed(0)}`);
   console.log(`${'request'.padStart(8)} ${'sent'.padStart(8)} ${'done'.padStart(8)}  call`);
   for (const r of rows.sort((a, b) => a.start - b.start)) {
     const at = r.start - (origin ?? rows[0].start);
@@ -172,7 +173,7 @@ for (const [label, days, extra] of VIEWS) {
   console.log(`${label.padEnd(34)}${f(pct(times, 50))}  ${f(pct(times, 95))}  ${f(times[0])}  ${f(times.at(-1))}  ${cpuPerLoad}   ${before.toFixed(2)} / ${loadavg()[0].toFixed(2)}`);
 }
 
-if (process.env.BENCH_TRACE) await trace({ from: day(today + DAY - 30 * DAY), to: day(today + DAY) });
+if (process.env.BENCH_TRACE) await trace({ from: day(today + DAY - 30 * DAY), to: day(today + DAY) }, process.env.BENCH_TRACE === 'filter' ? VIEWS[2][2] : '');
 
 // Where a 30-day load's time goes: each insights call the dashboard makes (the bodies of apps/dashboard/src/main.ts,
 // keep them in step), alone, one at a time: p50 wall ms and this process's CPU ms per call, 5 runs after a warm-up.

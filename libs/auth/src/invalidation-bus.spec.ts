@@ -40,7 +40,8 @@ describe('invalidation bus without Redis', () => {
     await store.revokeKey(key.prefix);
     const t0 = Date.now();
     await bus.keyRevoked(key.prefix);
-    expect(Date.now() - t0).toBeLessThan(50);
+    // Far below any wait for acknowledgements (ACK_TIMEOUT_MS, 2 s), and above a loaded CI machine's pauses.
+    expect(Date.now() - t0).toBeLessThan(1_000);
     expect(await codeOf(auth.resolve(key.header))).toBe('invalid_api_key');
   });
 
@@ -50,7 +51,7 @@ describe('invalidation bus without Redis', () => {
     const key = await cachedKey(auth);
     const t0 = Date.now();
     await bus.keyRevoked(key.prefix);
-    expect(Date.now() - t0).toBeLessThan(50);
+    expect(Date.now() - t0).toBeLessThan(1_000); // the ack bound is 5 s
   });
 });
 

@@ -454,7 +454,7 @@ describe('failed authentications per client IP, and per existing key prefix', ()
       for (let i = 0; i < 3; i++) await get('wrong');
       let t = Date.now();
       expect(await get('wrong')).toBe(429);
-      expect(Date.now() - t).toBeLessThan(500);
+      expect(Date.now() - t).toBeLessThan(900); // not held: the held ones below take ~1 s
       t = Date.now();
       const flood = await Promise.all(Array.from({ length: 6 }, () => get('wrong').then((s) => [s, Date.now() - t] as const)));
       expect(flood.every(([s]) => s === 429)).toBe(true);

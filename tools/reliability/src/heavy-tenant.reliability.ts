@@ -73,7 +73,10 @@ describe("one tenant looping its heaviest read beside another tenant's dashboard
     const quietMs = pct(quiet, 50);
     const busyMs = busy.map((l) => l.ms);
     report('heavy tenant', { 'B quiet p50 ms': quietMs, 'B busy p50 ms': pct(busyMs, 50), 'B busy max ms': Math.max(...busyMs), 'A funnels': JSON.stringify(heavy) });
-    expect(busy.flatMap((l) => l.statuses).filter((s) => s !== 200)).toEqual([]);
+    const failed = busy.flatMap((l) => l.statuses).filter((s) => s !== 200);
+    // A failure names its cause: the server's error lines (a 500 met once in CI, unexplained by the answer alone).
+    if (failed.length > 0) console.log(server.log().split('\n').filter((l) => /"level":(50|60)|"status(Code)?":5\d\d|Error/.test(l)).slice(-20).join('\n'));
+    expect(failed).toEqual([]);
     // The issue's target on the median load. The margin for a loaded machine (two cores shared with other test runs):
     // the median of 5 quiet and of 6 busy loads, so that one stall of the machine moves neither; the old tree's loads
     // took 12-19 s here.

@@ -521,12 +521,13 @@ export function buildInsights(tables: ReadTables, projectId: string, query: Insi
     // anonymous_id comes with its row (BENCHMARKS.md, "Event filters and dimensions beside visit metrics": 1,461 ->
     // 872 ms for the filtered headline at 10M). Visit dimensions and the conditions on them are the visit row's.
     const visits = visitRows([same('session_key AS vkey'), same(`${visitCur} AS vcur`), ['any(anonymous_id) AS anon', 'anonymous_id AS anon'], ['sum(events) AS vn', 'events AS vn'], ['sum(pageviews) AS vpv', 'pageviews AS vpv'], VDUR], 'vkey, vcur', true);
-    const eventDimAliases = dims.flatMap((d, i) => (namesVisitDimension(d) ? [] : [`d${i}`]));
+    const ofVisit = dims.map(namesVisitDimension);
+    const eventDimAliases = dims.flatMap((_, i) => (ofVisit[i] ? [] : [`d${i}`]));
     const eventWhere = where.filter((_, i) => !visitSide[i]);
     const visitWhere = where.filter((_, i) => visitSide[i]);
     from = [
-      `SELECT ${[...dims.map((d, i) => (namesVisitDimension(d) ? `${d} AS d${i}` : `e.d${i} AS d${i}`)), 'e.cur AS cur', 'anon', ...(goal === '0' ? [] : [`${anonKeyOf('anon')} AS akey`]), 'n', 'pv', 'vn', 'vpv', 'vdur', 'g'].join(', ')}`,
-      `FROM (SELECT ${[...dims.flatMap((d, i) => (namesVisitDimension(d) ? [] : [`${d} AS d${i}`])), 'skey', 'cur', 'count() AS n', "countIf(event_name = '$pageview') AS pv", `max(${goal}) AS g`].join(', ')}`,
+      `SELECT ${[...dims.map((d, i) => (ofVisit[i] ? `${d} AS d${i}` : `e.d${i} AS d${i}`)), 'e.cur AS cur', 'anon', ...(goal === '0' ? [] : [`${anonKeyOf('anon')} AS akey`]), 'n', 'pv', 'vn', 'vpv', 'vdur', 'g'].join(', ')}`,
+      `FROM (SELECT ${[...dims.flatMap((d, i) => (ofVisit[i] ? [] : [`${d} AS d${i}`])), 'skey', 'cur', 'count() AS n', "countIf(event_name = '$pageview') AS pv", `max(${goal}) AS g`].join(', ')}`,
       `  FROM (${base})`,
       ...(eventWhere.length > 0 ? [`  WHERE ${eventWhere.join(' AND ')}`] : []),
       `  GROUP BY ${[...eventDimAliases, 'skey', 'cur'].join(', ')}) AS e`,

@@ -96,6 +96,13 @@ describe('ClickHouse HTTP harness, through @clickhouse/client', () => {
     expect(await r.text()).toMatch(new RegExp(`^Code: ${code}\\. DB::Exception: .*\\) \\(version \\d+\\.\\d+`, 's'));
   });
 
+  it("answers the request after a failed one with its own rows only (chDB keeps a failed statement's output on the session)", async () => {
+    const c = client();
+    const fails = c.query({ query: "SELECT number AS n, throwIf(number = 5000, 'stop') AS x FROM numbers(10000) SETTINGS max_block_size = 10", format: 'JSONEachRow' });
+    expect(await failure(fails)).toMatchObject({ code: '395' });
+    expect(await (await c.query({ query: 'SELECT 1 AS one', format: 'JSONEachRow' })).json()).toEqual([{ one: 1 }]);
+  });
+
   it('takes the query from the URL and the INSERT data from the body, as the server does', async () => {
     const q = new URLSearchParams({ query: 'INSERT INTO fidelity.t (id, name) FORMAT JSONCompactEachRow', database: 'fidelity' });
     const r = await fetch(`${url}/?${q}`, { method: 'POST', body: '[3,"three"]\n' });

@@ -163,6 +163,9 @@ export function createHarness(path: string): Harness {
       try {
         return { prepared, result: await session.queryAsync(`${reset}${prepared.sql}`, { format: prepared.format }) };
       } catch (e) {
+        // chDB hands what a failed statement wrote to the session's next result (libs/event-store/src/client/chdb-serial.ts):
+        // a statement of its own takes it before the next request's.
+        await session.queryAsync('SELECT 1', { format: 'CSV' }).catch(() => undefined);
         throw asException(e);
       }
     });

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
+import { oneStatementAtATime } from './chdb-serial';
 import { type SelectStream, chdbSelectStream } from './export-stream';
 
 /** How to reach the engine: a ClickHouse server over HTTP, or the embedded chDB in a directory. */
@@ -52,7 +53,10 @@ export function connectClickHouse(config: ConnectionConfig): ClickHouseHandle {
   }
   if (!config.chdbPath) throw new Error('event store: set CLICKHOUSE_URL or a chDB path');
   // Loaded lazily so a server-mode deployment never loads the native engine.
-  const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  const chdbConnection = (require('chdb/connection') as typeof import('chdb/connection')).createChdbConnection;
+  // Every connection runs its statements one at a time and clears what a failed one left on its session, which chDB
+  // would hand to the next statement as the start of its result (chdb-serial.ts).
+  const createChdbConnection = (opts: { path: string }) => oneStatementAtATime(chdbConnection(opts));
   // The first connection to a directory starts the engine with its server configuration: BACKUP ... TO File() is
   // allowed under <path>/backups only (EventStore.backup stages there). A later connection's arguments are ignored.
   const { Session } = require('chdb') as { Session: new (path: string, opts: { connectionArgs: string[] }) => { close(): void } };

@@ -241,7 +241,9 @@ const DAYS_RANGE = { from: FROM.slice(0, 10), to: TO.slice(0, 10) };
 const byDay = { ...DAYS_RANGE, metrics: ['visitors', 'pageviews'], dimensions: ['time:day'], limit: 1000 };
 ALL_MIXES.push(
   ['tz stats count by day, UTC', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source' }]],
-  ['tz stats count by day, tz=Europe/Berlin (raw events)', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day', tz: 'Europe/Berlin' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source', tz: 'Europe/Berlin' }]],
+  // Local days off UTC midnights: counts from quarter_hours (migration 017), a group_by from the raw events.
+  ['tz stats count by day, tz=Europe/Berlin (quarter_hours)', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day', tz: 'Europe/Berlin' }]],
+  ['tz stats count by day and source, tz=Europe/Berlin (raw events)', '/v1/stats', [{ ...DAYS_RANGE, interval: 'day', group_by: 'source', tz: 'Europe/Berlin' }]],
   ['tz stats count by day, UTC from raw events (forced)', 'inprocess:events', [{ ...DAYS_RANGE, interval: 'day' }, { ...DAYS_RANGE, interval: 'day', group_by: 'source' }]],
   ['tz insights by day, project in UTC', 'inprocess:insights:UTC', [byDay, { ...byDay, metrics: ['visits', 'bounce_rate'] }]],
   ['tz insights by day, project in Europe/Berlin', 'inprocess:insights:Europe/Berlin', [byDay, { ...byDay, metrics: ['visits', 'bounce_rate'] }]],

@@ -2,7 +2,10 @@ import type { ChdbConnection } from 'chdb/connection';
 
 /** The connection's methods that run a statement on its session. */
 const STATEMENTS = new Set<PropertyKey>(['query', 'exec', 'command', 'insert', 'ping']);
-/** And the `.chdb` escape hatches that do (chDB's raw insert is how the writers insert). */
+/**
+ * And the `.chdb` escape hatches that do (chDB's raw insert is how the writers insert). Not `queryStream`: it returns
+ * before its statement ends, and nothing calls it on these connections (an export streams on a session of its own).
+ */
 const RAW_STATEMENTS = new Set<PropertyKey>(['queryAsync', 'rawInsert', 'streamInsert']);
 
 /**

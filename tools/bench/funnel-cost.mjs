@@ -6,11 +6,10 @@
 //
 //   MALLOC_ARENA_MAX=2 BENCH_DIR=/tmp/b10 BENCH_EVENTS=10000000 npm run bench:read -- --properties   # loads BENCH_DIR once
 //   node tools/bench/funnel-cost.mjs /tmp/b10 [--threads=4]
-import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { bundleFromSource } from './lib.mjs';
+import { bundleFromSource, timeStatement } from './lib.mjs';
 
 const dir = process.argv[2];
 if (!dir || dir.startsWith('--')) throw new Error('usage: node tools/bench/funnel-cost.mjs <BENCH_DIR> [--threads=4]');
@@ -46,25 +45,12 @@ const STATEMENTS = [
   ['  columns: the visitor keys and times', `SELECT count(), sum(cityHash64(anon_key, anon_daily, timestamp)) FROM ${db}.events WHERE ${range}`],
 ];
 
-function time(statement) {
-  const runs = [];
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    const cpu = process.cpuUsage();
-    const t = performance.now();
-    out = session.query(`${statement} SETTINGS max_threads = ${THREADS}`, 'JSONEachRow');
-    const used = process.cpuUsage(cpu);
-    if (i > 0) runs.push([performance.now() - t, (used.user + used.system) / 1000]); // the first is a warm-up
-  }
-  runs.sort((a, b) => a[0] - b[0]);
-  return [...runs[3], out.trim().split('\n')[0]];
-}
-
 console.log(`project ${p}, ${first} to ${last}, max_threads ${THREADS}; load ${loadavg()[0].toFixed(2)}`);
 console.log(`${'statement'.padEnd(70)} ${'wall ms'.padStart(8)} ${'CPU ms'.padStart(8)}  answer`);
 for (const [label, statement] of STATEMENTS) {
-  const [wall, cpu, out] = time(statement);
-  console.log(`${label.padEnd(70)} ${wall.toFixed(1).padStart(8)} ${cpu.toFixed(1).padStart(8)}  ${out.slice(0, 120)}`);
+  timeStatement(session, statement, `max_threads = ${THREADS}`, 1); // a warm-up run: the first read of a part pays for loading it
+  const [wall, cpu, out] = timeStatement(session, statement, `max_threads = ${THREADS}`);
+  console.log(`${label.padEnd(70)} ${wall.toFixed(1).padStart(8)} ${cpu.toFixed(1).padStart(8)}  ${out.trim().split('\n')[0].slice(0, 120)}`);
 }
 console.log(`load ${loadavg()[0].toFixed(2)}`);
 session.close();

@@ -10,11 +10,11 @@
 // The golden SQL of the whole-day cases read from the `visits` and `daily_rollup` aggregates (libs/event-store/src/queries/__golden__/
 // insights.golden, and with --before an older copy of it), its parameters bound to the store's largest project over
 // all its days, each beside its --before version, interleaved twice; it prints whether the two answers agree.
-import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
+import { timeStatement } from './lib.mjs';
 
 const dir = process.argv[2];
 if (!dir || dir.startsWith('--')) throw new Error('usage: node tools/bench/insights-cost.mjs <BENCH_DIR> [--before=<golden file>]');
@@ -42,19 +42,7 @@ function golden(file, name) {
     .replace(/\{(\w+):[^}]+\}/g, (_, n) => (n === 'limit' ? '100' : `'${params[n]}'`));
 }
 
-function time(sql) {
-  const runs = [];
-  let out = '';
-  for (let i = 0; i < 7; i++) {
-    const cpu = process.cpuUsage();
-    const t = performance.now();
-    out = session.query(`${sql} SETTINGS max_threads = ${THREADS}`, 'JSONEachRow');
-    const used = process.cpuUsage(cpu);
-    runs.push([performance.now() - t, (used.user + used.system) / 1000]);
-  }
-  runs.sort((a, b) => a[0] - b[0]);
-  return [...runs[3], out];
-}
+const time = (sql) => timeStatement(session, sql, `max_threads = ${THREADS}`);
 const row = (label, [wall, cpu]) => console.log(`${label.padEnd(70)} ${wall.toFixed(1).padStart(8)} ${cpu.toFixed(1).padStart(8)}`);
 
 const W = `project_id = '${p}' AND day >= '${first}' AND day < '${last}' AND bot = 0`;
@@ -102,16 +90,7 @@ if (process.argv.includes('--build')) {
   ];
   for (let round = 0; round < 2; round++) {
     for (const [label, sql] of FOLDS) {
-      const runs = [];
-      for (let i = 0; i < 3; i++) {
-        const cpu = process.cpuUsage();
-        const t = performance.now();
-        session.query(`${sql} SETTINGS max_threads = 1, use_query_condition_cache = 0`, 'JSONEachRow');
-        const used = process.cpuUsage(cpu);
-        runs.push([performance.now() - t, (used.user + used.system) / 1000]);
-      }
-      runs.sort((a, b) => a[0] - b[0]);
-      row(`${label}, median of 3`, runs[1]);
+      row(`${label}, median of 3`, timeStatement(session, sql, 'max_threads = 1, use_query_condition_cache = 0', 3));
     }
   }
 }

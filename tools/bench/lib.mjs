@@ -6,6 +6,7 @@ import { build } from 'esbuild';
 import { nodeBundleOptions } from '../esbuild-options.mjs';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -207,4 +208,22 @@ export function batchBodies(count = 8, size = 1000) {
     events[0] = { ...events[0], event_id: '__REQ__' };
     return JSON.stringify({ events });
   });
+}
+
+/**
+ * One statement run `runs` times straight on a chDB session with `settings` (e.g. `max_threads = 4`; the cost tools:
+ * insights-cost, funnel-cost): the median run's wall and CPU ms (process.cpuUsage: every engine thread) and the last answer.
+ */
+export function timeStatement(session, sql, settings, runs = 7) {
+  const measured = [];
+  let out = '';
+  for (let i = 0; i < runs; i++) {
+    const cpu = process.cpuUsage();
+    const t = performance.now();
+    out = session.query(`${sql} SETTINGS ${settings}`, 'JSONEachRow');
+    const used = process.cpuUsage(cpu);
+    measured.push([performance.now() - t, (used.user + used.system) / 1000]);
+  }
+  measured.sort((a, b) => a[0] - b[0]);
+  return [...measured[Math.floor(runs / 2)], out];
 }
